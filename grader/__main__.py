@@ -1,0 +1,388 @@
+"""The ``gradeline`` command line: a thin layer over the library.
+
+Exit codes: 0 success, 1 the requested check failed (e.g. a self-check
+mismatch), 2 an error of gradeline or its configuration.
+"""
+
+from __future__ import annotations
+
+import argparse
+import contextlib
+import json
+import logging
+import os
+import sys
+import time
+from collections.abc import Iterator, Sequence
+from pathlib import Path
+
+from grader import __version__
+from grader.errors import GradelineError
+from grader.result import SubmissionResult
+
+log = logging.getLogger("gradeline")
+
+
+def _cpus(text: str | None) -> list[int]:
+    if not text:
+        return sorted(os.sched_getaffinity(0))
+    cpus: list[int] = []
+    for part in text.split(","):
+        if "-" in part:
+            a, b = part.split("-", 1)
+            cpus.extend(range(int(a), int(b) + 1))
+        elif part:
+            cpus.append(int(part))
+    return cpus
+
+
+def _workroot(state: Path | None) -> Path:
+    from grader.image import default_state_dir
+
+    return (state or default_state_dir()) / "work"
+
+
+def format_table(r: SubmissionResult) -> str:
+    """A person's view of one result."""
+    lines = [f"problem {r.problem} (version {r.problem_version[:12]})  "
+             f"submission {r.submission} [{r.language}]  "
+             f"runtime {r.runtime.get('runtime', '?')} on cpus {r.runtime.get('cpus')}"]
+    if r.compile is not None and not r.compile.ok:
+        lines.append("compile failed:" if r.compile.judge_error is None else "judge error:")
+        text = r.compile.judge_error or r.compile.output
+        lines += ["  " + ln for ln in text.strip().splitlines()[:20]]
+    if r.tests:
+        lines.append(f"{'test':<28} {'verdict':<7} {'cpu s':>7} {'wall s':>7} {'mem MiB':>8}  note")
+        for t in r.tests:
+            mem = f"{t.memory_bytes / 2**20:8.1f}" if t.memory_bytes is not None else " " * 8
+            cpu = f"{t.cpu_time_s:7.3f}" if t.cpu_time_s is not None else " " * 7
+            wall = f"{t.wall_time_s:7.3f}" if t.wall_time_s is not None else " " * 7
+            note = t.feedback.splitlines()[0][:60] if t.feedback else ""
+            lines.append(f"{t.name:<28} {t.verdict.value:<7} {cpu} {wall} {mem}  {note}")
+    for g in r.groups:
+        lines.append(f"group {g.name:<22} {g.verdict.value:<4} {g.passed}/{g.total} tests  "
+                     f"{g.score:g}/{g.points:g} points ({g.scoring})")
+    tm = r.timing
+    lines.append(f"verdict {r.verdict.value}   score {r.score:g}/{r.max_score:g}   "
+                 f"time: compile {tm.get('compile_s', 0):.2f} s, runs {tm.get('run_s', 0):.2f} s,"
+                 f" validation {tm.get('validate_s', 0):.2f} s, total {tm.get('total_s', 0):.2f} s")
+    return "\n".join(lines)
+
+
+def cmd_grade(args: argparse.Namespace) -> int:
+    from grader.export import csv_rows, gradescope, junit_xml
+    from grader.judge import Judge
+    from grader.problem import load_problem
+    from grader.sandbox import open_sandbox
+
+    problem = load_problem(args.assignment)
+    cpus = _cpus(args.cpus)
+    judge = Judge(open_sandbox(cpus, state_dir=args.state_dir), _workroot(args.state_dir), cpus,
+                  keep_workdirs=args.keep)
+    result = judge.grade(problem, args.submission, args.language)
+    fmt = "json" if args.json else args.format
+    if fmt == "json":
+        print(json.dumps(result.to_dict(), indent=2))
+    elif fmt == "csv":
+        print(csv_rows([(args.student, result)]), end="")
+    elif fmt == "gradescope":
+        print(json.dumps(gradescope(result), indent=2))
+    elif fmt == "junit":
+        print(junit_xml([(args.student, result)]), end="")
+    else:
+        print(format_table(result))
+    return 0
+
+
+def _self_check_jobs(problem_dir: Path) -> Iterator[tuple[str, Path]]:
+    subs = problem_dir / "submissions"
+    if not subs.is_dir():
+        return
+    for d in sorted(p for p in subs.iterdir() if p.is_dir()):
+        for s in sorted(d.iterdir()):
+            if not s.name.startswith("."):
+                yield d.name, s
+
+
+def cmd_check(args: argparse.Namespace) -> int:
+    """Grade every self-check submission; exit 1 on any mismatch."""
+    from grader.pool import grade_many
+    from grader.problem import load_problem
+    from grader.sandbox import open_sandbox
+    from grader.verdict import EXPECTED_DIRS
+
+    cpus = _cpus(args.cpus)
+    open_sandbox(cpus, state_dir=args.state_dir)  # build the image once, up front
+    jobs: list[tuple[Path, Path, str | None]] = []
+    expected: dict[str, str] = {}
+    for a in args.assignments:
+        root = Path(a).resolve()
+        load_problem(root)  # fail early, naming the file
+        for exp, s in _self_check_jobs(root):
+            if exp not in EXPECTED_DIRS:
+                log.warning("%s: unknown expected-verdict directory %r, skipped", root.name, exp)
+                continue
+            jobs.append((root, s, None))
+            expected[str(s)] = EXPECTED_DIRS[exp].value
+    if not jobs:
+        print("no submissions/<expected>/ files to check", file=sys.stderr)
+        return 1
+    mismatches = 0
+    t0 = time.monotonic()
+    for sub, res in grade_many(jobs, cpus, _workroot(args.state_dir)):
+        want = expected[sub]
+        rel = os.path.relpath(sub)
+        if isinstance(res, str):
+            mismatches += 1
+            print(f"ERROR     {rel}: {res}")
+            continue
+        got = res.verdict.value
+        ok = got == want
+        mismatches += not ok
+        detail = ""
+        if not ok:
+            bad = next((t for t in res.tests if t.verdict.value == got), None)
+            detail = f"  (first {got}: {bad.name}: {bad.feedback[:80]})" if bad else \
+                (f"  ({(res.compile.judge_error or res.compile.output)[:120]!r})"
+                 if res.compile else "")
+        print(f"{'ok' if ok else 'MISMATCH':<9} {rel}: expected {want}, got {got} "
+              f"score {res.score:g}/{res.max_score:g}{detail}")
+    print(f"{len(jobs)} submissions checked in {time.monotonic() - t0:.1f} s on "
+          f"{len(cpus)} cpu(s): {len(jobs) - mismatches} as expected, {mismatches} mismatched")
+    return 1 if mismatches else 0
+
+
+def cmd_image(args: argparse.Namespace) -> int:
+    from grader.image import ImageStore, default_definition
+    from grader.sandbox import choose_runtime
+
+    runtime, reason = choose_runtime()
+    store = ImageStore(args.state_dir)
+    d = Path(args.definition) if args.definition else default_definition()
+    if args.action == "build":
+        t0 = time.monotonic()
+        img = store.ensure(d, runtime, force=args.force)  # type: ignore[arg-type]
+        print(f"image {img.image_id} ({runtime}: {reason}) at {img.path} "
+              f"[{time.monotonic() - t0:.1f} s]")
+        return 0
+    found = store.find(d, runtime)  # type: ignore[arg-type]
+    print(f"{runtime}: {found.path if found else 'not built'}")
+    return 0 if found else 1
+
+
+def cmd_check_env(args: argparse.Namespace) -> int:
+    from grader.capabilities import checks
+
+    failed = False
+    for c in checks():
+        mark = "ok  " if c.ok else ("FAIL" if c.required else "warn")
+        failed |= (not c.ok) and c.required
+        print(f"{mark} {c.name:<18} {c.detail}")
+        if not c.ok and c.remedy:
+            print(f"     -> {c.remedy}")
+    return 1 if failed else 0
+
+
+def cmd_examples(args: argparse.Namespace) -> int:
+    from grader.examples import copy_examples, example_dirs
+
+    if args.dest is None:
+        for d in example_dirs():
+            print(d)
+        return 0
+    for d in copy_examples(Path(args.dest)):
+        print(d)
+    return 0
+
+
+def cmd_corpus(args: argparse.Namespace) -> int:
+    from grader.corpus import generate_course
+
+    manifest = generate_course(Path(args.dest), count=args.count, seed=args.seed)
+    print(f"wrote {len(manifest)} submissions to {args.dest} (manifest.csv)")
+    return 0
+
+
+class Progress:
+    """A live progress line on stderr: done/total, rate and ETA."""
+
+    def __init__(self, label: str) -> None:
+        self.label = label
+        self.t0 = time.monotonic()
+        self.tty = sys.stderr.isatty()
+        self.last = 0.0
+
+    def __call__(self, done: int, total: int) -> None:
+        now = time.monotonic()
+        if done < total and now - self.last < (0.2 if self.tty else 5.0):
+            return
+        self.last = now
+        rate = done / max(now - self.t0, 1e-9)
+        eta = (total - done) / rate if rate > 0 else 0.0
+        end = "\r" if self.tty and done < total else "\n"
+        print(f"{self.label}: {done}/{total} done, {rate:.2f}/s, ETA {eta:.0f} s",
+              end=end, file=sys.stderr, flush=True)
+
+
+def cmd_batch(args: argparse.Namespace) -> int:
+    """Grade every submission of a manifest (see ``gradeline corpus``)."""
+    import csv
+    from collections import Counter, defaultdict
+
+    from grader.examples import example_dirs
+    from grader.pool import grade_many
+    from grader.problem import load_problem
+    from grader.sandbox import open_sandbox
+    from grader.submission import load_submission
+
+    manifest = Path(args.manifest).resolve()
+    base = manifest.parent
+    search = [Path(d).resolve() for d in args.assignments] or \
+        [d.parent for d in example_dirs()]
+    rows = list(csv.DictReader(manifest.open(encoding="utf-8")))
+    problems: dict[str, Path] = {}
+    for r in rows:
+        a = r["assignment"]
+        if a not in problems:
+            found = next((d / a for d in search if (d / a / "problem.yaml").is_file()), None)
+            if found is None:
+                raise GradelineError(f"assignment {a!r} of {manifest} not found under "
+                                     f"{[str(d) for d in search]}; pass --assignments DIR")
+            problems[a] = found
+    versions = {a: load_problem(d).version for a, d in problems.items()}
+    cpus = _cpus(args.cpus)
+    open_sandbox(cpus, state_dir=args.state_dir)
+    # Work avoidance: identical content for the same assignment version is graded once.
+    first: dict[tuple[str, str], str] = {}
+    reused: dict[str, str] = {}
+    jobs: list[tuple[Path, Path, str | None]] = []
+    for r in rows:
+        path = str((base / r["path"]).resolve())
+        key = (versions[r["assignment"]], load_submission(path).content_hash)
+        if key in first and not args.no_dedupe:
+            reused[path] = first[key]
+            continue
+        first[key] = path
+        jobs.append((problems[r["assignment"]], Path(path), None))
+    t0 = time.monotonic()
+    results: dict[str, SubmissionResult | str] = dict(
+        grade_many(jobs, cpus, _workroot(args.state_dir), Progress("grading")))
+    elapsed = time.monotonic() - t0
+    out = Path(args.out) if args.out else base / "results.jsonl"
+    stats: dict[str, Counter[str]] = defaultdict(Counter)
+    scores: dict[str, list[float]] = defaultdict(list)
+    mismatched = 0
+    with out.open("w", encoding="utf-8") as f:
+        for r in rows:
+            path = str((base / r["path"]).resolve())
+            src = reused.get(path, path)
+            res = results[src]
+            a = r["assignment"]
+            if isinstance(res, str):
+                stats[a]["error"] += 1
+                rec: dict[str, object] = {"error": res}
+            else:
+                stats[a][res.verdict.value] += 1
+                scores[a].append(res.score)
+                rec = {"result": res.to_dict()}
+                want = r.get("expected_verdict")
+                if want and want != res.verdict.value:
+                    mismatched += 1
+                    log.warning("%s: expected %s, got %s", r["path"], want, res.verdict.value)
+            f.write(json.dumps({"student": r["student"], "assignment": a, "path": r["path"],
+                                "reused_from": os.path.relpath(src, base)
+                                if src != path else None, **rec}) + "\n")
+    verdicts = ["AC", "WA", "TLE", "MLE", "RE", "OLE", "CE", "JE", "error"]
+    print(f"{'assignment':<12} {'graded':>6} " + " ".join(f"{v:>5}" for v in verdicts)
+          + f" {'mean score':>10}")
+    for a in sorted(stats):
+        c = stats[a]
+        mean = sum(scores[a]) / len(scores[a]) if scores[a] else 0.0
+        print(f"{a:<12} {sum(c.values()):>6} " + " ".join(f"{c[v]:>5}" for v in verdicts)
+              + f" {mean:>10.1f}")
+    print(f"{len(rows)} submissions: {len(jobs)} graded, {len(reused)} identical ones reused, "
+          f"in {elapsed:.1f} s on {len(cpus)} cpu(s) ({len(jobs) / max(elapsed, 1e-9):.2f} "
+          f"graded/s); {mismatched} differ from the manifest's expected verdict; "
+          f"results in {out}")
+    return 0
+
+
+def build_parser() -> argparse.ArgumentParser:
+    p = argparse.ArgumentParser(prog="gradeline", description=__doc__)
+    p.add_argument("--version", action="version", version=f"gradeline {__version__}")
+    p.add_argument("-v", "--verbose", action="store_true", help="log at INFO level")
+    p.add_argument("--state-dir", type=Path, default=None,
+                   help="images and scratch space (default: /var/lib/gradeline as root)")
+    sub = p.add_subparsers(dest="command", required=True)
+
+    g = sub.add_parser("grade", help="grade one submission")
+    g.add_argument("assignment", help="problem package directory")
+    g.add_argument("submission", help="source file or directory")
+    g.add_argument("--json", action="store_true", help="print the result JSON")
+    g.add_argument("--format", choices=["table", "json", "csv", "gradescope", "junit"],
+                   default="table")
+    g.add_argument("--language", help="language id (default: detected from file names)")
+    g.add_argument("--student", default="-", help="student id for csv/junit exports")
+    g.add_argument("--cpus", help="CPUs to pin to, e.g. 0 or 0-3 (default: all allowed)")
+    g.add_argument("--keep", action="store_true", help="keep the work directory")
+    g.set_defaults(func=cmd_grade)
+
+    c = sub.add_parser("check", help="grade submissions/<expected>/ of assignments")
+    c.add_argument("assignments", nargs="+")
+    c.add_argument("--cpus", help="CPUs to use, one worker each (default: all allowed)")
+    c.set_defaults(func=cmd_check)
+
+    i = sub.add_parser("image", help="build or locate the grading image")
+    i.add_argument("action", choices=["build", "status"])
+    i.add_argument("--definition", help="definition file (default containers/grader.def)")
+    i.add_argument("--force", action="store_true", help="rebuild even when cached")
+    i.set_defaults(func=cmd_image)
+
+    e = sub.add_parser("check-env", help="what this machine can do; remedies for what not")
+    e.set_defaults(func=cmd_check_env)
+
+    x = sub.add_parser("examples", help="list bundled assignments, or copy them to DEST")
+    x.add_argument("dest", nargs="?")
+    x.set_defaults(func=cmd_examples)
+
+    b = sub.add_parser("batch", help="grade all submissions of a manifest.csv")
+    b.add_argument("manifest")
+    b.add_argument("--assignments", action="append", default=[],
+                   help="directory holding the assignment packages (default: bundled)")
+    b.add_argument("--out", help="results JSONL (default: beside the manifest)")
+    b.add_argument("--cpus", help="CPUs to use, one worker each (default: all allowed)")
+    b.add_argument("--no-dedupe", action="store_true",
+                   help="grade identical submissions again instead of reusing the result")
+    b.set_defaults(func=cmd_batch)
+
+    k = sub.add_parser("corpus", help="generate a deterministic course of submissions")
+    k.add_argument("dest")
+    k.add_argument("--count", type=int, default=240)
+    k.add_argument("--seed", type=int, default=1)
+    k.set_defaults(func=cmd_corpus)
+    return p
+
+
+@contextlib.contextmanager
+def _errors() -> Iterator[None]:
+    try:
+        yield
+    except GradelineError as e:
+        print(f"gradeline: error: {e}", file=sys.stderr)
+        raise SystemExit(2) from e
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    args = build_parser().parse_args(argv)
+    logging.basicConfig(level=logging.INFO if args.verbose else logging.WARNING,
+                        format="%(levelname)s %(name)s: %(message)s")
+    with _errors():
+        return int(args.func(args))
+
+
+def entrypoint() -> None:
+    raise SystemExit(main(sys.argv[1:]))
+
+
+if __name__ == "__main__":
+    entrypoint()

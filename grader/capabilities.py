@@ -1,0 +1,70 @@
+"""What this machine can do for gradeline, detected once; ``gradeline check-env`` prints it."""
+
+from __future__ import annotations
+
+import functools
+import os
+import shutil
+import subprocess
+from dataclasses import dataclass
+
+
+@dataclass(frozen=True, slots=True)
+class Check:
+    """One capability: whether it holds, what it means, and how to fix it if not."""
+
+    name: str
+    ok: bool
+    detail: str
+    remedy: str = ""
+    required: bool = True
+
+
+@functools.cache
+def bwrap_works() -> tuple[bool, str]:
+    """Whether bubblewrap can create its namespaces here."""
+    bwrap = shutil.which("bwrap")
+    if bwrap is None:
+        return False, "bwrap not installed"
+    r = subprocess.run([bwrap, "--unshare-all", "--ro-bind", "/", "/", "true"],
+                       capture_output=True, check=False, timeout=30)
+    return r.returncode == 0, r.stderr.decode(errors="replace").strip() or "ok"
+
+
+def checks() -> list[Check]:
+    """All checks, in the order a person fixes them."""
+    from grader.image import ImageStore, default_definition
+    from grader.sandbox import choose_runtime
+    from grader.sandbox.cgroups import CgroupManager
+
+    out: list[Check] = []
+    root = os.geteuid() == 0
+    out.append(Check("root", root, "running as root" if root else f"uid {os.geteuid()}",
+                     "run as root for per-run cgroups and a dedicated sandbox uid",
+                     required=False))
+    try:
+        runtime, reason = choose_runtime()
+        out.append(Check("runtime", True, f"{runtime} ({reason})"))
+    except Exception as e:  # noqa: BLE001 -- reported, not raised
+        runtime = "none"
+        out.append(Check("runtime", False, str(e), "apt-get install bubblewrap"))
+    if runtime == "bwrap":
+        ok, detail = bwrap_works()
+        out.append(Check("bwrap namespaces", ok, detail,
+                         "enable unprivileged user namespaces (sysctl "
+                         "user.max_user_namespaces=10000)"))
+    cg = CgroupManager.detect()
+    out.append(Check("cgroups", cg is not None, cg.describe() if cg else "none usable",
+                     "run as root on a host with the memory and pids controllers; without "
+                     "them limits fall back to rlimits", required=False))
+    if runtime in ("bwrap", "apptainer"):
+        store = ImageStore()
+        img = store.find(default_definition(), runtime)  # type: ignore[arg-type]
+        out.append(Check("image", img is not None,
+                         f"{img.image_id} at {img.path}" if img else "not built",
+                         "gradeline image build"))
+    out.append(Check("debootstrap", shutil.which("debootstrap") is not None,
+                     shutil.which("debootstrap") or "not installed",
+                     "apt-get install debootstrap (needed to build the image without "
+                     "apptainer)", required=runtime == "bwrap"))
+    return out

@@ -1,0 +1,5 @@
+#include <cstdio>
+int main() {
+    long long s = 0
+    printf("%lld\n", s);
+}

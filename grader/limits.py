@@ -1,0 +1,89 @@
+"""Resource limits of one sandboxed run, in SI base units (seconds, bytes)."""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass, replace
+
+MIB = 1024 * 1024
+
+
+@dataclass(frozen=True, slots=True)
+class Limits:
+    """Limits of one run; ``None`` means "not limited by gradeline".
+
+    :param cpu_time_s: soft CPU-time limit; a run that uses more is TLE.
+    :param cpu_time_hard_s: CPU time after which the run is killed; ``None`` means
+        ``cpu_time_s`` plus a margin, so that a slightly slow run is still measured.
+    :param wall_time_s: wall-clock limit (sleeping or blocked programs); ``None``
+        means ``max(3 * cpu_time_s, cpu_time_s + 2)``.
+    :param memory_bytes: memory (RSS + page cache + tmpfs, cgroup-accounted) limit.
+    :param stack_bytes: stack size limit (RLIMIT_STACK).
+    :param processes: limit on processes and threads (cgroup pids.max).
+    :param output_bytes: limit on any single file the run writes, stdout included
+        (RLIMIT_FSIZE); reaching it on stdout is OLE.
+    :param tmpfs_bytes: size of the private /tmp.
+    """
+
+    cpu_time_s: float
+    cpu_time_hard_s: float | None = None
+    wall_time_s: float | None = None
+    memory_bytes: int | None = 256 * MIB
+    stack_bytes: int | None = 64 * MIB
+    processes: int | None = 32
+    output_bytes: int | None = 64 * MIB
+    tmpfs_bytes: int | None = 64 * MIB
+
+    def __post_init__(self) -> None:
+        if not (self.cpu_time_s > 0 and math.isfinite(self.cpu_time_s)):
+            raise ValueError(f"cpu_time_s must be a positive number, not {self.cpu_time_s!r}")
+        for name in ("memory_bytes", "stack_bytes", "processes", "output_bytes", "tmpfs_bytes"):
+            value = getattr(self, name)
+            if value is not None and value <= 0:
+                raise ValueError(f"{name} must be positive or None, not {value!r}")
+        if self.cpu_time_hard_s is not None and self.cpu_time_hard_s < self.cpu_time_s:
+            raise ValueError("cpu_time_hard_s must not be below cpu_time_s")
+
+    @property
+    def cpu_hard_s(self) -> float:
+        """CPU seconds after which the run is killed."""
+        if self.cpu_time_hard_s is not None:
+            return self.cpu_time_hard_s
+        return self.cpu_time_s * 1.25 + 0.5
+
+    @property
+    def wall_s(self) -> float:
+        """Wall-clock seconds after which the run is killed."""
+        if self.wall_time_s is not None:
+            return self.wall_time_s
+        return max(3 * self.cpu_time_s, self.cpu_time_s + 2.0)
+
+    def scaled(self, *, cpu_time_s: float | None = None, **changes: int | None) -> Limits:
+        """A copy with some fields changed (hard limits recomputed when derived)."""
+        if cpu_time_s is not None:
+            return replace(self, cpu_time_s=cpu_time_s, **changes)
+        return replace(self, **changes)  # type: ignore[arg-type]
+
+
+#: Compilation gets its own, more generous limits (g++ is big), but bounded, so
+#: that compile-time bombs (#include "/dev/zero", template explosions) end in CE.
+DEFAULT_COMPILE_LIMITS = Limits(
+    cpu_time_s=30.0,
+    wall_time_s=60.0,
+    memory_bytes=1024 * MIB,
+    stack_bytes=64 * MIB,
+    processes=32,
+    output_bytes=256 * MIB,
+    tmpfs_bytes=512 * MIB,
+)
+
+#: Custom output validators are trusted more than submissions, but still bounded.
+DEFAULT_VALIDATOR_LIMITS = Limits(
+    cpu_time_s=30.0,
+    wall_time_s=60.0,
+    memory_bytes=1024 * MIB,
+    stack_bytes=64 * MIB,
+    processes=16,
+    output_bytes=64 * MIB,
+    tmpfs_bytes=64 * MIB,
+)

@@ -1,0 +1,62 @@
+"""Grade many submissions in parallel: one worker process per CPU, each pinned to it.
+
+Workers are processes (not threads) so that each is single-threaded when it
+forks sandboxes, and each gets its own sandbox uid (its CPU slot).
+"""
+
+from __future__ import annotations
+
+import multiprocessing as mp
+import os
+from collections.abc import Callable, Iterator, Sequence
+from concurrent.futures import ProcessPoolExecutor, as_completed
+from pathlib import Path
+
+from grader.errors import GradelineError
+from grader.judge import Judge
+from grader.problem import Problem, load_problem
+from grader.result import SubmissionResult
+
+_judge: Judge | None = None
+_problems: dict[str, Problem] = {}
+
+
+def _init(slots: mp.Queue, workroot: str) -> None:  # type: ignore[type-arg]
+    global _judge
+    from grader.sandbox import open_sandbox
+
+    cpu = slots.get()
+    os.sched_setaffinity(0, [cpu])
+    _judge = Judge(open_sandbox([cpu], build=False), Path(workroot), [cpu])
+
+
+def _grade(problem_dir: str, submission: str, language: str | None
+           ) -> tuple[str, SubmissionResult | str]:
+    assert _judge is not None
+    try:
+        if problem_dir not in _problems:
+            _problems[problem_dir] = load_problem(problem_dir)
+        return submission, _judge.grade(_problems[problem_dir], submission, language)
+    except GradelineError as e:
+        return submission, str(e)
+
+
+def grade_many(jobs: Sequence[tuple[Path, Path, str | None]], cpus: Sequence[int],
+               workroot: Path,
+               progress: Callable[[int, int], None] | None = None
+               ) -> Iterator[tuple[str, SubmissionResult | str]]:
+    """Yield (submission, result or error text) as they finish.
+
+    :param jobs: (problem dir, submission path, language or None).
+    """
+    ctx = mp.get_context("spawn")
+    slots = ctx.Queue()
+    for c in cpus:
+        slots.put(c)
+    with ProcessPoolExecutor(max_workers=len(cpus), mp_context=ctx, initializer=_init,
+                             initargs=(slots, str(workroot))) as ex:
+        futs = [ex.submit(_grade, str(p), str(s), lang) for p, s, lang in jobs]
+        for n, f in enumerate(as_completed(futs), 1):
+            if progress:
+                progress(n, len(futs))
+            yield f.result()

@@ -1,0 +1,124 @@
+"""Bubblewrap runtime: the grading image's root file system, run with the isolation
+``apptainer exec --containall --cleanenv --no-home --net --network none`` gives.
+
+Namespaces: user, pid, net (loopback only), ipc, uts, cgroup. Root is the image,
+read-only; /tmp is a private size-limited tmpfs; only /work (the submission's
+build dir) and explicitly bound paths are visible from the host.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import json
+import os
+import shutil
+from pathlib import Path
+from typing import Any
+
+from grader.errors import SandboxError
+from grader.sandbox.base import WORK, RunRequest, chown_tree
+from grader.sandbox.cgroups import CgroupManager
+from grader.sandbox.meta import RunMeta
+from grader.sandbox.supervisor import AS_CALLER, Identity, interpret, split_exit, supervise
+
+BWRAP_HELP = ("install bubblewrap (Debian/Ubuntu: apt-get install bubblewrap) or Apptainer; "
+              "if bwrap exists but fails with 'setting up uid map', enable unprivileged "
+              "user namespaces (sysctl kernel.unprivileged_userns_clone=1)")
+
+
+class BwrapSandbox:
+    """Runs commands in an image root file system with bubblewrap."""
+
+    runtime = "bwrap"
+
+    def __init__(self, rootfs: Path, *, identity: Identity = AS_CALLER,
+                 cgroups: CgroupManager | None = None, image_id: str = "",
+                 image_env: dict[str, str] | None = None, bwrap: str | None = None) -> None:
+        self.rootfs = rootfs
+        self.identity = identity
+        self.cgroups = cgroups
+        self.image_id = image_id
+        self.image_env = image_env or {}
+        found = bwrap or shutil.which("bwrap")
+        if found is None:
+            raise SandboxError(f"bwrap not found: {BWRAP_HELP}")
+        self.bwrap = found
+        for mount_point in ("work", "judge", "tmp", "proc", "dev"):
+            if not (rootfs / mount_point).is_dir():
+                raise SandboxError(f"image {rootfs} lacks /{mount_point}; rebuild it with "
+                                   "'gradeline image build --force'")
+
+    def own(self, path: Path) -> None:
+        if self.identity.uid is not None:
+            gid = self.identity.gid if self.identity.gid is not None else self.identity.uid
+            chown_tree(path, self.identity.uid, gid)
+
+    def describe(self) -> dict[str, Any]:
+        return {
+            "runtime": self.runtime,
+            "image": self.image_id,
+            "rootfs": str(self.rootfs),
+            "uid": self.identity.uid if self.identity.uid is not None else os.getuid(),
+            "limits_by": self.cgroups.describe() if self.cgroups else "rlimits only",
+        }
+
+    def command(self, req: RunRequest, status_fd: int) -> list[str]:
+        """The bwrap argv for a request (public so tests can read it)."""
+        argv = [
+            self.bwrap,
+            "--unshare-all",  # user (if possible), pid, net, ipc, uts, cgroup
+            "--die-with-parent",
+            "--new-session",
+            "--hostname", "gradeline",
+            "--ro-bind", str(self.rootfs), "/",
+            "--proc", "/proc",
+            "--dev", "/dev",
+        ]
+        if req.limits.tmpfs_bytes is not None:
+            argv += ["--size", str(req.limits.tmpfs_bytes)]
+        argv += ["--tmpfs", "/tmp"]
+        argv += ["--bind" if req.workdir_writable else "--ro-bind", str(req.workdir), WORK]
+        for b in req.binds:
+            argv += ["--bind" if b.writable else "--ro-bind", str(b.source), b.target]
+        argv += ["--chdir", WORK, "--clearenv"]
+        for k, v in {**self.image_env, **req.env}.items():
+            argv += ["--setenv", k, v]
+        argv += ["--json-status-fd", str(status_fd), "--", *req.argv]
+        return argv
+
+    def run(self, request: RunRequest) -> RunMeta:
+        rfd, wfd = os.pipe()
+        try:
+            raw = supervise(
+                self.command(request, wfd), limits=request.limits, stdin=request.stdin,
+                stdout=request.stdout, stderr=request.stderr, cpus=request.cpus,
+                identity=self.identity, cgroups=self.cgroups, pass_fds=(wfd,),
+            )
+            os.close(wfd)
+            wfd = -1
+            with os.fdopen(rfd, "rb") as f:
+                rfd = -1
+                status_lines = f.read().decode("utf-8", "replace").splitlines()
+        finally:
+            for fd in (rfd, wfd):
+                if fd >= 0:
+                    os.close(fd)
+        started = False
+        exit_code: int | None = None
+        for line in status_lines:
+            with contextlib.suppress(json.JSONDecodeError):
+                obj = json.loads(line)
+                started = started or "child-pid" in obj
+                if "exit-code" in obj:
+                    exit_code = int(obj["exit-code"])
+        if not started and not raw.wall_timed_out:
+            tail = request.stderr.read_bytes()[-2000:].decode("utf-8", "replace")
+            hint = f"; {BWRAP_HELP}" if "namespace" in tail or "uid map" in tail else ""
+            raise SandboxError(f"bwrap could not start the sandbox: {tail.strip()}{hint}")
+        if exit_code is not None:
+            code, sig = split_exit(exit_code)
+        elif os.WIFSIGNALED(raw.status):
+            code, sig = None, os.WTERMSIG(raw.status)
+        else:
+            code, sig = split_exit(os.WEXITSTATUS(raw.status))
+        return interpret(raw, request.limits, code, sig)
