@@ -239,7 +239,8 @@ def cmd_batch(args: argparse.Namespace) -> int:
     base = manifest.parent
     search = [Path(d).resolve() for d in args.assignments] or \
         [d.parent for d in example_dirs()]
-    rows = list(csv.DictReader(manifest.open(encoding="utf-8")))
+    with manifest.open(encoding="utf-8") as mf:
+        rows = list(csv.DictReader(mf))
     problems: dict[str, Path] = {}
     for r in rows:
         a = r["assignment"]

@@ -59,6 +59,15 @@ def _head(path: Path, limit: int) -> str:
         return ""
 
 
+def _link_or_copy(src: Path, dst: Path) -> None:
+    """Expose ``src`` under a neutral name: the program can readlink its stdin
+    (/proc/self/fd/0), which must not reveal the test's name or the package path."""
+    try:
+        os.link(src, dst)
+    except OSError:
+        shutil.copyfile(src, dst)
+
+
 def _describe_termination(meta: RunMeta, limits: Limits) -> str:
     t = meta.termination
     if t is None:
@@ -179,11 +188,11 @@ class Judge:
     def _run_test(self, problem: Problem, group: TestGroup, case: TestCase, index: int,
                   run_argv: list[str], build: Path, out: Path, work: Path
                   ) -> tuple[TestResult, float, float]:
-        stdout, stderr = out / f"{index}.out", out / f"{index}.err"
+        stdout, stderr, stdin = out / f"{index}.out", out / f"{index}.err", out / f"{index}"
+        _link_or_copy(case.input_path, stdin)
         try:
             meta = self.sandbox.run(RunRequest(run_argv, build, problem.limits, stdout=stdout,
-                                               stderr=stderr, stdin=case.input_path,
-                                               cpus=self.cpus))
+                                               stderr=stderr, stdin=stdin, cpus=self.cpus))
         except SandboxError as e:
             log.error("sandbox failed on %s: %s", case.name, e)
             return TestResult(case.name, case.group, Verdict.JE, feedback=str(e)), 0.0, 0.0

@@ -42,6 +42,8 @@ DEFAULT_TOTAL_POINTS = 100.0
 class TestCase:
     """One test: input and judge answer (the answer never enters the student's sandbox)."""
 
+    __test__ = False  # not a pytest class
+
     name: str  # e.g. "secret/group1/03"
     group: str  # e.g. "secret/group1"
     input_path: Path
@@ -51,6 +53,8 @@ class TestCase:
 @dataclass(frozen=True, slots=True)
 class TestGroup:
     """A directory of tests that is scored together."""
+
+    __test__ = False  # not a pytest class
 
     name: str
     points: float
@@ -194,7 +198,11 @@ def load_problem(path: str | Path) -> Problem:
         time_limit = _number(name, gl_path, "time_limit_s", gl["time_limit_s"])
     memory = int(_number(name, py_path, "limits.memory", lim.get("memory", 256)) * MIB)
     output = int(_number(name, py_path, "limits.output", lim.get("output", 64)) * MIB)
-    stack = int(_number(name, gl_path, "stack_mib", gl.get("stack_mib", 64)) * MIB)
+    # Stack below the memory limit, so that runaway recursion is a SIGSEGV (RE), not a
+    # race with the OOM killer: at most 64 MiB and at most half the memory limit.
+    stack = min(64 * MIB, memory // 2)
+    if "stack_mib" in gl:
+        stack = int(_number(name, gl_path, "stack_mib", gl["stack_mib"]) * MIB)
     procs = int(_number(name, gl_path, "processes", gl.get("processes", 32)))
     limits = Limits(cpu_time_s=time_limit, memory_bytes=memory, output_bytes=output,
                     stack_bytes=stack, processes=procs)

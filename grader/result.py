@@ -22,6 +22,8 @@ FEEDBACK_LIMIT = 2000  # characters of diff/validator feedback kept per test
 class TestResult:
     """The outcome of one test case."""
 
+    __test__ = False  # not a pytest class
+
     name: str
     group: str
     verdict: Verdict

@@ -75,8 +75,13 @@ def _tokens(data: bytes, keep_space: bool) -> list[bytes]:
     return data.split()
 
 
-def _line_of(parts: list[bytes], index: int) -> int:
-    return 1 + sum(p.count(b"\n") for p in parts[:index])
+def _line_of(data: bytes, index: int, keep_space: bool) -> int:
+    """1-based line of the index-th token of ``data`` (computed only on failure)."""
+    pattern = rb"\s+|\S+" if keep_space else rb"\S+"
+    for n, m in enumerate(re.finditer(pattern, data)):
+        if n == index:
+            return 1 + data.count(b"\n", 0, m.start())
+    return 1 + data.count(b"\n")
 
 
 def compare(team: bytes, judge: bytes, opts: DefaultValidatorOptions) -> Validation:
@@ -84,20 +89,22 @@ def compare(team: bytes, judge: bytes, opts: DefaultValidatorOptions) -> Validat
     keep = opts.space_change_sensitive
     jt, tt = _tokens(judge, keep), _tokens(team, keep)
     for i, j in enumerate(jt):
+        where = f"token {i + 1}"  # the line number is computed only on failure
         if i >= len(tt):
+            line = _line_of(judge, i, keep)
             return Validation(False, f"output ended early: expected {_short(j)!r} "
-                                     f"(token {i + 1}, line {_line_of(jt, i)}), got end of output")
+                                     f"({where}, line {line}), got end of output")
         t = tt[i]
         if keep and (j[:1].isspace() or t[:1].isspace()):
             if j != t:
-                return Validation(False, f"whitespace differs at line {_line_of(jt, i)}")
+                return Validation(False, f"whitespace differs at line {_line_of(judge, i, keep)}")
             continue
         if j == t or (not opts.case_sensitive and j.lower() == t.lower()):
             continue
         if opts.floats and _FLOAT.fullmatch(j):
             if not _FLOAT.fullmatch(t):
                 return Validation(False, f"expected a number {_short(j)!r} at token {i + 1} "
-                                         f"(line {_line_of(jt, i)}), got {_short(t)!r}")
+                                         f"(line {_line_of(judge, i, keep)}), got {_short(t)!r}")
             jv, tv = float(j), float(t)
             diff = abs(jv - tv)
             abs_ok = opts.float_absolute_tolerance is not None and \
@@ -107,9 +114,9 @@ def compare(team: bytes, judge: bytes, opts: DefaultValidatorOptions) -> Validat
             if abs_ok or rel_ok or (math.isnan(jv) and math.isnan(tv)):
                 continue
             return Validation(False, f"number {_short(t)!r} differs from {_short(j)!r} by "
-                                     f"{diff:.3g} at token {i + 1} (line {_line_of(jt, i)})")
+                                     f"{diff:.3g} at {where} (line {_line_of(judge, i, keep)})")
         return Validation(False, f"expected {_short(j)!r} at token {i + 1} "
-                                 f"(line {_line_of(jt, i)}), got {_short(t)!r}")
+                                 f"(line {_line_of(judge, i, keep)}), got {_short(t)!r}")
     if len(tt) > len(jt):
         return Validation(False, f"trailing output: {_short(tt[len(jt)])!r}")
     return Validation(True, "")

@@ -21,6 +21,12 @@ from grader.sandbox.cgroups import CgroupManager
 from grader.sandbox.meta import RunMeta
 from grader.sandbox.supervisor import AS_CALLER, Identity, interpret, split_exit, supervise
 
+#: Runs first inside the sandbox: proves the sandbox was set up (bwrap reports its
+#: child's pid *before* mounting, so a failed bind would otherwise look like the
+#: program exiting 1 -- a judge fault charged to the student), then closes the
+#: marker pipe and execs the program. bash, not dash: the fd may be above 9.
+EXEC_SHIM = 'printf x >&{fd}; exec {fd}>&-; exec "$@"'
+
 BWRAP_HELP = ("install bubblewrap (Debian/Ubuntu: apt-get install bubblewrap) or Apptainer; "
               "if bwrap exists but fails with 'setting up uid map', enable unprivileged "
               "user namespaces (sysctl kernel.unprivileged_userns_clone=1)")
@@ -62,7 +68,8 @@ class BwrapSandbox:
             "limits_by": self.cgroups.describe() if self.cgroups else "rlimits only",
         }
 
-    def command(self, req: RunRequest, status_fd: int) -> list[str]:
+    def command(self, req: RunRequest, status_fd: int, marker_fd: int | None = None
+                ) -> list[str]:
         """The bwrap argv for a request (public so tests can read it)."""
         argv = [
             self.bwrap,
@@ -83,24 +90,31 @@ class BwrapSandbox:
         argv += ["--chdir", WORK, "--clearenv"]
         for k, v in {**self.image_env, **req.env}.items():
             argv += ["--setenv", k, v]
-        argv += ["--json-status-fd", str(status_fd), "--", *req.argv]
-        return argv
+        argv += ["--json-status-fd", str(status_fd), "--"]
+        if marker_fd is not None:
+            argv += ["/bin/bash", "-c", EXEC_SHIM.format(fd=marker_fd), "gradeline-exec"]
+        return [*argv, *req.argv]
 
     def run(self, request: RunRequest) -> RunMeta:
         rfd, wfd = os.pipe()
+        mrfd, mwfd = os.pipe()
         try:
             raw = supervise(
-                self.command(request, wfd), limits=request.limits, stdin=request.stdin,
+                self.command(request, wfd, mwfd), limits=request.limits, stdin=request.stdin,
                 stdout=request.stdout, stderr=request.stderr, cpus=request.cpus,
-                identity=self.identity, cgroups=self.cgroups, pass_fds=(wfd,),
+                identity=self.identity, cgroups=self.cgroups, pass_fds=(wfd, mwfd),
             )
             os.close(wfd)
-            wfd = -1
+            os.close(mwfd)
+            wfd = mwfd = -1
             with os.fdopen(rfd, "rb") as f:
                 rfd = -1
                 status_lines = f.read().decode("utf-8", "replace").splitlines()
+            with os.fdopen(mrfd, "rb") as f:
+                mrfd = -1
+                exec_reached = f.read(1) == b"x"
         finally:
-            for fd in (rfd, wfd):
+            for fd in (rfd, wfd, mrfd, mwfd):
                 if fd >= 0:
                     os.close(fd)
         started = False
@@ -111,7 +125,7 @@ class BwrapSandbox:
                 started = started or "child-pid" in obj
                 if "exit-code" in obj:
                     exit_code = int(obj["exit-code"])
-        if not started and not raw.wall_timed_out:
+        if not (started and exec_reached) and not raw.wall_timed_out:
             tail = request.stderr.read_bytes()[-2000:].decode("utf-8", "replace")
             hint = f"; {BWRAP_HELP}" if "namespace" in tail or "uid map" in tail else ""
             raise SandboxError(f"bwrap could not start the sandbox: {tail.strip()}{hint}")

@@ -11,6 +11,8 @@ its run.
 from __future__ import annotations
 
 import contextlib
+import ctypes
+import functools
 import logging
 import math
 import os
@@ -48,6 +50,51 @@ class Identity:
 
 
 AS_CALLER = Identity()
+RUNTIME_NAMES = {"bwrap", "apptainer", "starter", "starter-suid"}
+PR_SET_CHILD_SUBREAPER = 36
+
+
+@functools.cache
+def _become_subreaper() -> bool:
+    """Orphans of our runs (bwrap's namespace init, once the outer bwrap has exited
+    without waiting for it) are reparented to us instead of PID 1, so we can reap
+    them at once rather than leave zombies for a lazy init."""
+    try:
+        libc = ctypes.CDLL(None, use_errno=True)
+        return int(libc.prctl(PR_SET_CHILD_SUBREAPER, 1, 0, 0, 0)) == 0
+    except (OSError, AttributeError):
+        return False
+
+
+def _children() -> list[int]:
+    pids: list[int] = []
+    with contextlib.suppress(OSError):
+        for task in Path("/proc/self/task").iterdir():
+            with contextlib.suppress(OSError):
+                pids += [int(x) for x in (task / "children").read_text().split()]
+    return pids
+
+
+def _reap_orphans(uid: int, timeout_s: float = 2.0) -> None:
+    """Wait for our runtime's orphaned processes (only those: uid and name match)."""
+    deadline = time.monotonic() + timeout_s
+    while True:
+        pending = []
+        for pid in _children():
+            try:
+                st = Path(f"/proc/{pid}/status").read_text()
+            except OSError:
+                continue
+            fields = dict(line.split(":\t", 1) for line in st.splitlines() if ":\t" in line)
+            if fields.get("Name", "").strip() in RUNTIME_NAMES and \
+                    int(fields.get("Uid", "-1").split()[0]) == uid:
+                pending.append(pid)
+        for pid in pending:
+            with contextlib.suppress(ChildProcessError):
+                os.waitpid(pid, os.WNOHANG)
+        if not pending or time.monotonic() > deadline:
+            return
+        time.sleep(0.002)
 
 
 @dataclass(frozen=True, slots=True)
@@ -148,6 +195,7 @@ def supervise(
     fout = os.open(stdout, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
     ferr = os.open(stderr, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
     timed_out = threading.Event()
+    _become_subreaper()
     try:
         start = time.monotonic()
         try:
@@ -185,6 +233,7 @@ def supervise(
                 memory_error = any(m in tail for m in MEMORY_ERROR_MARKERS)
         peak = None
         oom = False
+        _reap_orphans(identity.uid if identity.uid is not None else os.getuid())
         if cg is not None:
             cg.kill_all()
             cg_cpu = cg.cpu_time_s()

@@ -1,0 +1,162 @@
+"""The sandbox contract (grader/sandbox/CONTRACT.md), checked on the real runtime."""
+import os
+import signal
+from pathlib import Path
+
+import pytest
+
+from grader.limits import MIB, Limits
+from grader.sandbox.base import RunRequest
+
+pytestmark = pytest.mark.sandbox
+
+LIM = Limits(cpu_time_s=1.0, wall_time_s=3.0, memory_bytes=64 * MIB, output_bytes=MIB,
+             processes=16, tmpfs_bytes=4 * MIB)
+
+
+@pytest.fixture
+def box(sandbox_factory):
+    return sandbox_factory([0])
+
+
+@pytest.fixture
+def run(box, sbx_tmp):
+    tmp_path = sbx_tmp
+    work = tmp_path / "work"
+    work.mkdir()
+    work.chmod(0o755)
+    box.own(work)  # as the judge does with a build dir
+
+    def go(script: str, limits: Limits = LIM, stdin: Path | None = None, writable=False,
+           argv=None):
+        req = RunRequest(argv or ["/bin/sh", "-c", script], work, limits,
+                         stdout=tmp_path / "out", stderr=tmp_path / "err", stdin=stdin,
+                         workdir_writable=writable, cpus=[0])
+        meta = box.run(req)
+        return meta, (tmp_path / "out").read_text(errors="replace"), \
+            (tmp_path / "err").read_text(errors="replace")
+
+    go.work = work
+    return go
+
+
+def test_exit_code_and_output(run):
+    meta, out, _ = run("echo hello; exit 3")
+    assert meta.exit_code == 3 and meta.signal is None and meta.termination is None
+    assert out == "hello\n" and meta.stdout_bytes == 6
+    assert meta.memory_bytes is None or meta.memory_bytes > 0
+
+
+def test_stdin_is_fed(run, tmp_path):
+    # tmp_path (mode 700) is fine here: stdin is opened outside the sandbox.
+    src = tmp_path / "input.in"
+    src.write_text("41\n")
+    meta, out, _ = run("read x; echo $((x+1))", stdin=src)
+    assert out == "42\n" and meta.ok
+
+
+def test_signal_is_reported(run):
+    meta, _, _ = run("kill -SEGV $$")
+    assert meta.signal == signal.SIGSEGV and meta.exit_code is None
+
+
+def test_cpu_time_limit(run):
+    meta, _, _ = run("while :; do :; done")
+    assert meta.termination == "cpu-time"
+    assert LIM.cpu_time_s < meta.cpu_time_s < LIM.cpu_hard_s + 0.5
+
+
+def test_wall_time_limit(run):
+    meta, _, _ = run("sleep 100")
+    assert meta.termination == "wall-time"
+    assert 2.9 < meta.wall_time_s < 4.0 and meta.cpu_time_s < 0.5
+
+
+def test_memory_limit(run):
+    meta, _, _ = run("", argv=["python3", "-c", "x = bytearray(200 * 2**20)"])
+    assert meta.termination == "memory"
+    assert meta.signal == signal.SIGKILL
+
+
+def test_output_limit(run):
+    meta, _, _ = run("yes 'spam spam spam'")
+    assert meta.termination == "output"
+    assert meta.stdout_bytes == LIM.output_bytes
+
+
+def test_process_limit(run):
+    _meta, out, _ = run("", argv=["python3", "-c", """
+import os, time
+n = 0
+try:
+    for _ in range(100):
+        if os.fork() == 0:
+            time.sleep(5); os._exit(0)
+        n += 1
+except OSError as e:
+    print("fork failed after", n, e.errno)
+"""])
+    assert "fork failed after" in out
+    assert int(out.split()[3]) < LIM.processes
+
+
+def test_tmpfs_is_private_and_bounded(run):
+    big_files = Limits(cpu_time_s=1.0, output_bytes=64 * MIB, tmpfs_bytes=4 * MIB)
+    _meta, out, _err = run("dd if=/dev/zero of=/tmp/f bs=1M count=10 2>&1; ls /tmp", big_files)
+    assert "No space left on device" in out and out.endswith("f\n")
+
+
+def test_file_size_limit_applies_to_every_file(run):
+    _meta, out, _err = run("dd if=/dev/zero of=/tmp/f bs=1M count=3 2>&1; ls -s /tmp/f")
+    assert "File size limit exceeded" in out
+    assert out.strip().endswith(f"{LIM.output_bytes // 1024} /tmp/f")
+
+
+def test_root_is_read_only_and_work_read_only_for_runs(run):
+    _, out, _ = run("touch /usr/x 2>&1; touch /work/x 2>&1; echo done")
+    assert out.count("Read-only file system") == 2
+    _meta, out, _ = run("touch /work/x && echo wrote", writable=True)
+    assert out == "wrote\n" and (run.work / "x").exists()
+
+
+def test_no_network_but_loopback(run):
+    _meta, out, _ = run("cat /proc/net/dev | tail -n +3 | cut -d: -f1; cat /proc/net/route | "
+                       "wc -l")
+    ifaces = out.split()
+    assert ifaces[:-1] == ["lo"] and ifaces[-1] == "1"  # route table: header only
+
+
+def test_pinned_to_given_cpu_and_unprivileged(run):
+    _meta, out, _ = run("grep -E 'Cpus_allowed_list|^Uid|CapEff' /proc/self/status")
+    assert "Cpus_allowed_list:\t0\n" in out
+    assert "CapEff:\t0000000000000000" in out
+    if os.geteuid() == 0:
+        assert "Uid:\t61000" in out  # the sandbox uid of CPU slot 0, not root
+
+
+def test_environment_is_clean(run, monkeypatch):
+    _meta, out, _ = run("env")
+    assert "GRADELINE" not in out and "SSH" not in out
+    assert "PATH=/usr/local/bin:/usr/bin:/bin" in out
+
+
+def test_setup_failure_is_a_sandbox_error_not_a_verdict(box, tmp_path):
+    from grader.errors import SandboxError
+    hidden = tmp_path / "w"  # under pytest's mode-700 dir: the sandbox uid cannot reach it
+    hidden.mkdir()
+    if os.geteuid() != 0:
+        pytest.skip("as non-root the sandbox runs as the caller, who can reach tmp_path")
+    with pytest.raises(SandboxError, match="Permission denied"):
+        box.run(RunRequest(["true"], hidden, LIM, stdout=tmp_path / "o", stderr=tmp_path / "e"))
+
+
+def test_nothing_outlives_the_run(run):
+    meta, out, _ = run("(setsid sh -c 'sleep 300' &) ; sleep 0.2; echo started")
+    assert out == "started\n" and meta.ok
+    for pid in os.listdir("/proc"):
+        if pid.isdigit():
+            try:
+                cmd = Path(f"/proc/{pid}/cmdline").read_bytes()
+            except OSError:
+                continue
+            assert cmd != b"sleep\x00300\x00", f"process {pid} survived its run"

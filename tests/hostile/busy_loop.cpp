@@ -1,0 +1,2 @@
+// expect: TLE
+int main() { volatile unsigned long x = 0; for (;;) ++x; }

@@ -1,0 +1,3 @@
+// expect: CE
+#include </dev/random>
+int main() {}

@@ -1,0 +1,3 @@
+// expect: CE
+#include "/dev/zero"
+int main() {}

@@ -1,0 +1,4 @@
+# expect: MLE
+chunks = []
+while True:
+    chunks.append(bytearray(1 << 20))

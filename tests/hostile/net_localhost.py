@@ -1,0 +1,18 @@
+# expect: AC
+# The test runs a TCP listener on the host's 127.0.0.1 and passes its port in
+# GRADELINE_TEST_PORT -- which the sandbox does not pass on (clean env), so try
+# the ports a listener is likely on; the host's loopback is not our loopback anyway.
+import socket
+ports = [int(x) for x in open("/proc/self/cmdline").read().split("\0") if x.isdigit()]
+for port in ports + list(range(40000, 40050)):
+    s = socket.socket()
+    s.settimeout(0.2)
+    try:
+        s.connect(("127.0.0.1", port))
+        print("PWNED: reached a listener on port", port)
+        raise SystemExit(0)
+    except OSError:
+        pass
+    finally:
+        s.close()
+print(3)

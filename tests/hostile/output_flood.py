@@ -1,0 +1,5 @@
+# expect: OLE
+import sys
+line = "y" * 4096 + "\n"
+while True:
+    sys.stdout.write(line)

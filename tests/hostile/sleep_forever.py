@@ -1,0 +1,3 @@
+# expect: TLE
+import time
+time.sleep(10**6)

@@ -1,0 +1,94 @@
+"""The bundled assignments self-check, and the CLI's grade output is the result record."""
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from grader.problem import load_problem
+from grader.verdict import Verdict
+
+from ..conftest import EXAMPLES
+
+pytestmark = pytest.mark.sandbox
+BIN = Path(sys.executable).parent / "gradeline"
+
+
+def run_cli(*args, env=None):
+    return subprocess.run([str(BIN), *args], capture_output=True, text=True, timeout=600,
+                          env={**os.environ, **(env or {})}, check=False)
+
+
+def test_check_passes_on_every_bundled_assignment(sandbox_factory, sbx_tmp):
+    r = run_cli("--state-dir", os.environ.get("GRADELINE_STATE_DIR", "/var/lib/gradeline"),
+                "check", *(str(EXAMPLES / n) for n in ("bigsum", "meanstd", "spread")))
+    assert r.returncode == 0, r.stdout + r.stderr
+    assert "0 mismatched" in r.stdout and "MISMATCH" not in r.stdout
+
+
+def test_check_reports_a_mislabelled_submission(sandbox_factory, problem_copy):
+    d = problem_copy("meanstd")
+    wrong = d / "submissions" / "accepted" / "actually_wrong.py"
+    wrong.write_text("print(0, 0)\n")
+    r = run_cli("check", str(d))
+    assert r.returncode == 1
+    assert "MISMATCH" in r.stdout and "actually_wrong.py: expected AC, got WA" in r.stdout
+
+
+def test_grade_json_has_top_level_verdict_and_score(sandbox_factory):
+    r = run_cli("grade", str(EXAMPLES / "bigsum"),
+                str(EXAMPLES / "bigsum/submissions/wrong_answer/int32.cpp"), "--json")
+    assert r.returncode == 0, r.stderr
+    d = json.loads(r.stdout)
+    assert d["verdict"] == "WA" and d["score"] == 30 and d["max_score"] == 100
+    assert d["language"] == "cpp" and d["runtime"]["runtime"] in ("bwrap", "apptainer")
+    by_group = {g["name"]: g for g in d["groups"]}
+    assert by_group["secret/small"]["score"] == 30 and by_group["secret/large"]["score"] == 0
+    first_wa = next(t for t in d["tests"] if t["verdict"] == "WA")
+    assert first_wa["name"].startswith("secret/large/") and "expected" in first_wa["feedback"]
+    for t in d["tests"]:
+        assert t["cpu_time_s"] >= 0 and t["wall_time_s"] > 0 and t["exit_code"] == 0
+
+
+def test_grade_table_and_exports(sandbox_factory):
+    sub = str(EXAMPLES / "spread/submissions/accepted/odds_desc.py")
+    table = run_cli("grade", str(EXAMPLES / "spread"), sub)
+    assert "verdict AC   score 100/100" in table.stdout
+    junit = run_cli("grade", str(EXAMPLES / "spread"), sub, "--format", "junit")
+    assert junit.stdout.startswith("<?xml") and 'failures="0"' in junit.stdout
+    gs = json.loads(run_cli("grade", str(EXAMPLES / "spread"), sub,
+                            "--format", "gradescope").stdout)
+    assert gs["score"] == 100
+
+
+def test_custom_validator_feedback_reaches_the_result(judge):
+    p = load_problem(EXAMPLES / "spread")
+    r = judge.grade(p, EXAMPLES / "spread/submissions/wrong_answer/identity.py")
+    assert r.verdict is Verdict.WA
+    wa = next(t for t in r.tests if t.verdict is Verdict.WA)
+    assert "positions 1 and 2 hold 1 and 2" in wa.feedback  # the validator's judgemessage
+
+
+def test_broken_custom_validator_is_judge_error_not_student_fault(judge, problem_copy):
+    d = problem_copy("spread")
+    (d / "output_validators/spread_validator/validate.py").write_text("raise SystemExit(7)\n")
+    r = judge.grade(load_problem(d), d / "submissions/accepted/evens_odds.cpp")
+    assert r.verdict is Verdict.JE and r.score == 0
+    assert "exit code 7" in r.tests[0].feedback
+
+
+def test_language_not_accepted_is_ce(judge, problem_copy, tmp_path):
+    d = problem_copy("bigsum")
+    (d / "gradeline.yaml").write_text("languages: [python3]\n")
+    r = judge.grade(load_problem(d), EXAMPLES / "bigsum/submissions/accepted/sum.cpp",
+                    language="cpp")
+    assert r.verdict is Verdict.CE and "not accepted" in r.compile.output
+
+
+def test_results_record_where_they_were_graded(judge):
+    r = judge.grade(load_problem(EXAMPLES / "meanstd"),
+                    EXAMPLES / "meanstd/submissions/accepted/stats.cpp")
+    assert r.runtime["cpus"] == [0] and r.runtime["host"]
+    assert r.timing["compile_s"] > 0 and r.timing["run_s"] > 0

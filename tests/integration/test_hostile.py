@@ -1,0 +1,121 @@
+"""The hostile corpus (tests/hostile): every attack ends in its verdict, within its
+limits, with no process left behind and nothing outside the sandbox changed."""
+import os
+import re
+import socket
+import threading
+import time
+from pathlib import Path
+
+import pytest
+
+from grader.problem import load_problem
+
+from ..conftest import FIXTURES
+
+HOSTILE = Path(__file__).resolve().parent.parent / "hostile"
+PROGRAMS = sorted(p for p in HOSTILE.iterdir() if p.suffix in (".c", ".cpp", ".py"))
+HOST_DIRS = [Path("/tmp"), Path("/var/tmp"), Path("/dev/shm")]
+SANDBOX_UID = 61000  # CPU slot 0
+
+pytestmark = [pytest.mark.sandbox, pytest.mark.slow]
+
+
+def header(path: Path, key: str, default: str | None = None) -> str:
+    m = re.search(rf"^(?://|#) {key}: (.+)$", path.read_text(), re.M)
+    if m is None:
+        if default is None:
+            raise AssertionError(f"{path.name} lacks a '{key}:' line")
+        return default
+    return m.group(1).strip()
+
+
+def sandbox_processes() -> list[str]:
+    found = []
+    for pid in filter(str.isdigit, os.listdir("/proc")):
+        try:
+            status = Path(f"/proc/{pid}/status").read_text()
+        except OSError:
+            continue
+        uid = int(re.search(r"^Uid:\s+(\d+)", status, re.M).group(1))
+        if 61000 <= uid < 61000 + 4096:
+            found.append(f"{pid}: {status.splitlines()[0]}")
+    return found
+
+
+def host_files_of_sandbox() -> list[str]:
+    out = []
+    for d in HOST_DIRS:
+        for p in d.iterdir() if d.is_dir() else []:
+            try:
+                if 61000 <= p.lstat().st_uid < 61000 + 4096:
+                    out.append(str(p))
+            except OSError:
+                pass
+    return out
+
+
+class Listener:
+    """A TCP listener on the host's loopback that counts connections."""
+
+    def __init__(self) -> None:
+        self.sock = socket.socket()
+        self.sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+        for port in range(40000, 40050):
+            try:
+                self.sock.bind(("127.0.0.1", port))
+                break
+            except OSError:
+                continue
+        self.sock.listen(8)
+        self.sock.settimeout(0.1)
+        self.accepted = 0
+        self.stop = threading.Event()
+        self.thread = threading.Thread(target=self._loop, daemon=True)
+        self.thread.start()
+
+    def _loop(self) -> None:
+        while not self.stop.is_set():
+            try:
+                conn, _ = self.sock.accept()
+                self.accepted += 1
+                conn.close()
+            except OSError:
+                pass
+
+    def close(self) -> None:
+        self.stop.set()
+        self.thread.join()
+        self.sock.close()
+
+
+@pytest.mark.parametrize("program", PROGRAMS, ids=lambda p: p.name)
+def test_hostile(program, judge):
+    expected = header(program, "expect").split()
+    problem = load_problem(FIXTURES / header(program, "problem", "tiny"))
+    before_files = set(host_files_of_sandbox())
+    listener = Listener() if program.name.startswith("net_") else None
+    t0 = time.monotonic()
+    try:
+        result = judge.grade(problem, program)
+    finally:
+        if listener:
+            listener.close()
+    elapsed = time.monotonic() - t0
+    detail = result.compile.output[-300:] if result.compile and not result.compile.ok else \
+        [(t.name, t.verdict.value, t.feedback[:200]) for t in result.tests]
+    assert result.verdict.value in expected, f"{program.name}: {result.verdict} {detail}"
+    # Bounded: compile limits + one test's wall limit + slack.
+    bound = problem.compile_limits.wall_s + problem.limits.wall_s * len(problem.cases) + 10
+    assert elapsed < bound
+    if listener:
+        assert listener.accepted == 0, "the sandbox reached the host's loopback"
+    if os.geteuid() == 0:
+        assert sandbox_processes() == [], "a sandboxed process survived its test"
+    assert set(host_files_of_sandbox()) - before_files == set()
+
+
+def test_every_hostile_program_declares_its_verdict():
+    assert len(PROGRAMS) >= 20
+    for p in PROGRAMS:
+        assert header(p, "expect")

@@ -1,0 +1,83 @@
+import shutil
+
+import pytest
+
+from grader.errors import ProblemFormatError
+from grader.limits import MIB
+from grader.problem import load_problem
+
+from ..conftest import EXAMPLES
+
+
+def test_bigsum_groups_points_and_limits():
+    p = load_problem(EXAMPLES / "bigsum")
+    assert [g.name for g in p.groups] == ["sample", "secret/large", "secret/small"]
+    assert p.group("secret/small").points == 30
+    assert p.group("secret/small").scoring == "all_or_nothing"
+    assert p.group("secret/large").scoring == "proportional"
+    assert p.max_score == 100
+    assert p.limits.cpu_time_s == 1.0
+    assert p.limits.memory_bytes == 256 * MIB
+    assert p.limits.output_bytes == 8 * MIB
+    assert p.cases[0].name == "sample/1"
+    assert p.languages == ("c", "cpp", "python3")
+
+
+def test_meanstd_float_flags_and_default_points():
+    p = load_problem(EXAMPLES / "meanstd")
+    assert p.validator_flags == ("float_tolerance", "1e-6")
+    assert p.group("secret").validator_flags == ("float_tolerance", "1e-6")
+    assert p.group("secret").points == 100 and p.group("sample").points == 0
+
+
+def test_spread_custom_validator():
+    p = load_problem(EXAMPLES / "spread")
+    assert p.validation == "custom"
+    assert p.validator_dir is not None and (p.validator_dir / "validate.py").is_file()
+
+
+def test_version_ignores_submissions_but_not_data(problem_copy):
+    d = problem_copy("bigsum")
+    v0 = load_problem(d).version
+    (d / "submissions" / "accepted" / "new.py").write_text("print(1)\n")
+    assert load_problem(d).version == v0
+    (d / "data" / "sample" / "1.ans").write_text("7\n")
+    assert load_problem(d).version != v0
+
+
+def test_testdata_yaml_flags_inherit(problem_copy):
+    d = problem_copy("bigsum")
+    (d / "data" / "secret" / "testdata.yaml").write_text("output_validator_flags: case_sensitive\n")
+    p = load_problem(d)
+    assert p.group("secret/large").validator_flags == ("case_sensitive",)
+    assert p.group("sample").validator_flags == ()
+
+
+@pytest.mark.parametrize(("mutate", "file", "message"), [
+    (lambda d: (d / "problem.yaml").unlink(), "problem.yaml", "missing"),
+    (lambda d: (d / "problem.yaml").write_text("name: [unclosed\n"), "problem.yaml",
+     "not valid YAML"),
+    (lambda d: (d / "problem.yaml").write_text("- a list\n"), "problem.yaml", "mapping"),
+    (lambda d: (d / "data/secret/small/01.ans").unlink(), "01.in", "no matching .ans"),
+    (lambda d: (d / "gradeline.yaml").write_text("time_limit: 1\n"), "gradeline.yaml",
+     "unknown keys"),
+    (lambda d: (d / "gradeline.yaml").write_text("languages: [cobol]\n"), "gradeline.yaml",
+     "unknown languages"),
+    (lambda d: (d / "gradeline.yaml").write_text("groups: {secret/huge: 10}\n"),
+     "gradeline.yaml", "have no tests"),
+    (lambda d: (d / "gradeline.yaml").write_text("time_limit_s: -1\n"), "gradeline.yaml",
+     "must be a number"),
+    (lambda d: (d / "problem.yaml").write_text("validation: custom interactive\n"),
+     "problem.yaml", "not supported"),
+    (lambda d: (d / "problem.yaml").write_text("validation: custom\n"), "output_validators",
+     "no output validator"),
+    (lambda d: shutil.rmtree(d / "data"), "data", "missing"),
+])
+def test_errors_name_problem_and_file(problem_copy, mutate, file, message):
+    d = problem_copy("bigsum")
+    mutate(d)
+    with pytest.raises(ProblemFormatError) as e:
+        load_problem(d)
+    text = str(e.value)
+    assert text.startswith("problem 'bigsum': ")
+    assert file in text and message in text

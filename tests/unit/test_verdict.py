@@ -1,0 +1,67 @@
+import signal
+
+import pytest
+
+from grader.sandbox.meta import RunMeta, TerminationReason
+from grader.verdict import Validation, Verdict, determine_verdict, submission_verdict
+
+
+def meta(exit_code=0, sig=None, term=None):
+    return RunMeta(exit_code=exit_code, signal=sig, cpu_time_s=0.1, wall_time_s=0.2,
+                   termination=term)
+
+
+OK = Validation(True)
+BAD = Validation(False, "x")
+
+
+@pytest.mark.parametrize(("m", "v", "want"), [
+    (meta(), OK, Verdict.AC),
+    (meta(), BAD, Verdict.WA),
+    (meta(), None, Verdict.JE),
+    (meta(), Validation(None, judge_error="validator crashed"), Verdict.JE),
+    (meta(exit_code=1), None, Verdict.RE),
+    (meta(exit_code=None, sig=signal.SIGSEGV), None, Verdict.RE),
+    (meta(term=TerminationReason.CPU_TIME), OK, Verdict.TLE),
+    (meta(term=TerminationReason.WALL_TIME, sig=9, exit_code=None), None, Verdict.TLE),
+    (meta(term=TerminationReason.MEMORY, sig=9, exit_code=None), None, Verdict.MLE),
+    (meta(term=TerminationReason.OUTPUT, sig=signal.SIGXFSZ, exit_code=None), None, Verdict.OLE),
+])
+def test_determine_verdict(m, v, want):
+    assert determine_verdict(m, v) is want
+
+
+def test_limits_take_precedence_over_a_wrong_answer():
+    # A run that was slow *and* wrong is TLE: limits are checked first.
+    assert determine_verdict(meta(term=TerminationReason.CPU_TIME), BAD) is Verdict.TLE
+
+
+@pytest.mark.parametrize(("tests", "want"), [
+    ([Verdict.AC, Verdict.AC], Verdict.AC),
+    ([Verdict.AC, Verdict.WA, Verdict.TLE], Verdict.WA),   # first failure in test order
+    ([Verdict.TLE, Verdict.WA], Verdict.TLE),
+    ([Verdict.WA, Verdict.JE], Verdict.JE),                # our fault wins: never charged
+    ([], Verdict.JE),
+])
+def test_submission_verdict(tests, want):
+    assert submission_verdict(tests) is want
+
+
+def test_compile_error():
+    assert submission_verdict([], compiled=False) is Verdict.CE
+
+
+def test_meta_text_round_trip_ignores_unknown_keys():
+    m = RunMeta(exit_code=None, signal=9, cpu_time_s=1.5, wall_time_s=3.0, memory_bytes=123,
+                stdout_bytes=7, termination=TerminationReason.WALL_TIME, message="a\nb")
+    text = m.to_text() + "future-key: 1\n"
+    back = RunMeta.from_text(text)
+    assert back.signal == 9 and back.exit_code is None
+    assert back.termination is TerminationReason.WALL_TIME
+    assert back.memory_bytes == 123 and back.message == "a b"
+    assert "exit-code" not in m.to_text()  # not measured: absent, not "None"
+
+
+def test_meta_missing_required_key():
+    with pytest.raises(ValueError, match="cpu_time_s"):
+        RunMeta.from_text("wall-time-s: 1\n")
