@@ -102,9 +102,10 @@ class Judge:
         workroot.chmod(0o711)
 
     # -- measurement ---------------------------------------------------------
-    def sandbox_start_s(self) -> float:
-        """Wall time of an empty run (``true``) in the sandbox: the image start cost."""
-        if self._start_cost is None:
+    def sandbox_start_s(self, *, fresh: bool = False) -> float:
+        """Wall time of an empty run (``true``) in the sandbox: the image start cost
+        (measured once and cached, unless ``fresh``)."""
+        if self._start_cost is None or fresh:
             d = Path(tempfile.mkdtemp(dir=self.workroot))
             try:
                 d.chmod(0o755)

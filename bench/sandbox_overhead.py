@@ -1,0 +1,108 @@
+"""Time split of grading a typical C++ submission with 10 tests, and the sandbox's
+overhead against running the same binary bare on the same CPU.
+
+    .venv/bin/python bench/sandbox_overhead.py --repeat 10 --cpu 0
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import shutil
+import statistics
+import subprocess
+import tempfile
+import time
+from pathlib import Path
+
+from grader.judge import Judge
+from grader.languages import get_language
+from grader.limits import Limits
+from grader.problem import load_problem
+from grader.sandbox import open_sandbox
+from grader.sandbox.base import RunRequest
+from grader.validate import validate_files
+
+ROOT = Path(__file__).resolve().parent.parent
+PROBLEM = ROOT / "grader/examples/bigsum"
+SUBMISSION = PROBLEM / "submissions/accepted/sum.cpp"
+
+
+def ci95(xs: list[float]) -> tuple[float, float]:
+    """Mean and half-width of the 95% confidence interval (t-distribution)."""
+    t = {2: 12.71, 3: 4.30, 4: 3.18, 5: 2.78, 6: 2.57, 7: 2.45, 8: 2.36, 9: 2.31, 10: 2.26,
+         15: 2.14, 20: 2.09, 30: 2.05}
+    n = len(xs)
+    m = statistics.fmean(xs)
+    if n < 2:
+        return m, float("nan")
+    k = min((k for k in t if k >= n), default=30)
+    return m, t[k] * statistics.stdev(xs) / n ** 0.5
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser(description=__doc__)
+    ap.add_argument("--repeat", type=int, default=10)
+    ap.add_argument("--cpu", type=int, default=0)
+    args = ap.parse_args()
+    os.sched_setaffinity(0, [args.cpu])
+    problem = load_problem(PROBLEM)
+    assert len(problem.cases) == 10
+    sandbox = open_sandbox([args.cpu])
+    scratch = Path(tempfile.mkdtemp(prefix="gl-bench-", dir="/var/tmp"))
+    scratch.chmod(0o755)
+    judge = Judge(sandbox, scratch / "work", [args.cpu])
+    judge.grade(problem, SUBMISSION)  # warm-up: page cache, validator, image
+
+    split: dict[str, list[float]] = {k: [] for k in
+                                     ("sandbox_start_s", "compile_s", "run_s", "validate_s",
+                                      "total_s")}
+    for _ in range(args.repeat):
+        split["sandbox_start_s"].append(judge.sandbox_start_s(fresh=True))
+        r = judge.grade(problem, SUBMISSION)
+        assert r.verdict.value == "AC"
+        for k in ("compile_s", "run_s", "validate_s", "total_s"):
+            split[k].append(r.timing[k])
+
+    # The same binary, compiled in the image, run bare vs in the sandbox, per test.
+    build = scratch / "build"
+    build.mkdir(mode=0o755)
+    shutil.copy(SUBMISSION, build / "sum.cpp")
+    sandbox.own(build)
+    lang = get_language("cpp")
+    meta = sandbox.run(RunRequest(lang.compile_argv(["sum.cpp"]), build, problem.compile_limits,
+                                  stdout=scratch / "c.out", stderr=scratch / "c.err",
+                                  workdir_writable=True, cpus=[args.cpu]))
+    assert meta.ok, (scratch / "c.err").read_text()
+    bare, boxed = [], []
+    lim = Limits(cpu_time_s=5.0)
+    for _ in range(args.repeat):
+        for case in problem.cases:
+            with case.input_path.open("rb") as fin, (scratch / "bare.out").open("wb") as fout:
+                t0 = time.perf_counter()
+                subprocess.run([str(build / "sol")], stdin=fin, stdout=fout, check=True)
+                bare.append(time.perf_counter() - t0)
+            assert validate_files(scratch / "bare.out", case.answer_path, ()).accepted
+            t0 = time.perf_counter()
+            m = sandbox.run(RunRequest(["./sol"], build, lim, stdout=scratch / "box.out",
+                                       stderr=scratch / "box.err", stdin=case.input_path,
+                                       cpus=[args.cpu]))
+            boxed.append(time.perf_counter() - t0)
+            assert m.ok
+    shutil.rmtree(scratch, ignore_errors=True)
+
+    print(f"bigsum/sum.cpp, 10 tests, runtime {sandbox.runtime}, cpu {args.cpu}, "
+          f"{args.repeat} repetitions (mean ± 95% CI)")
+    for k, xs in split.items():
+        m, h = ci95(xs)
+        print(f"  {k:<16} {m * 1000:8.1f} ± {h * 1000:5.1f} ms")
+    mb, hb = ci95(bare)
+    ms, hs = ci95(boxed)
+    print(f"  per test run, bare binary:     {mb * 1000:6.2f} ± {hb * 1000:4.2f} ms")
+    print(f"  per test run, in the sandbox:  {ms * 1000:6.2f} ± {hs * 1000:4.2f} ms")
+    print(f"  sandbox overhead per run:      {(ms - mb) * 1000:6.2f} ms "
+          f"({ms / mb:.1f}x the bare run)")
+
+
+if __name__ == "__main__":
+    main()
