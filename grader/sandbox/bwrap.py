@@ -19,12 +19,20 @@ from grader.errors import SandboxError
 from grader.sandbox.base import WORK, RunRequest, chown_tree
 from grader.sandbox.cgroups import CgroupManager
 from grader.sandbox.meta import RunMeta
-from grader.sandbox.supervisor import AS_CALLER, Identity, interpret, split_exit, supervise
+from grader.sandbox.supervisor import (
+    AS_CALLER,
+    Gate,
+    Identity,
+    interpret,
+    split_exit,
+    supervise,
+)
 
 #: Runs first inside the sandbox: proves the sandbox was set up (bwrap reports its
 #: child's pid *before* mounting, so a failed bind would otherwise look like the
 #: program exiting 1 -- a judge fault charged to the student), then closes the
-#: marker pipe and execs the program. bash, not dash: the fd may be above 9.
+#: marker pipe and execs the program. dash (faster to start) when the fd is a
+#: single digit, which is all dash can redirect; bash otherwise.
 EXEC_SHIM = 'printf x >&{fd}; exec {fd}>&-; exec "$@"'
 
 BWRAP_HELP = ("install bubblewrap (Debian/Ubuntu: apt-get install bubblewrap) or Apptainer; "
@@ -68,8 +76,8 @@ class BwrapSandbox:
             "limits_by": self.cgroups.describe() if self.cgroups else "rlimits only",
         }
 
-    def command(self, req: RunRequest, status_fd: int, marker_fd: int | None = None
-                ) -> list[str]:
+    def command(self, req: RunRequest, status_fd: int, marker_fd: int | None = None,
+                block_fd: int | None = None) -> list[str]:
         """The bwrap argv for a request (public so tests can read it)."""
         argv = [
             self.bwrap,
@@ -90,36 +98,35 @@ class BwrapSandbox:
         argv += ["--chdir", WORK, "--clearenv"]
         for k, v in {**self.image_env, **req.env}.items():
             argv += ["--setenv", k, v]
+        if block_fd is not None:
+            argv += ["--block-fd", str(block_fd)]
         argv += ["--json-status-fd", str(status_fd), "--"]
         if marker_fd is not None:
-            argv += ["/bin/bash", "-c", EXEC_SHIM.format(fd=marker_fd), "gradeline-exec"]
+            shell = "/bin/sh" if marker_fd <= 9 else "/bin/bash"
+            argv += [shell, "-c", EXEC_SHIM.format(fd=marker_fd), "gradeline-exec"]
         return [*argv, *req.argv]
 
     def run(self, request: RunRequest) -> RunMeta:
-        rfd, wfd = os.pipe()
-        mrfd, mwfd = os.pipe()
+        status_r, status_w = os.pipe()
+        block_r, block_w = os.pipe()
+        marker_r, marker_w = os.pipe()
+        child_fds = (status_w, block_r, marker_w)
+        gate = Gate(status_fd=status_r, release_fd=block_w, child_fds=child_fds,
+                    child_pid=_child_pid)
         try:
             raw = supervise(
-                self.command(request, wfd, mwfd), limits=request.limits, stdin=request.stdin,
-                stdout=request.stdout, stderr=request.stderr, cpus=request.cpus,
-                identity=self.identity, cgroups=self.cgroups, pass_fds=(wfd, mwfd),
+                self.command(request, status_w, marker_w, block_r), limits=request.limits,
+                stdin=request.stdin, stdout=request.stdout, stderr=request.stderr,
+                cpus=request.cpus, identity=self.identity, cgroups=self.cgroups,
+                pass_fds=child_fds, gate=gate,
             )
-            os.close(wfd)
-            os.close(mwfd)
-            wfd = mwfd = -1
-            with os.fdopen(rfd, "rb") as f:
-                rfd = -1
-                status_lines = f.read().decode("utf-8", "replace").splitlines()
-            with os.fdopen(mrfd, "rb") as f:
-                mrfd = -1
-                exec_reached = f.read(1) == b"x"
+            exec_reached = os.read(marker_r, 1) == b"x"
         finally:
-            for fd in (rfd, wfd, mrfd, mwfd):
-                if fd >= 0:
-                    os.close(fd)
+            for fd in (status_r, block_w, marker_r):
+                os.close(fd)
         started = False
         exit_code: int | None = None
-        for line in status_lines:
+        for line in raw.status_text.splitlines():
             with contextlib.suppress(json.JSONDecodeError):
                 obj = json.loads(line)
                 started = started or "child-pid" in obj
@@ -129,6 +136,8 @@ class BwrapSandbox:
             tail = request.stderr.read_bytes()[-2000:].decode("utf-8", "replace")
             hint = f"; {BWRAP_HELP}" if "namespace" in tail or "uid map" in tail else ""
             raise SandboxError(f"bwrap could not start the sandbox: {tail.strip()}{hint}")
+        code: int | None
+        sig: int | None
         if exit_code is not None:
             code, sig = split_exit(exit_code)
         elif os.WIFSIGNALED(raw.status):
@@ -136,3 +145,12 @@ class BwrapSandbox:
         else:
             code, sig = split_exit(os.WEXITSTATUS(raw.status))
         return interpret(raw, request.limits, code, sig)
+
+
+def _child_pid(line: str) -> int | None:
+    """bwrap's first status line: ``{ "child-pid": N, ... }``."""
+    with contextlib.suppress(json.JSONDecodeError, TypeError, ValueError):
+        obj = json.loads(line)
+        if "child-pid" in obj:
+            return int(obj["child-pid"])
+    return None
