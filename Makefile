@@ -7,7 +7,8 @@ BIN := $(VENV)/bin
 # Debian's python3 (not a pyenv one under /root): the sandbox uid and services
 # started as other users must be able to read the interpreter.
 PYTHON ?= /usr/bin/python3
-APT_PACKAGES := python3 python3-venv bubblewrap debootstrap ca-certificates
+APT_PACKAGES := python3 python3-venv bubblewrap debootstrap ca-certificates util-linux \
+                postgresql libpq5
 DEMO_DIR ?= demo
 
 .PHONY: all demo test deps venv image lint unit clean
@@ -43,7 +44,7 @@ unit: venv
 	$(BIN)/pytest -q tests/unit
 
 test: deps venv image lint
-	GRADELINE_REQUIRE_SANDBOX=1 $(BIN)/pytest -q
+	GRADELINE_REQUIRE_SANDBOX=1 GRADELINE_REQUIRE_DB=1 $(BIN)/pytest -q
 
 demo: deps venv image
 	$(BIN)/gradeline check-env || true

@@ -129,7 +129,8 @@ def cmd_check(args: argparse.Namespace) -> int:
         return 1
     mismatches = 0
     t0 = time.monotonic()
-    for sub, res in grade_many(jobs, cpus, _workroot(args.state_dir)):
+    for g in grade_many(jobs, cpus, _workroot(args.state_dir)):
+        sub, res = g.submission, g.result
         want = expected[sub]
         rel = os.path.relpath(sub)
         if isinstance(res, str):
@@ -266,8 +267,9 @@ def cmd_batch(args: argparse.Namespace) -> int:
         first[key] = path
         jobs.append((problems[r["assignment"]], Path(path), None))
     t0 = time.monotonic()
-    results: dict[str, SubmissionResult | str] = dict(
-        grade_many(jobs, cpus, _workroot(args.state_dir), Progress("grading")))
+    results: dict[str, SubmissionResult | str] = {
+        g.submission: g.result
+        for g in grade_many(jobs, cpus, _workroot(args.state_dir), Progress("grading"))}
     elapsed = time.monotonic() - t0
     out = Path(args.out) if args.out else base / "results.jsonl"
     stats: dict[str, Counter[str]] = defaultdict(Counter)
@@ -305,6 +307,181 @@ def cmd_batch(args: argparse.Namespace) -> int:
           f"in {elapsed:.1f} s on {len(cpus)} cpu(s) ({len(jobs) / max(elapsed, 1e-9):.2f} "
           f"graded/s); {mismatched} differ from the manifest's expected verdict; "
           f"results in {out}")
+    return 0
+
+
+def _spool(args: argparse.Namespace) -> Path:
+    return Path(args.spool or os.environ.get("GRADELINE_SPOOL") or "spool").resolve()
+
+
+def _course(args: argparse.Namespace) -> str:
+    return str(args.course or os.environ.get("GRADELINE_COURSE") or "default")
+
+
+def _problems(args: argparse.Namespace) -> dict[str, object]:
+    """Assignment packages by name: every dir with a problem.yaml under the roots."""
+    from grader.examples import example_dirs
+    from grader.problem import load_problem
+
+    roots = [Path(d) for d in args.assignments] or \
+        [Path(p) for p in os.environ.get("GRADELINE_ASSIGNMENTS", "").split(":") if p] or \
+        [example_dirs()[0].parent]
+    found: dict[str, object] = {}
+    for root in roots:
+        for py in sorted(root.resolve().glob("*/problem.yaml")):
+            found[py.parent.name] = load_problem(py.parent)
+    if not found:
+        raise GradelineError(f"no assignment packages (*/problem.yaml) under "
+                             f"{[str(r) for r in roots]}")
+    return found
+
+
+def _db(args: argparse.Namespace, *, start: bool = True) -> str:
+    from grader.image import default_state_dir
+    from grader.pgserver import database_url
+
+    return database_url(args.state_dir or default_state_dir(), start=start)
+
+
+def cmd_submit(args: argparse.Namespace) -> int:
+    from grader.spool import Spool
+
+    e = Spool(_spool(args)).submit(course=_course(args), assignment=args.assignment,
+                                   student=args.student, path=Path(args.path))
+    print(e.id)
+    return 0
+
+
+def cmd_run(args: argparse.Namespace) -> int:
+    """Intake + grading + store of everything in the spool (local workers)."""
+    from grader.pipeline import Pipeline
+    from grader.sandbox import open_sandbox
+    from grader.spool import Spool
+
+    cpus = _cpus(args.cpus)
+    problems = _problems(args)
+    open_sandbox(cpus, state_dir=args.state_dir)
+    try:
+        url: str | None = _db(args)
+    except GradelineError as e:
+        log.error("%s -- grading anyway; results wait in the spool for the next run", e)
+        url = None
+    pipe = Pipeline(Spool(_spool(args)), problems, db_url=url, cpus=cpus,  # type: ignore[arg-type]
+                    workroot=_workroot(args.state_dir), progress=Progress("grading"))
+    s = pipe.run(args.batch_size)
+    verdicts = ["AC", "WA", "TLE", "MLE", "RE", "OLE", "CE", "JE"]
+    print(f"{'assignment':<12} {'graded':>6} " + " ".join(f"{v:>4}" for v in verdicts)
+          + f" {'mean score':>10}")
+    for a in sorted(s.verdicts):
+        c = s.verdicts[a]
+        mean = sum(s.scores[a]) / len(s.scores[a])
+        print(f"{a:<12} {sum(c.values()):>6} " + " ".join(f"{c.get(v, 0):>4}" for v in verdicts)
+              + f" {mean:>10.1f}")
+    print(f"graded {s.graded}, reused {s.reused} identical, quarantined {s.quarantined}, "
+          f"stored {s.stored} new results in {s.elapsed_s:.1f} s")
+    if s.pending_batches:
+        print(f"NOT STORED YET (database unavailable): batches {', '.join(s.pending_batches)}"
+              " -- run again when it is back")
+        return 1
+    return 0
+
+
+def cmd_status(args: argparse.Namespace) -> int:
+    from collections import Counter, defaultdict
+
+    from grader.spool import Spool
+    from grader.store import Store
+
+    spool = Spool(_spool(args))
+    counts: dict[str, Counter[str]] = defaultdict(Counter)
+    for state, entries in (("new", spool.new_entries()),
+                           ("claimed", [e for b in spool.batches()
+                                        for e in spool.batch_entries(b)])):
+        for e in entries:
+            try:
+                counts[str(e.meta().get("assignment"))][state] += 1
+            except (OSError, ValueError):
+                counts["?"][state] += 1
+    reasons: list[str] = []
+    for e, reason in spool.quarantined():
+        try:
+            a = str(e.meta().get("assignment"))
+        except (OSError, ValueError):
+            a = "?"
+        counts[a]["quarantined"] += 1
+        reasons.append(f"  {a:<12} {e.id}: {reason.get('code')}: {reason.get('message')}")
+    db_note = ""
+    try:
+        with Store(_db(args, start=False)) as store:
+            for a, v, n in store.status(_course(args)):
+                if v != "quarantined":
+                    counts[a]["graded"] += n
+                    counts[a][v] += n
+    except GradelineError as e:
+        db_note = f"(database unavailable: {e})"
+    cols = ["new", "claimed", "graded", "quarantined", "AC", "WA", "TLE", "MLE", "RE", "OLE",
+            "CE", "JE"]
+    print(f"course {_course(args)}, spool {spool.root} {db_note}")
+    print(f"{'assignment':<12} " + " ".join(f"{c:>11}" if i < 4 else f"{c:>4}"
+                                            for i, c in enumerate(cols)))
+    for a in sorted(counts):
+        print(f"{a:<12} " + " ".join(f"{counts[a][c]:>11}" if i < 4 else f"{counts[a][c]:>4}"
+                                     for i, c in enumerate(cols)))
+    if reasons:
+        print("quarantined:")
+        print("\n".join(reasons))
+    return 0
+
+
+def cmd_results(args: argparse.Namespace) -> int:
+    from grader.export import csv_rows, gradescope, junit_xml
+    from grader.result import SubmissionResult
+    from grader.store import Store
+
+    with Store(_db(args)) as store:
+        rows = [(st, SubmissionResult.from_dict(rec))
+                for st, rec in store.current_results(_course(args), args.assignment)]
+    if args.format == "csv":
+        print(csv_rows(rows), end="")
+    elif args.format == "junit":
+        print(junit_xml(rows), end="")
+    else:
+        print(json.dumps({st: gradescope(r) for st, r in rows}, indent=2))
+    return 0
+
+
+def cmd_regrade(args: argparse.Namespace) -> int:
+    from grader.regrade import regrade
+
+    problems = _problems(args)
+    if args.assignment not in problems:
+        raise GradelineError(f"unknown assignment {args.assignment!r}")
+    cpus = _cpus(args.cpus)
+    n = regrade(problems[args.assignment], _course(args), Path(_spool(args)),  # type: ignore[arg-type]
+                _db(args), cpus, _workroot(args.state_dir), Progress("regrading"))
+    print(f"regraded {n} submissions of {args.assignment}; earlier results kept as superseded")
+    return 0
+
+
+def cmd_db(args: argparse.Namespace) -> int:
+    from grader.image import default_state_dir
+    from grader.pgserver import LocalServer
+    from grader.store import Store
+
+    server = LocalServer(args.state_dir or default_state_dir())
+    if args.action == "start":
+        url = _db(args)
+        with Store(url) as s:
+            applied = s.migrate()
+        print(url + (f"  (migrations applied: {', '.join(applied)})" if applied else ""))
+    elif args.action == "stop":
+        server.stop()
+    elif args.action == "url":
+        print(_db(args, start=False))
+    else:
+        up = server.running()
+        print(f"local server {'running' if up else 'stopped'} at {server.data}")
+        return 0 if up else 1
     return 0
 
 
@@ -355,6 +532,46 @@ def build_parser() -> argparse.ArgumentParser:
     b.add_argument("--no-dedupe", action="store_true",
                    help="grade identical submissions again instead of reusing the result")
     b.set_defaults(func=cmd_batch)
+
+    def spool_opts(sp: argparse.ArgumentParser) -> None:
+        sp.add_argument("--spool", help="spool directory (default $GRADELINE_SPOOL or ./spool)")
+        sp.add_argument("--course", help="course name (default $GRADELINE_COURSE or 'default')")
+        sp.add_argument("--assignments", action="append", default=[],
+                        help="directory of assignment packages (default "
+                             "$GRADELINE_ASSIGNMENTS or the bundled examples)")
+
+    s = sub.add_parser("submit", help="put a submission into the spool (atomically)")
+    s.add_argument("assignment")
+    s.add_argument("student")
+    s.add_argument("path", help="source file, directory or archive")
+    spool_opts(s)
+    s.set_defaults(func=cmd_submit)
+
+    r = sub.add_parser("run", help="grade everything in the spool and store the results")
+    spool_opts(r)
+    r.add_argument("--cpus", help="CPUs to use, one worker each (default: all allowed)")
+    r.add_argument("--batch-size", type=int, help="claim at most this many new submissions")
+    r.set_defaults(func=cmd_run)
+
+    st = sub.add_parser("status", help="per assignment: new, claimed, graded, quarantined")
+    spool_opts(st)
+    st.set_defaults(func=cmd_status)
+
+    rs = sub.add_parser("results", help="export the current results of an assignment")
+    spool_opts(rs)
+    rs.add_argument("--assignment", required=True)
+    rs.add_argument("--format", choices=["csv", "gradescope", "junit"], default="csv")
+    rs.set_defaults(func=cmd_results)
+
+    rg = sub.add_parser("regrade", help="regrade what a changed assignment package affects")
+    spool_opts(rg)
+    rg.add_argument("--assignment", required=True)
+    rg.add_argument("--cpus")
+    rg.set_defaults(func=cmd_regrade)
+
+    d = sub.add_parser("db", help="the local PostgreSQL server (unless GRADELINE_DB_URL)")
+    d.add_argument("action", choices=["start", "stop", "status", "url"])
+    d.set_defaults(func=cmd_db)
 
     k = sub.add_parser("corpus", help="generate a deterministic course of submissions")
     k.add_argument("dest")

@@ -43,3 +43,7 @@ class CapabilityError(GradelineError):
 
 class ImageError(GradelineError):
     """The grading image cannot be built or found."""
+
+
+class StoreError(GradelineError):
+    """The results database is unreachable or refused an operation."""

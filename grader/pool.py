@@ -10,12 +10,25 @@ import multiprocessing as mp
 import os
 from collections.abc import Callable, Iterator, Sequence
 from concurrent.futures import ProcessPoolExecutor, as_completed
+from dataclasses import dataclass
+from datetime import UTC, datetime
 from pathlib import Path
 
 from grader.errors import GradelineError
 from grader.judge import Judge
 from grader.problem import Problem, load_problem
 from grader.result import SubmissionResult
+
+
+@dataclass(frozen=True, slots=True)
+class Graded:
+    """One outcome: the result, or the text of the error that prevented one."""
+
+    submission: str
+    result: SubmissionResult | str
+    started_at: str
+    finished_at: str
+
 
 _judge: Judge | None = None
 _problems: dict[str, Problem] = {}
@@ -30,22 +43,28 @@ def _init(slots: mp.Queue, workroot: str) -> None:  # type: ignore[type-arg]
     _judge = Judge(open_sandbox([cpu], build=False), Path(workroot), [cpu])
 
 
-def _grade(problem_dir: str, submission: str, language: str | None
-           ) -> tuple[str, SubmissionResult | str]:
+def _now() -> str:
+    return datetime.now(UTC).isoformat(timespec="microseconds")
+
+
+def _grade(problem_dir: str, submission: str, language: str | None) -> Graded:
     assert _judge is not None
+    started = _now()
     try:
         if problem_dir not in _problems:
             _problems[problem_dir] = load_problem(problem_dir)
-        return submission, _judge.grade(_problems[problem_dir], submission, language)
+        result: SubmissionResult | str = _judge.grade(_problems[problem_dir], submission,
+                                                      language)
     except GradelineError as e:
-        return submission, str(e)
+        result = str(e)
+    return Graded(submission, result, started, _now())
 
 
 def grade_many(jobs: Sequence[tuple[Path, Path, str | None]], cpus: Sequence[int],
                workroot: Path,
                progress: Callable[[int, int], None] | None = None
-               ) -> Iterator[tuple[str, SubmissionResult | str]]:
-    """Yield (submission, result or error text) as they finish.
+               ) -> Iterator[Graded]:
+    """Yield each submission's outcome as it finishes.
 
     :param jobs: (problem dir, submission path, language or None).
     """

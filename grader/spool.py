@@ -1,0 +1,168 @@
+"""The spool directory, with maildir semantics: nothing is ever half-visible or lost.
+
+    spool/tmp/<id>/          a writer builds an entry here...
+    spool/new/<id>/          ...and renames it here when complete (atomic)
+    spool/cur/<batch>/<id>/  intake claims entries by renaming them into a batch
+    spool/done/<id>/         after the result is stored in the database
+    spool/quarantine/<id>/   bad input, with reason.json; never deleted silently
+
+An entry is ``meta.json`` (course, assignment, student, submitted_at) plus
+``payload/`` (the submitted file, directory or archive, as given). Every move
+is a rename within one file system, so a crash leaves each entry in exactly
+one place; a re-run continues from there.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import secrets
+import shutil
+import socket
+import time
+from collections.abc import Iterator
+from dataclasses import dataclass
+from datetime import UTC, datetime
+from pathlib import Path
+from typing import Any
+
+from grader.errors import SubmissionError
+
+STATES = ("tmp", "new", "cur", "done", "quarantine")
+
+
+def now_iso() -> str:
+    return datetime.now(UTC).isoformat(timespec="microseconds")
+
+
+def _fsync_dir(path: Path) -> None:
+    fd = os.open(path, os.O_RDONLY | os.O_DIRECTORY)
+    try:
+        os.fsync(fd)
+    finally:
+        os.close(fd)
+
+
+def unique_name() -> str:
+    """maildir-style: time, pid, random, host -- unique without coordination."""
+    return f"{time.time_ns()}.P{os.getpid()}R{secrets.token_hex(4)}.{socket.gethostname()}"
+
+
+@dataclass(frozen=True, slots=True)
+class Entry:
+    """One spooled submission in some state directory."""
+
+    id: str
+    path: Path
+
+    @property
+    def meta_path(self) -> Path:
+        return self.path / "meta.json"
+
+    @property
+    def payload(self) -> Path:
+        return self.path / "payload"
+
+    def meta(self) -> dict[str, Any]:
+        """The parsed meta.json (raises ValueError/OSError when malformed or missing)."""
+        data = json.loads(self.meta_path.read_text(encoding="utf-8"))
+        if not isinstance(data, dict):
+            raise ValueError("meta.json is not a JSON object")
+        return data
+
+
+class Spool:
+    """A spool root and its state directories."""
+
+    def __init__(self, root: Path) -> None:
+        self.root = root
+        for s in STATES:
+            (root / s).mkdir(parents=True, exist_ok=True)
+
+    def dir(self, state: str) -> Path:
+        return self.root / state
+
+    # -- writers ---------------------------------------------------------------
+    def submit(self, *, course: str, assignment: str, student: str, path: Path,
+               submitted_at: str | None = None) -> Entry:
+        """Copy ``path`` (file or directory) into the spool atomically; return the entry."""
+        if not path.exists() and not path.is_symlink():
+            raise SubmissionError(f"{path}: no such file or directory")
+        sid = unique_name()
+        tmp = self.dir("tmp") / sid
+        tmp.mkdir()
+        payload = tmp / "payload"
+        payload.mkdir()
+        if path.is_dir() and not path.is_symlink():
+            shutil.copytree(path, payload / path.name, symlinks=True)
+        else:
+            shutil.copy2(path, payload / path.name, follow_symlinks=False)
+        meta = {"course": course, "assignment": assignment, "student": student,
+                "submitted_at": submitted_at or now_iso(), "arrived_at": now_iso(),
+                "original_name": path.name}
+        with (tmp / "meta.json").open("w", encoding="utf-8") as f:
+            json.dump(meta, f)
+            f.flush()
+            os.fsync(f.fileno())
+        _fsync_dir(tmp)
+        final = self.dir("new") / sid
+        tmp.rename(final)
+        _fsync_dir(self.dir("new"))
+        return Entry(sid, final)
+
+    # -- intake ----------------------------------------------------------------
+    def new_entries(self) -> list[Entry]:
+        return [Entry(p.name, p) for p in sorted(self.dir("new").iterdir())]
+
+    def claim(self, batch: str, limit: int | None = None) -> list[Entry]:
+        """Move new entries into ``cur/<batch>/``; each rename is atomic, so two
+        concurrent intakes never claim the same entry."""
+        bdir = self.dir("cur") / batch
+        bdir.mkdir(parents=True, exist_ok=True)
+        claimed: list[Entry] = []
+        for e in self.new_entries():
+            if limit is not None and len(claimed) >= limit:
+                break
+            target = bdir / e.id
+            try:
+                e.path.rename(target)
+            except FileNotFoundError:
+                continue  # another intake won it
+            claimed.append(Entry(e.id, target))
+        _fsync_dir(bdir)
+        return claimed
+
+    def batches(self) -> list[Path]:
+        """Claimed batches not yet finished (to resume after a crash)."""
+        return sorted(p for p in self.dir("cur").iterdir() if p.is_dir())
+
+    def batch_entries(self, batch: Path) -> list[Entry]:
+        return [Entry(p.name, p) for p in sorted(batch.iterdir()) if p.is_dir()]
+
+    def finish(self, entry: Entry) -> Entry:
+        target = self.dir("done") / entry.id
+        entry.path.rename(target)
+        return Entry(entry.id, target)
+
+    def quarantine(self, entry: Entry, code: str, message: str) -> Entry:
+        """Keep the entry byte for byte, with the reason beside it."""
+        (entry.path / "reason.json").write_text(json.dumps(
+            {"code": code, "message": message, "quarantined_at": now_iso()}, indent=1))
+        target = self.dir("quarantine") / entry.id
+        entry.path.rename(target)
+        return Entry(entry.id, target)
+
+    def close_batch(self, batch: Path) -> None:
+        """Remove a finished batch directory (only its bookkeeping files remain)."""
+        if not any(p.is_dir() for p in batch.iterdir()):
+            keep = self.root / "batches"
+            keep.mkdir(exist_ok=True)
+            batch.rename(keep / batch.name)
+
+    def quarantined(self) -> Iterator[tuple[Entry, dict[str, Any]]]:
+        for p in sorted(self.dir("quarantine").iterdir()):
+            try:
+                reason = json.loads((p / "reason.json").read_text())
+            except (OSError, ValueError):
+                reason = {"code": "unknown", "message": "reason.json missing"}
+            yield Entry(p.name, p), reason
