@@ -11,7 +11,7 @@ APT_PACKAGES := python3 python3-venv bubblewrap debootstrap ca-certificates util
                 postgresql libpq5
 DEMO_DIR ?= demo
 
-.PHONY: all demo test deps venv image lint unit clean
+.PHONY: all demo test deps venv image lint unit slurm db clean
 
 all: test
 
@@ -43,14 +43,29 @@ lint: venv
 unit: venv
 	$(BIN)/pytest -q tests/unit
 
-test: deps venv image lint
-	GRADELINE_REQUIRE_SANDBOX=1 GRADELINE_REQUIRE_DB=1 $(BIN)/pytest -q
+# The local one-node Slurm cluster (root only; elsewhere the site's Slurm is used).
+slurm:
+	@if [ "$$(id -u)" = 0 ]; then slurm/local-cluster.sh start; \
+	else echo "not root: no local Slurm cluster (grading falls back to local workers)"; fi
 
-demo: deps venv image
+db: venv
+	$(BIN)/gradeline db start
+
+test: deps venv image lint slurm
+	GRADELINE_REQUIRE_SANDBOX=1 GRADELINE_REQUIRE_DB=1 \
+	GRADELINE_REQUIRE_SLURM=$$([ "$$(id -u)" = 0 ] && echo 1 || echo 0) $(BIN)/pytest -q
+
+DEMO_COURSE ?= demo-$(shell date +%Y%m%d-%H%M%S)
+demo: deps venv image slurm db
 	$(BIN)/gradeline check-env || true
 	$(BIN)/gradeline check $$($(BIN)/gradeline examples)
-	$(BIN)/gradeline corpus $(DEMO_DIR) --count 240 --seed 1
-	$(BIN)/gradeline batch $(DEMO_DIR)/manifest.csv --out $(DEMO_DIR)/results.jsonl
+	rm -rf $(DEMO_DIR)
+	$(BIN)/gradeline corpus $(DEMO_DIR) --count 240 --seed 1 --submit-to $(DEMO_DIR)/spool --course $(DEMO_COURSE)
+	$(BIN)/gradeline run --spool $(DEMO_DIR)/spool --course $(DEMO_COURSE)
+	$(BIN)/gradeline status --spool $(DEMO_DIR)/spool --course $(DEMO_COURSE)
+	@for a in bigsum meanstd spread; do \
+	  $(BIN)/gradeline results --course $(DEMO_COURSE) --assignment $$a > $(DEMO_DIR)/$$a.csv; done
+	@echo "grade sheets: $(DEMO_DIR)/{bigsum,meanstd,spread}.csv; spool: $(DEMO_DIR)/spool"
 
 clean:
 	rm -rf $(VENV) $(DEMO_DIR) .pytest_cache .ruff_cache .mypy_cache

@@ -13,12 +13,16 @@ import logging
 import os
 import sys
 import time
-from collections.abc import Iterator, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from grader import __version__
 from grader.errors import GradelineError
 from grader.result import SubmissionResult
+
+if TYPE_CHECKING:
+    from grader.pipeline import Executor
 
 log = logging.getLogger("gradeline")
 
@@ -198,9 +202,17 @@ def cmd_examples(args: argparse.Namespace) -> int:
 
 def cmd_corpus(args: argparse.Namespace) -> int:
     from grader.corpus import generate_course
+    from grader.spool import Spool
 
-    manifest = generate_course(Path(args.dest), count=args.count, seed=args.seed)
+    dest = Path(args.dest)
+    manifest = generate_course(dest, count=args.count, seed=args.seed)
     print(f"wrote {len(manifest)} submissions to {args.dest} (manifest.csv)")
+    if args.submit_to:
+        spool = Spool(Path(args.submit_to))
+        for e in manifest:
+            spool.submit(course=args.course or "default", assignment=e.assignment,
+                         student=e.student, path=dest / e.path, submitted_at=e.submitted_at)
+        print(f"submitted them to the spool {args.submit_to}")
     return 0
 
 
@@ -352,6 +364,70 @@ def cmd_submit(args: argparse.Namespace) -> int:
     return 0
 
 
+def _executor(args: argparse.Namespace, cpus: list[int]) -> Callable[[Path], Executor]:
+    """Slurm arrays when a controller answers (or --executor slurm), else local workers."""
+    from grader.dispatch import ArraySpec, SlurmExecutor
+    from grader.image import default_state_dir
+    from grader.pool import LocalExecutor
+    from grader.scheduler import detect_scheduler
+
+    choice = args.executor or os.environ.get("GRADELINE_EXECUTOR") or "auto"
+    progress = Progress("grading")
+    if choice in ("auto", "slurm"):
+        sched = detect_scheduler(args.state_dir or default_state_dir())
+        if sched is not None:
+            spec = ArraySpec(cpus_per_task=args.cpus_per_task, shard_size=args.shard_size,
+                             throttle=args.throttle, partition=args.partition,
+                             retries=args.retries)
+            print(f"executor: Slurm ({sched.name}), one array job per batch", file=sys.stderr)
+            return lambda batch: SlurmExecutor(sched, batch, spec, progress)
+        if choice == "slurm":
+            raise GradelineError("--executor slurm: no Slurm controller answers (start one "
+                                 "with slurm/local-cluster.sh start, or set SLURM_CONF)")
+        print("executor: local (no Slurm controller answers)", file=sys.stderr)
+    else:
+        print("executor: local", file=sys.stderr)
+    workroot = _workroot(args.state_dir)
+    return lambda batch: LocalExecutor(cpus, workroot, progress)
+
+
+def cmd_shard_run(args: argparse.Namespace) -> int:
+    """An array task: grade one shard on this task's cores; outcomes to <shard>.jsonl."""
+    from grader.dispatch import read_outcomes
+    from grader.pipeline import append_record
+    from grader.pool import grade_inline, grade_many
+
+    shard = Path(args.shard)
+    out = shard.with_suffix(".jsonl")
+    jobs = json.loads(shard.read_text())
+    done = {o["submission"] for o in read_outcomes(out)[0]}  # a requeued task resumes
+    todo = [(Path(j["problem"]), Path(j["submission"]), j.get("language"))
+            for j in jobs if j["submission"] not in done]
+    fault = os.environ.get("GRADELINE_FAULT", "")
+    if fault.startswith("shard-crash") and shard.name == "shard-0.json":  # test hook
+        marker = shard.parent.parent / ".crashed-once"
+        if fault == "shard-crash-always" or not marker.exists():
+            marker.touch()
+            print("simulated task crash", flush=True)
+            os._exit(1)
+    cpus = sorted(os.sched_getaffinity(0))  # the cores Slurm gave this task
+    slurm = {k.lower(): os.environ[k] for k in ("SLURM_ARRAY_JOB_ID", "SLURM_ARRAY_TASK_ID",
+                                                "SLURM_JOB_ID", "SLURMD_NODENAME")
+             if k in os.environ}
+    print(f"shard {shard.name}: {len(todo)} of {len(jobs)} to grade on cpus {cpus} "
+          f"{slurm}", flush=True)
+    workroot = _workroot(args.state_dir)
+    outcomes = grade_inline(todo, cpus[0], workroot) if len(cpus) == 1 else \
+        grade_many(todo, cpus, workroot)
+    for g in outcomes:
+        result = g.result.to_dict() if not isinstance(g.result, str) else g.result
+        if isinstance(result, dict):
+            result["runtime"] = {**result.get("runtime", {}), "slurm": slurm}
+        append_record(out, {"submission": g.submission, "result": result,
+                            "started_at": g.started_at, "finished_at": g.finished_at})
+    return 0
+
+
 def cmd_run(args: argparse.Namespace) -> int:
     """Intake + grading + store of everything in the spool (local workers)."""
     from grader.pipeline import Pipeline
@@ -367,7 +443,8 @@ def cmd_run(args: argparse.Namespace) -> int:
         log.error("%s -- grading anyway; results wait in the spool for the next run", e)
         url = None
     pipe = Pipeline(Spool(_spool(args)), problems, db_url=url, cpus=cpus,  # type: ignore[arg-type]
-                    workroot=_workroot(args.state_dir), progress=Progress("grading"))
+                    workroot=_workroot(args.state_dir), progress=Progress("grading"),
+                    executor=_executor(args, cpus))
     s = pipe.run(args.batch_size)
     verdicts = ["AC", "WA", "TLE", "MLE", "RE", "OLE", "CE", "JE"]
     print(f"{'assignment':<12} {'graded':>6} " + " ".join(f"{v:>4}" for v in verdicts)
@@ -551,7 +628,20 @@ def build_parser() -> argparse.ArgumentParser:
     spool_opts(r)
     r.add_argument("--cpus", help="CPUs to use, one worker each (default: all allowed)")
     r.add_argument("--batch-size", type=int, help="claim at most this many new submissions")
+    r.add_argument("--executor", choices=["auto", "local", "slurm"],
+                   help="auto (default): Slurm when a controller answers, else local")
+    r.add_argument("--cpus-per-task", type=int, default=1, help="whole cores per array task")
+    r.add_argument("--shard-size", type=int, help="submissions per array task "
+                                                   "(default: about a minute of work)")
+    r.add_argument("--throttle", type=int, help="at most this many array tasks at once (%%T)")
+    r.add_argument("--partition", help="Slurm partition")
+    r.add_argument("--retries", type=int, default=2,
+                   help="resubmissions of unfinished shards before they are recorded as JE")
     r.set_defaults(func=cmd_run)
+
+    sr = sub.add_parser("shard-run", help="(array task entry point) grade one shard")
+    sr.add_argument("shard")
+    sr.set_defaults(func=cmd_shard_run)
 
     st = sub.add_parser("status", help="per assignment: new, claimed, graded, quarantined")
     spool_opts(st)
@@ -577,6 +667,8 @@ def build_parser() -> argparse.ArgumentParser:
     k.add_argument("dest")
     k.add_argument("--count", type=int, default=240)
     k.add_argument("--seed", type=int, default=1)
+    k.add_argument("--submit-to", metavar="SPOOL", help="also submit every one to this spool")
+    k.add_argument("--course", help="course name for --submit-to")
     k.set_defaults(func=cmd_corpus)
     return p
 

@@ -10,26 +10,38 @@ without a line, ingests the file (idempotent), and only then moves entries to
 
 from __future__ import annotations
 
+import itertools
 import json
 import logging
 import os
 import secrets
 import shutil
 import time
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import Any, Protocol
 
 from grader.errors import StoreError
 from grader.intake import Prepared, Rejected, prepare
-from grader.pool import grade_many
+from grader.pool import Graded, LocalExecutor
 from grader.problem import Problem
+from grader.result import judge_error_result
 from grader.spool import Entry, Spool, now_iso
 from grader.store import Store
 
 log = logging.getLogger(__name__)
 RESULTS = "results.jsonl"
+
+
+class Executor(Protocol):
+    """Where grading jobs run: this machine's CPUs, or a Slurm array."""
+
+    def run(self, jobs: Sequence[tuple[Path, Path, str | None]]) -> Iterator[Graded]: ...
+
+    def collected(self) -> Iterator[Graded]: ...
+
+    def wait_active(self) -> None: ...
 
 
 @dataclass
@@ -100,7 +112,8 @@ class Pipeline:
     def __init__(self, spool: Spool, problems: Mapping[str, Problem], *, db_url: str | None,
                  cpus: Sequence[int], workroot: Path,
                  progress: Callable[[int, int], None] | None = None,
-                 fault: str | None = None) -> None:
+                 fault: str | None = None,
+                 executor: Callable[[Path], Executor] | None = None) -> None:
         self.spool = spool
         self.problems = problems
         self.db_url = db_url
@@ -109,6 +122,7 @@ class Pipeline:
         self.progress = progress
         self.fault = fault or os.environ.get("GRADELINE_FAULT")
         self.summary = RunSummary()
+        self.executor = executor or (lambda _batch: LocalExecutor(cpus, workroot, progress))
 
     def _store(self) -> Store | None:
         if self.db_url is None:
@@ -202,6 +216,9 @@ class Pipeline:
                records: dict[str, dict[str, Any]], results_file: Path,
                store: Store | None) -> None:
         """Grade each distinct (assignment version, content) once; reuse for the rest."""
+        executor = self.executor(results_file.parent)
+        executor.wait_active()  # arrays an interrupted run left behind
+        recovered = {g.submission: g for g in executor.collected()}
         first: dict[tuple[str, str], str] = {}
         jobs: list[tuple[Path, Path, str | None]] = []
         waiting: dict[str, tuple[Prepared, dict[str, Any]]] = {}
@@ -219,21 +236,26 @@ class Pipeline:
             first[key] = prep.entry.id
             base["dispatched_at"] = now_iso()
             waiting[prep.entry.id] = (prep, base)
-            jobs.append((prep.problem.path, prep.entry.path / "src", prep.language.id))
+            if str(prep.entry.path / "src") not in recovered:
+                jobs.append((prep.problem.path, prep.entry.path / "src", prep.language.id))
         for base, src_id, record in reuse:
             self._record(records, results_file, base, record, reused_from=src_id)
         by_src = {str(p.entry.path / "src"): p.entry.id for p, _ in waiting.values()}
         graded: dict[str, dict[str, Any]] = {}
-        for g in grade_many(jobs, self.cpus, self.workroot, self.progress) if jobs else []:
+        outcomes = [g for g in recovered.values() if g.submission in by_src]
+        for g in itertools.chain(outcomes, executor.run(jobs)):
             sid = by_src[g.submission]
             prep, base = waiting[sid]
             if isinstance(g.result, str):
-                log.error("%s could not be graded: %s", sid, g.result)
-                continue
-            rec = g.result.to_dict()
+                log.error("%s could not be graded: %s -- recorded as JE", sid, g.result)
+                rec = judge_error_result(prep.problem, f"spool:{sid}",
+                                         prep.submission.content_hash, prep.language.id,
+                                         g.result).to_dict()
+            else:
+                rec = g.result.to_dict()
             graded[sid] = rec
-            self._record(records, results_file, {**base, "started_at": g.started_at,
-                                                 "finished_at": g.finished_at}, rec)
+            self._record(records, results_file, {**base, "started_at": g.started_at or None,
+                                                 "finished_at": g.finished_at or None}, rec)
             self.summary.graded += 1
         for _prep, base in waiting.values():
             src = base.get("reused_from_spool")

@@ -60,6 +60,35 @@ def _grade(problem_dir: str, submission: str, language: str | None) -> Graded:
     return Graded(submission, result, started, _now())
 
 
+def grade_inline(jobs: Sequence[tuple[Path, Path, str | None]], cpu: int, workroot: Path
+                 ) -> Iterator[Graded]:
+    """Grade in this process on one CPU (an array task with one core: no pool start-up)."""
+    global _judge
+    from grader.sandbox import open_sandbox
+
+    os.sched_setaffinity(0, [cpu])
+    _judge = Judge(open_sandbox([cpu], build=False), workroot, [cpu])
+    for p, s, lang in jobs:
+        yield _grade(str(p), str(s), lang)
+
+
+class LocalExecutor:
+    """One pinned worker process per CPU on this machine."""
+
+    def __init__(self, cpus: Sequence[int], workroot: Path,
+                 progress: Callable[[int, int], None] | None = None) -> None:
+        self.cpus, self.workroot, self.progress = list(cpus), workroot, progress
+
+    def run(self, jobs: Sequence[tuple[Path, Path, str | None]]) -> Iterator[Graded]:
+        return grade_many(jobs, self.cpus, self.workroot, self.progress) if jobs else iter(())
+
+    def collected(self) -> Iterator[Graded]:
+        return iter(())
+
+    def wait_active(self) -> None:
+        return None
+
+
 def grade_many(jobs: Sequence[tuple[Path, Path, str | None]], cpus: Sequence[int],
                workroot: Path,
                progress: Callable[[int, int], None] | None = None

@@ -126,6 +126,15 @@ class SubmissionResult:
         )
 
 
+def judge_error_result(problem: Problem, submission: str, content_hash: str,
+                       language: str | None, message: str) -> SubmissionResult:
+    """A JE record for a submission our side could not grade (never charged)."""
+    _, groups = score_submission(problem, [])
+    return SubmissionResult(problem.short_name, problem.version, submission, content_hash,
+                            language, Verdict.JE, 0.0, problem.max_score, None, (), groups,
+                            message=message)
+
+
 def score_group(group: TestGroup, tests: Sequence[TestResult]) -> GroupResult:
     """Points for one group: all-or-nothing, or proportional to the tests passed.
 

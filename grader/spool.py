@@ -137,7 +137,9 @@ class Spool:
         return sorted(p for p in self.dir("cur").iterdir() if p.is_dir())
 
     def batch_entries(self, batch: Path) -> list[Entry]:
-        return [Entry(p.name, p) for p in sorted(batch.iterdir()) if p.is_dir()]
+        """Entries still in a batch (array-*/ and other bookkeeping are not entries)."""
+        return [Entry(p.name, p) for p in sorted(batch.iterdir())
+                if p.is_dir() and (p / "meta.json").exists()]
 
     def finish(self, entry: Entry) -> Entry:
         target = self.dir("done") / entry.id
@@ -154,7 +156,7 @@ class Spool:
 
     def close_batch(self, batch: Path) -> None:
         """Remove a finished batch directory (only its bookkeeping files remain)."""
-        if not any(p.is_dir() for p in batch.iterdir()):
+        if not self.batch_entries(batch):
             keep = self.root / "batches"
             keep.mkdir(exist_ok=True)
             batch.rename(keep / batch.name)

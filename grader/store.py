@@ -64,7 +64,7 @@ class Store:
         try:
             with self.conn.transaction(), self.conn.cursor() as cur:
                 yield cur
-        except psycopg.OperationalError as e:
+        except psycopg.Error as e:
             raise StoreError(f"database error: {str(e).strip().splitlines()[0]}") from e
 
     # -- schema ----------------------------------------------------------------

@@ -97,7 +97,8 @@ def run_cli(tmp_path, url, *extra, fault=None, check=True):
     if fault:
         env["GRADELINE_FAULT"] = fault
     r = subprocess.run([str(BIN), "run", "--spool", str(tmp_path / "spool"), "--cpus", "0",
-                        *extra], capture_output=True, text=True, env=env, timeout=600)
+                        "--executor", "local", *extra], capture_output=True, text=True, env=env,
+                       timeout=600)
     if check:
         assert r.returncode == 0, r.stdout + r.stderr
     return r
@@ -174,8 +175,9 @@ def test_stopping_postgres_mid_run(course, pg_url):
     env = {**os.environ, "GRADELINE_DB_URL": url, "GRADELINE_COURSE": "c",
            "GRADELINE_FAULT": "stop-db-before-ingest",
            "GRADELINE_FAULT_STOP_DIR": str(state)}
-    r = subprocess.run([str(BIN), "run", "--spool", str(tmp_path / "spool"), "--cpus", "0"],
-                       capture_output=True, text=True, env=env, timeout=600)
+    r = subprocess.run([str(BIN), "run", "--spool", str(tmp_path / "spool"), "--cpus", "0",
+                        "--executor", "local"], capture_output=True, text=True, env=env,
+                       timeout=600)
     assert r.returncode == 1 and "NOT STORED YET" in r.stdout, r.stdout + r.stderr
     assert not server.running()
     server.start()
@@ -201,7 +203,7 @@ def test_status_results_and_regrade(course, tmp_path_factory):
     ans = pkgs / "bigsum/data/secret/large/01.ans"
     ans.write_text(str(int(ans.read_text()) + 1) + "\n")
     rg = subprocess.run([str(BIN), "regrade", *common, "--assignments", str(pkgs),
-                         "--assignment", "bigsum", "--cpus", "0"],
+                         "--assignment", "bigsum", "--cpus", "0"],  # regrade grades locally
                         capture_output=True, text=True, env=env, timeout=600)
     assert rg.returncode == 0, rg.stderr
     assert "regraded 7" in rg.stdout

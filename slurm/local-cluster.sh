@@ -1,0 +1,158 @@
+#!/usr/bin/env bash
+# A one-node (or N fake-node) local Slurm cluster without systemd, for development,
+# tests and the demo. On a real cluster none of this runs: the site's Slurm is used.
+#
+#   slurm/local-cluster.sh start [NODES]   install if missing, write slurm.conf, start
+#                                          munge, slurmctld, slurmd; wait until idle
+#   slurm/local-cluster.sh stop            stop the daemons, clean stale pid files
+#   slurm/local-cluster.sh status          what runs; the SLURM_CONF to export
+#   slurm/local-cluster.sh conf            print the SLURM_CONF path
+#
+# Idempotent: start on a running cluster only checks it. State lives in
+# $GRADELINE_STATE_DIR/slurm (default /var/lib/gradeline/slurm); the config is
+# $STATE/slurm.conf, so a site /etc/slurm/slurm.conf is never touched.
+set -euo pipefail
+REPO=$(cd "$(dirname "$0")/.." && pwd)
+STATE=${GRADELINE_STATE_DIR:-/var/lib/gradeline}/slurm
+CONF=$STATE/slurm.conf
+export SLURM_CONF=$CONF
+NODES=${2:-${GRADELINE_SLURM_NODES:-1}}
+
+die() { echo "local-cluster: $*" >&2; exit 1; }
+alive() { [ -f "$1" ] && kill -0 "$(cat "$1")" 2>/dev/null; }
+
+install_packages() {
+    local missing=""
+    for p in slurmctld slurmd slurm-client munge; do
+        dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "ok installed" || missing="$missing $p"
+    done
+    [ -z "$missing" ] && return 0
+    [ "$(id -u)" = 0 ] || die "missing packages:$missing (run as root: apt-get install$missing)"
+    echo "installing:$missing"
+    apt-get update -qq
+    DEBIAN_FRONTEND=noninteractive apt-get install -y -qq $missing >/dev/null
+}
+
+write_conf() {
+    mkdir -p "$STATE/ctld"
+    local host cpus mem line nodes_conf="" i port
+    host=$(hostname -s)
+    line=$(slurmd -C | head -1)
+    cpus=$(sed -n 's/.*CPUs=\([0-9]*\).*/\1/p' <<<"$line")
+    mem=$(sed -n 's/.*RealMemory=\([0-9]*\).*/\1/p' <<<"$line")
+    mem=$(( mem * 3 / 4 ))                      # leave room for the OS and the database
+    if [ "$NODES" -le 1 ]; then
+        nodes_conf="${line%%RealMemory=*}RealMemory=$mem State=UNKNOWN"
+        nodes_conf="NodeName=$host ${nodes_conf#NodeName=* }"
+    else
+        # Several slurmd on one machine: each fake node owns one core. CpuSpecList
+        # reserves the other cores, so tasks of n$i are pinned to core i-1.
+        [ "$NODES" -le "$cpus" ] || die "$NODES nodes need $NODES cores; this machine has $cpus"
+        for i in $(seq 1 "$NODES"); do
+            port=$(( 17000 + i ))
+            spec=$(seq 0 $(( cpus - 1 )) | grep -vx $(( i - 1 )) | paste -sd, -)
+            nodes_conf+="NodeName=n$i NodeHostname=$host NodeAddr=127.0.0.1 Port=$port "
+            nodes_conf+="${line#NodeName=* }"
+            nodes_conf="${nodes_conf%%RealMemory=*}RealMemory=$(( mem / NODES )) "
+            nodes_conf+="CpuSpecList=$spec State=UNKNOWN"$'\n'
+        done
+    fi
+    sed -e "s|@HOST@|$host|" -e "s|@STATE@|$STATE|g" -e "s|@REPO@|$REPO|g" \
+        -e "s|@CTLD_PORT@|${GRADELINE_SLURMCTLD_PORT:-6817}|" \
+        -e "s|@SLURMD_PORT@|${GRADELINE_SLURMD_PORT:-6818}|" \
+        -e "s|@MEM_PER_CPU@|$(( mem / cpus / 2 ))|" \
+        "$REPO/slurm/slurm.conf.in" > "$CONF.tmp"
+    python3 - "$CONF.tmp" "$nodes_conf" <<'PY'
+import sys
+p, nodes = sys.argv[1], sys.argv[2].strip()
+text = open(p).read().replace("@NODES@", nodes)
+open(p, "w").write(text)
+PY
+    # A changed config needs a restart of the daemons.
+    if [ -f "$CONF" ] && ! cmp -s "$CONF" "$CONF.tmp"; then stop_daemons; fi
+    mv "$CONF.tmp" "$CONF"
+    touch "$STATE/jobcomp.log"
+}
+
+node_names() { sed -n 's/^NodeName=\([^ ]*\).*/\1/p' "$CONF"; }
+
+start_munge() {
+    if pgrep -x munged >/dev/null; then return 0; fi
+    mkdir -p /run/munge /var/log/munge /var/lib/munge
+    chown munge:munge /run/munge /var/log/munge /var/lib/munge 2>/dev/null || true
+    [ -f /etc/munge/munge.key ] || { /usr/sbin/mungekey --create 2>/dev/null || \
+        dd if=/dev/urandom of=/etc/munge/munge.key bs=1024 count=1 2>/dev/null; }
+    chown munge:munge /etc/munge/munge.key; chmod 400 /etc/munge/munge.key
+    rm -f /run/munge/munged.pid
+    runuser -u munge -- /usr/sbin/munged
+}
+
+start_daemons() {
+    if ! alive "$STATE/slurmctld.pid"; then
+        rm -f "$STATE/slurmctld.pid"
+        slurmctld -f "$CONF"
+    fi
+    local n
+    for n in $(node_names); do
+        if ! alive "$STATE/slurmd-$n.pid"; then
+            rm -f "$STATE/slurmd-$n.pid"
+            if [ "$(node_names | wc -l)" -gt 1 ]; then slurmd -f "$CONF" -N "$n"; else slurmd -f "$CONF"; fi
+        fi
+    done
+}
+
+wait_idle() {
+    local i state
+    for i in $(seq 1 120); do
+        state=$(sinfo -h -o '%t' 2>/dev/null | sort -u | paste -sd, - || true)
+        case "$state" in
+            idle|idle,mix|mix|alloc|mix,idle) return 0 ;;
+            *down*|*drain*|*unk*)
+                scontrol update nodename="$(node_names | paste -sd, -)" state=resume >/dev/null 2>&1 || true ;;
+        esac
+        sleep 0.5
+    done
+    die "nodes not idle after 60 s (state: ${state:-none}); see $STATE/slurmctld.log"
+}
+
+stop_daemons() {
+    local f
+    for f in "$STATE"/slurmd-*.pid "$STATE/slurmctld.pid"; do
+        [ -f "$f" ] || continue
+        if alive "$f"; then kill "$(cat "$f")" 2>/dev/null || true; fi
+    done
+    for _ in $(seq 1 50); do
+        local any=0
+        for f in "$STATE"/slurmd-*.pid "$STATE/slurmctld.pid"; do alive "$f" && any=1; done
+        [ $any = 0 ] && break
+        sleep 0.2
+    done
+    rm -f "$STATE"/slurmd-*.pid "$STATE/slurmctld.pid" /run/slurmctld.pid /run/slurmd.pid
+}
+
+case "${1:-status}" in
+    start)
+        [ "$(id -u)" = 0 ] || die "the local cluster runs its daemons as root; use sudo"
+        install_packages
+        write_conf
+        start_munge
+        start_daemons
+        wait_idle
+        echo "local Slurm cluster up: $(sinfo -h -o '%D node(s), %c cpus/node, %t' | head -1); export SLURM_CONF=$CONF"
+        ;;
+    stop)
+        stop_daemons
+        echo "local Slurm cluster stopped"
+        ;;
+    status)
+        [ -f "$CONF" ] || { echo "not configured"; exit 1; }
+        alive "$STATE/slurmctld.pid" || { echo "slurmctld not running"; exit 1; }
+        sinfo; echo "export SLURM_CONF=$CONF"
+        ;;
+    conf)
+        echo "$CONF"
+        ;;
+    *)
+        die "usage: $0 start [NODES]|stop|status|conf"
+        ;;
+esac
