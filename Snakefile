@@ -1,4 +1,18 @@
-# gradeline workflow entry point. The Snakefile only wires things together:
-# configfile, include of workflows/*.smk, and `rule all`. The rules (intake
-# checkpoint, sharding, one Slurm array per batch, ingest, report) arrive with
-# the orchestration issue (#4); `gradeline batch` covers local grading until then.
+# gradeline workflow: one run grades one batch of the spool.
+#   snakemake --profile profiles/local            # this machine's cores
+#   snakemake --profile profiles/slurm            # one Slurm array job for the batch
+# Rules live in workflows/*.smk; the config is validated against
+# workflows/schemas/config.schema.yaml before anything runs.
+
+
+configfile: "workflows/config.yaml"
+
+
+include: "workflows/common.smk"
+include: "workflows/grading.smk"
+
+
+rule all:
+    default_target: True
+    input:
+        summary=f"{RESULTS}/report/summary.txt",

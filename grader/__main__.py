@@ -104,7 +104,7 @@ def _self_check_jobs(problem_dir: Path) -> Iterator[tuple[str, Path]]:
         return
     for d in sorted(p for p in subs.iterdir() if p.is_dir()):
         for s in sorted(d.iterdir()):
-            if not s.name.startswith("."):
+            if not s.name.startswith(".") and s.name != "__pycache__":
                 yield d.name, s
 
 
@@ -444,8 +444,19 @@ def cmd_run(args: argparse.Namespace) -> int:
         url = None
     pipe = Pipeline(Spool(_spool(args)), problems, db_url=url, cpus=cpus,  # type: ignore[arg-type]
                     workroot=_workroot(args.state_dir), progress=Progress("grading"),
-                    executor=_executor(args, cpus))
-    s = pipe.run(args.batch_size)
+                    executor=_executor(args, cpus), dedupe=not args.no_dedupe)
+    if args.stage == "intake":  # claim a batch; print its name (empty: nothing waited)
+        name = pipe.claim(args.batch_size) or ""
+        if args.batch_file:
+            Path(args.batch_file).write_text(name + "\n")
+        print(name)
+        return 0
+    if args.stage in ("grade", "ingest"):
+        if not args.batch:
+            raise GradelineError(f"--stage {args.stage} needs --batch NAME")
+        s = pipe.stage(args.batch, ingest=args.stage == "ingest")
+    else:
+        s = pipe.run(args.batch_size)
     verdicts = ["AC", "WA", "TLE", "MLE", "RE", "OLE", "CE", "JE"]
     print(f"{'assignment':<12} {'graded':>6} " + " ".join(f"{v:>4}" for v in verdicts)
           + f" {'mean score':>10}")
@@ -635,6 +646,12 @@ def build_parser() -> argparse.ArgumentParser:
                                                    "(default: about a minute of work)")
     r.add_argument("--throttle", type=int, help="at most this many array tasks at once (%%T)")
     r.add_argument("--partition", help="Slurm partition")
+    r.add_argument("--stage", choices=["all", "intake", "grade", "ingest"], default="all",
+                   help="one workflow stage (the Snakefile's rules); default all of them")
+    r.add_argument("--batch", help="the batch of --stage grade/ingest")
+    r.add_argument("--batch-file", help="--stage intake: also write the batch name here")
+    r.add_argument("--no-dedupe", action="store_true",
+                   help="grade identical submissions again (for measurements)")
     r.add_argument("--retries", type=int, default=2,
                    help="resubmissions of unfinished shards before they are recorded as JE")
     r.set_defaults(func=cmd_run)

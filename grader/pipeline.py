@@ -113,7 +113,8 @@ class Pipeline:
                  cpus: Sequence[int], workroot: Path,
                  progress: Callable[[int, int], None] | None = None,
                  fault: str | None = None,
-                 executor: Callable[[Path], Executor] | None = None) -> None:
+                 executor: Callable[[Path], Executor] | None = None,
+                 dedupe: bool = True) -> None:
         self.spool = spool
         self.problems = problems
         self.db_url = db_url
@@ -122,6 +123,7 @@ class Pipeline:
         self.progress = progress
         self.fault = fault or os.environ.get("GRADELINE_FAULT")
         self.summary = RunSummary()
+        self.dedupe = dedupe
         self.executor = executor or (lambda _batch: LocalExecutor(cpus, workroot, progress))
 
     def _store(self) -> Store | None:
@@ -144,9 +146,8 @@ class Pipeline:
             for batch in self.spool.batches():
                 log.info("resuming batch %s", batch.name)
                 self._process(batch, store)
-            if self.spool.new_entries():
-                name = time.strftime("b%Y%m%dT%H%M%S") + "-" + secrets.token_hex(3)
-                self.spool.claim(name, batch_size)
+            name = self.claim(batch_size)
+            if name is not None:
                 self._process(self.spool.dir("cur") / name, store)
         finally:
             if store is not None:
@@ -154,7 +155,31 @@ class Pipeline:
         self.summary.elapsed_s = time.monotonic() - t0
         return self.summary
 
-    def _process(self, batch: Path, store: Store | None) -> None:
+    def claim(self, batch_size: int | None = None) -> str | None:
+        """Claim new submissions into a fresh batch; its name, or None when none wait."""
+        if not self.spool.new_entries():
+            return None
+        name = time.strftime("b%Y%m%dT%H%M%S") + "-" + secrets.token_hex(3)
+        self.spool.claim(name, batch_size)
+        return name
+
+    def stage(self, batch_name: str, *, ingest: bool) -> RunSummary:
+        """One workflow stage for one batch: grade it (results.jsonl), or also store it."""
+        t0 = time.monotonic()
+        batch = self.spool.dir("cur") / batch_name
+        if not batch.is_dir():
+            log.info("batch %s is already finished", batch_name)
+            return self.summary
+        store = self._store()
+        try:
+            self._process(batch, store, ingest=ingest)
+        finally:
+            if store is not None:
+                store.close()
+        self.summary.elapsed_s = time.monotonic() - t0
+        return self.summary
+
+    def _process(self, batch: Path, store: Store | None, *, ingest: bool = True) -> None:
         results_file = batch / RESULTS
         records = read_records(results_file)
         claimed_at = now_iso()
@@ -185,6 +210,8 @@ class Pipeline:
                                 "language": prep.language.id,
                                 "package_path": str(prep.problem.path)}))
         self.grade_prepared(todo, records, results_file, store)
+        if not ingest:
+            return
         if store is None:
             self.summary.pending_batches.append(batch.name)
             return
@@ -225,7 +252,9 @@ class Pipeline:
         reuse: list[tuple[dict[str, Any], str, dict[str, Any]]] = []
         for prep, base in todo:
             key = (prep.problem.version, prep.submission.content_hash)
-            hit = store.reusable(*key) if store is not None else None
+            if not self.dedupe:
+                key = (*key, prep.entry.id)  # type: ignore[assignment]
+            hit = store.reusable(*key[:2]) if store is not None and self.dedupe else None
             if hit is not None:
                 reuse.append((base, hit[0], hit[1]))
                 continue

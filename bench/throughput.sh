@@ -1,0 +1,47 @@
+#!/usr/bin/env bash
+# gradeline through Slurm vs the bare loop (GNU parallel: compile + run + compare, no
+# sandbox, no Slurm, no database) on the same example course and the same CPUs.
+#   bench/throughput.sh [COUNT] [SEED]
+# Needs: root, the local Slurm cluster (slurm/local-cluster.sh start), parallel, g++.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+COUNT=${1:-240}; SEED=${2:-1}
+G=.venv/bin/gradeline
+W=$(mktemp -d /var/tmp/gl-throughput-XXXX)
+NCPU=$(nproc)
+$G corpus "$W/course" --count "$COUNT" --seed "$SEED" >/dev/null
+EX=$($G examples | head -1 | xargs dirname)
+tail -n +2 "$W/course/manifest.csv" | cut -d, -f3,6 | tr , ' ' \
+  | awk -v ex="$EX" -v c="$W/course" '{print ex"/"$1" "c"/"$2}' > "$W/jobs.txt"
+t0=$(date +%s.%N)
+parallel -j "$NCPU" --colsep ' ' bench/bare_one.sh {1} {2} < "$W/jobs.txt"
+t1=$(date +%s.%N)
+bare=$(echo "$t1 - $t0" | bc)
+URL=$($G db url)
+fresh_db() {  # a scratch database, so no earlier run's results are reused
+  .venv/bin/python - "$URL" <<'PY'
+import sys, psycopg
+with psycopg.connect(sys.argv[1], autocommit=True) as c:
+    c.execute("DROP DATABASE IF EXISTS gradeline_tp WITH (FORCE)")
+    c.execute("CREATE DATABASE gradeline_tp")
+PY
+  echo "${URL%/*}/gradeline_tp"
+}
+run_gradeline() {  # $1: extra run options; prints seconds
+  rm -rf "$W/spool"
+  export GRADELINE_DB_URL=$(fresh_db)
+  $G corpus "$W/course" --count "$COUNT" --seed "$SEED" --submit-to "$W/spool" \
+     --course "tp-$RANDOM$RANDOM" >/dev/null
+  local s e
+  s=$(date +%s.%N)
+  $G run --spool "$W/spool" --course "tp-$RANDOM" --executor slurm "$@" >/dev/null 2>&1
+  e=$(date +%s.%N)
+  echo "$e - $s" | bc
+}
+nodedupe=$(run_gradeline --no-dedupe)
+dedupe=$(run_gradeline)
+echo "course: $COUNT submissions (seed $SEED), $NCPU cpus"
+printf "bare loop (GNU parallel -j%s):            %6.1f s  %5.2f subs/s\n" "$NCPU" "$bare" "$(echo "$COUNT / $bare" | bc -l)"
+printf "gradeline via Slurm, every submission:   %6.1f s  %5.2f subs/s  ratio %.2f\n" "$nodedupe" "$(echo "$COUNT / $nodedupe" | bc -l)" "$(echo "$bare / $nodedupe" | bc -l)"
+printf "gradeline via Slurm, identical reused:   %6.1f s  %5.2f subs/s  ratio %.2f\n" "$dedupe" "$(echo "$COUNT / $dedupe" | bc -l)" "$(echo "$bare / $dedupe" | bc -l)"
+rm -rf "$W"
