@@ -48,13 +48,14 @@ write_conf() {
         # Several slurmd on one machine: each fake node owns one core. CpuSpecList
         # reserves the other cores, so tasks of n$i are pinned to core i-1.
         [ "$NODES" -le "$cpus" ] || die "$NODES nodes need $NODES cores; this machine has $cpus"
+        local hw=${line#NodeName=* }
+        hw=${hw%%RealMemory=*}                  # "CPUs=.. Boards=.. ... ThreadsPerCore=.. "
         for i in $(seq 1 "$NODES"); do
             port=$(( 17000 + i ))
             spec=$(seq 0 $(( cpus - 1 )) | grep -vx $(( i - 1 )) | paste -sd, -)
             nodes_conf+="NodeName=n$i NodeHostname=$host NodeAddr=127.0.0.1 Port=$port "
-            nodes_conf+="${line#NodeName=* }"
-            nodes_conf="${nodes_conf%%RealMemory=*}RealMemory=$(( mem / NODES )) "
-            nodes_conf+="CpuSpecList=$spec State=UNKNOWN"$'\n'
+            nodes_conf+="${hw}RealMemory=$(( mem / NODES )) CpuSpecList=$spec State=UNKNOWN"
+            nodes_conf+=$'\n'
         done
     fi
     sed -e "s|@HOST@|$host|" -e "s|@STATE@|$STATE|g" -e "s|@REPO@|$REPO|g" \

@@ -1,5 +1,6 @@
 """Grading through a real (local) Slurm cluster: one array job per batch, exclusive
 cores, retries, JE after a bound, and a killed `gradeline run` resumed."""
+import contextlib
 import os
 import re
 import signal
@@ -21,15 +22,18 @@ BIN = Path(sys.executable).parent / "gradeline"
 pytestmark = [pytest.mark.sandbox, pytest.mark.slow]
 
 
+NODES = 2  # two slurmd "nodes" on this machine, one core each
+
+
 @pytest.fixture(scope="session")
 def slurm_conf():
-    """The project's local one-node cluster (started idempotently by its own script)."""
+    """The project's local cluster of two fake nodes (started by its own script)."""
     reason = None
     if os.geteuid() != 0:
         reason = "the local Slurm cluster needs root"
     else:
-        r = subprocess.run([str(ROOT / "slurm/local-cluster.sh"), "start"], capture_output=True,
-                           text=True, timeout=600)
+        r = subprocess.run([str(ROOT / "slurm/local-cluster.sh"), "start", str(NODES)],
+                           capture_output=True, text=True, timeout=600)
         if r.returncode != 0:
             reason = f"local Slurm cluster did not start: {r.stderr.strip()[-500:]}"
     if reason:
@@ -167,3 +171,52 @@ def test_killed_run_resumes_exactly_once(tmp_path, slurm_conf, db):
     lines = [ln for o in (tmp_path / "spool").glob("*/*/array-*/shard-*.jsonl")
              for ln in o.read_text().splitlines()]
     assert len(lines) == len(set(lines))  # nothing graded twice
+
+
+def _node_processes(node):
+    """Every process of array tasks running on ``node`` (by their Slurm environment)."""
+    pids = []
+    for pid in filter(str.isdigit, os.listdir("/proc")):
+        try:
+            env = Path(f"/proc/{pid}/environ").read_bytes()
+        except OSError:
+            continue
+        if f"SLURMD_NODENAME={node}".encode() in env.split(b"\0"):
+            pids.append(int(pid))
+    return pids
+
+
+def test_losing_a_node_mid_batch_loses_nothing(tmp_path, slurm_conf, db):
+    spool_course(tmp_path, 40, seed=17)
+    env = {**os.environ, "GRADELINE_DB_URL": db, "GRADELINE_COURSE": "c",
+           "SLURM_CONF": slurm_conf}
+    p = subprocess.Popen([str(BIN), "run", "--spool", str(tmp_path / "spool"), "--executor",
+                          "slurm", "--shard-size", "2"], env=env, stdout=subprocess.PIPE,
+                         stderr=subprocess.STDOUT, text=True)
+    state = Path(slurm_conf).parent
+    victims = []
+    deadline = time.monotonic() + 300
+    while time.monotonic() < deadline and not victims:
+        time.sleep(0.2)
+        victims = _node_processes("n2")
+    assert victims, "no task ever ran on n2"
+    time.sleep(0.5)
+    # The node dies: its slurmd and everything its tasks were running.
+    os.kill(int((state / "slurmd-n2.pid").read_text()), signal.SIGKILL)
+    for pid in _node_processes("n2"):
+        with contextlib.suppress(ProcessLookupError):
+            os.kill(pid, signal.SIGKILL)
+    try:
+        out, _ = p.communicate(timeout=600)
+    finally:
+        subprocess.run([str(ROOT / "slurm/local-cluster.sh"), "start", str(NODES)],
+                       capture_output=True, timeout=300)  # bring n2 back for other tests
+    assert p.returncode == 0, out
+    with Store(db) as s:
+        assert s.count("SELECT count(*) FROM submissions") == 40
+        assert s.count("SELECT count(*) FROM results") == 40
+        assert s.count("SELECT count(*) FROM results WHERE verdict = 'JE'") == 0
+        nodes = {r[0] for r in s.conn.execute(
+            "SELECT record->'runtime'->>'host' || ':' || "
+            "(record->'runtime'->'slurm'->>'slurmd_nodename') FROM results")}
+    assert any(n.endswith(":n1") for n in nodes) and any(n.endswith(":n2") for n in nodes)
