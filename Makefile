@@ -55,17 +55,21 @@ test: deps venv image lint
 	GRADELINE_REQUIRE_SANDBOX=1 GRADELINE_REQUIRE_DB=1 \
 	GRADELINE_REQUIRE_SLURM=$$([ "$$(id -u)" = 0 ] && echo 1 || echo 0) $(BIN)/pytest -q
 
-DEMO_COURSE ?= demo-$(shell date +%Y%m%d-%H%M%S)
+DEMO_COURSE ?= demo
+# The demo grades into a database of its own, made empty each time, so that it really
+# grades (results stored by earlier runs would otherwise be reused by content hash).
 demo: deps venv image slurm db
 	$(BIN)/gradeline check-env || true
 	$(BIN)/gradeline check $$($(BIN)/gradeline examples)
 	rm -rf $(DEMO_DIR)
 	$(BIN)/gradeline corpus $(DEMO_DIR) --count 240 --seed 1 --submit-to $(DEMO_DIR)/spool --course $(DEMO_COURSE)
-	$(BIN)/gradeline run --spool $(DEMO_DIR)/spool --course $(DEMO_COURSE)
-	$(BIN)/gradeline status --spool $(DEMO_DIR)/spool --course $(DEMO_COURSE)
-	@for a in bigsum meanstd spread; do \
+	export GRADELINE_DB_URL=$$($(BIN)/gradeline db fresh gradeline_demo) && \
+	$(BIN)/gradeline run --spool $(DEMO_DIR)/spool --course $(DEMO_COURSE) && \
+	$(BIN)/gradeline status --spool $(DEMO_DIR)/spool --course $(DEMO_COURSE) && \
+	for a in bigsum meanstd spread; do \
 	  $(BIN)/gradeline results --course $(DEMO_COURSE) --assignment $$a > $(DEMO_DIR)/$$a.csv; done
-	@echo "grade sheets: $(DEMO_DIR)/{bigsum,meanstd,spread}.csv; spool: $(DEMO_DIR)/spool"
+	@echo "grade sheets: $(DEMO_DIR)/{bigsum,meanstd,spread}.csv; spool: $(DEMO_DIR)/spool;" \
+	  "results in PostgreSQL: $$($(BIN)/gradeline db url | sed 's|/gradeline$$|/gradeline_demo|')"
 
 clean:
 	rm -rf $(VENV) $(DEMO_DIR) .pytest_cache .ruff_cache .mypy_cache

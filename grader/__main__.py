@@ -566,6 +566,16 @@ def cmd_db(args: argparse.Namespace) -> int:
         server.stop()
     elif args.action == "url":
         print(_db(args, start=False))
+    elif args.action == "fresh":
+        import psycopg
+
+        if not args.name or not args.name.replace("_", "").isalnum():
+            raise GradelineError("db fresh needs a database NAME (letters, digits, _)")
+        url = _db(args)
+        with psycopg.connect(url, autocommit=True) as c:
+            c.execute(f"DROP DATABASE IF EXISTS {args.name} WITH (FORCE)")
+            c.execute(f"CREATE DATABASE {args.name}")
+        print(url.rsplit("/", 1)[0] + "/" + args.name)
     else:
         up = server.running()
         print(f"local server {'running' if up else 'stopped'} at {server.data}")
@@ -677,7 +687,9 @@ def build_parser() -> argparse.ArgumentParser:
     rg.set_defaults(func=cmd_regrade)
 
     d = sub.add_parser("db", help="the local PostgreSQL server (unless GRADELINE_DB_URL)")
-    d.add_argument("action", choices=["start", "stop", "status", "url"])
+    d.add_argument("action", choices=["start", "stop", "status", "url", "fresh"],
+                   help="fresh NAME: an empty database NAME on the local server; prints its URL")
+    d.add_argument("name", nargs="?")
     d.set_defaults(func=cmd_db)
 
     k = sub.add_parser("corpus", help="generate a deterministic course of submissions")
