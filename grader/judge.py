@@ -18,6 +18,7 @@ from collections.abc import Sequence
 from datetime import UTC, datetime
 from pathlib import Path
 
+from grader.compile_cache import CompileCache, cache_key
 from grader.errors import SandboxError
 from grader.languages import Language, detect_language, get_language
 from grader.limits import Limits
@@ -91,13 +92,16 @@ class Judge:
     """
 
     def __init__(self, sandbox: Sandbox, workroot: Path, cpus: Sequence[int] | None = None,
-                 *, keep_workdirs: bool = False) -> None:
+                 *, keep_workdirs: bool = False, compile_cache: bool | None = None) -> None:
         self.sandbox = sandbox
         self.workroot = workroot
         self.cpus = list(cpus) if cpus is not None else sorted(os.sched_getaffinity(0))
         self.keep_workdirs = keep_workdirs
         self._validators: dict[str, tuple[Path, list[str]]] = {}
         self._start_cost: float | None = None
+        if compile_cache is None:  # GRADELINE_COMPILE_CACHE=0 turns it off (measurements)
+            compile_cache = os.environ.get("GRADELINE_COMPILE_CACHE", "1") != "0"
+        self.cache = CompileCache(workroot / "compile-cache") if compile_cache else None
         workroot.mkdir(parents=True, exist_ok=True)
         workroot.chmod(0o711)
 
@@ -172,6 +176,13 @@ class Judge:
         argv = lang.compile_argv(files, problem.compile_flags.get(lang.id))
         if not argv:
             return CompileResult(ok=True)
+        key = None
+        if self.cache is not None:
+            key = cache_key(str(self.sandbox.describe().get("image", "")), lang.id, argv, build,
+                            files)
+            if self.cache.fetch(key, build):
+                self.sandbox.own(build)
+                return CompileResult(ok=True, cpu_time_s=0.0, wall_time_s=0.0, cached=True)
         limits = problem.compile_limits
         meta = self.sandbox.run(RunRequest(argv, build, limits, stdout=out / "compile.out",
                                            stderr=out / "compile.err", workdir_writable=True,
@@ -180,6 +191,8 @@ class Judge:
                 + _head(out / "compile.err", COMPILE_OUTPUT_LIMIT))[:COMPILE_OUTPUT_LIMIT]
         if meta.termination is not None:
             text = f"compilation stopped: {_describe_termination(meta, limits)}\n{text}"
+        if meta.ok and self.cache is not None and key is not None:
+            self.cache.store(key, build, files)
         return CompileResult(
             ok=meta.ok, cpu_time_s=meta.cpu_time_s, wall_time_s=meta.wall_time_s,
             memory_bytes=meta.memory_bytes, exit_code=meta.exit_code, signal=meta.signal,

@@ -50,6 +50,7 @@ class CompileResult:
     termination: str | None = None
     output: str = ""
     judge_error: str | None = None
+    cached: bool = False  # outputs reused from an identical (modulo comments) compile
 
 
 @dataclass(frozen=True, slots=True)

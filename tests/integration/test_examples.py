@@ -92,3 +92,21 @@ def test_results_record_where_they_were_graded(judge):
                     EXAMPLES / "meanstd/submissions/accepted/stats.cpp")
     assert r.runtime["cpus"] == [0] and r.runtime["host"]
     assert r.timing["compile_s"] > 0 and r.timing["run_s"] > 0
+
+
+def test_compile_cache_reuses_comment_only_variants(judge, tmp_path):
+    p = load_problem(EXAMPLES / "bigsum")
+    src = (EXAMPLES / "bigsum/submissions/accepted/sum.cpp").read_text()
+    variants = {"a": f"// student a\n{src}", "b": f"// student b, attempt 2\n{src}",
+                "c": f"// student c\n{src.replace('%lld', '%lld ')}"}
+    results = {}
+    for name, text in variants.items():
+        d = tmp_path / name
+        d.mkdir()
+        (d / "sum.cpp").write_text(text)
+        results[name] = judge.grade(p, d / "sum.cpp")
+    assert not results["a"].compile.cached
+    assert results["b"].compile.cached  # differs only in a comment
+    assert not results["c"].compile.cached  # differs in code
+    assert results["a"].verdict == results["b"].verdict == Verdict.AC
+    assert [t.verdict for t in results["a"].tests] == [t.verdict for t in results["b"].tests]
