@@ -7,6 +7,7 @@ import os
 import shutil
 import subprocess
 from dataclasses import dataclass
+from pathlib import Path
 
 
 @dataclass(frozen=True, slots=True)
@@ -67,4 +68,34 @@ def checks() -> list[Check]:
                      shutil.which("debootstrap") or "not installed",
                      "apt-get install debootstrap (needed to build the image without "
                      "apptainer)", required=runtime == "bwrap"))
+    out.append(_database_check())
+    out.append(_slurm_check())
     return out
+
+
+def _database_check() -> Check:
+    from grader.image import default_state_dir
+    from grader.pgserver import LocalServer
+
+    if os.environ.get("GRADELINE_DB_URL"):
+        return Check("database", True, "GRADELINE_DB_URL is set (site database)")
+    server = LocalServer(default_state_dir())
+    if server.running():
+        return Check("database", True, f"local PostgreSQL running ({server.url})")
+    have = bool(list(Path("/usr/lib/postgresql").glob("*/bin/initdb"))) or \
+        shutil.which("initdb") is not None
+    return Check("database", False, "local PostgreSQL not running" if have else
+                 "no PostgreSQL server binaries", "gradeline db start" if have else
+                 "apt-get install postgresql, or set GRADELINE_DB_URL", required=False)
+
+
+def _slurm_check() -> Check:
+    from grader.image import default_state_dir
+    from grader.scheduler import detect_scheduler
+
+    sched = detect_scheduler(default_state_dir())
+    if sched is not None:
+        return Check("slurm", True, f"controller answers ({sched.name}); batches run as "
+                                    "Slurm array jobs")
+    return Check("slurm", False, "no Slurm controller answers; grading uses local workers",
+                 "slurm/local-cluster.sh start (root), or set SLURM_CONF", required=False)

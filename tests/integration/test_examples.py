@@ -110,3 +110,11 @@ def test_compile_cache_reuses_comment_only_variants(judge, tmp_path):
     assert not results["c"].compile.cached  # differs in code
     assert results["a"].verdict == results["b"].verdict == Verdict.AC
     assert [t.verdict for t in results["a"].tests] == [t.verdict for t in results["b"].tests]
+
+
+def test_check_env_reports_every_capability(sandbox_factory):
+    r = run_cli("check-env")
+    names = [ln.split()[1] for ln in r.stdout.splitlines() if ln[:4] in ("ok  ", "FAIL", "warn")]
+    assert names == ["root", "runtime", "bwrap", "cgroups", "image", "debootstrap", "database",
+                     "slurm"] or "apptainer" in r.stdout
+    assert r.returncode == (1 if "FAIL" in r.stdout else 0)
