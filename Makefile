@@ -37,7 +37,7 @@ image: deps venv
 	$(BIN)/gradeline image build
 
 lint: venv
-	$(BIN)/ruff check grader tests bench
+	$(BIN)/ruff check grader analysis tests bench
 	$(BIN)/mypy
 
 unit: venv

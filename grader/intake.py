@@ -275,7 +275,12 @@ def prepare(entry: Entry, problems: Mapping[str, Problem]) -> Prepared:
         raise Rejected(Reason.UNKNOWN_ASSIGNMENT, f"no assignment {meta['assignment']!r} "
                                                   f"(known: {', '.join(sorted(problems))})")
     src = entry.path / "src"
-    unpack(entry, src)
+    done = entry.path / ".src-ok"
+    # Unpack once. A resumed run must not rebuild src/: array tasks of the interrupted
+    # run may still be reading it.
+    if not (done.exists() and src.is_dir()):
+        unpack(entry, src)
+        done.touch()
     try:
         sub = load_submission(src)
     except GradelineError as e:

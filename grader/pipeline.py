@@ -237,6 +237,7 @@ class Pipeline:
 
     def _finish(self, e: Entry) -> None:
         shutil.rmtree(e.path / "src", ignore_errors=True)  # payload/ stays: regrades need it
+        (e.path / ".src-ok").unlink(missing_ok=True)
         self.spool.finish(e)
 
     def grade_prepared(self, todo: list[tuple[Prepared, dict[str, Any]]],

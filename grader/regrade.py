@@ -53,4 +53,5 @@ def regrade(problem: Problem, course: str, spool_root: Path, db_url: str,
         store.ingest(records.values())
     for prep, _ in todo:
         shutil.rmtree(prep.entry.path / "src", ignore_errors=True)
+        (prep.entry.path / ".src-ok").unlink(missing_ok=True)
     return len(records)

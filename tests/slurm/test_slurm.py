@@ -171,6 +171,8 @@ def test_killed_run_resumes_exactly_once(tmp_path, slurm_conf, db):
     lines = [ln for o in (tmp_path / "spool").glob("*/*/array-*/shard-*.jsonl")
              for ln in o.read_text().splitlines()]
     assert len(lines) == len(set(lines))  # nothing graded twice
+    logs = "".join(p.read_text() for p in (tmp_path / "spool").glob("*/*/array-*/logs/*.log"))
+    assert "Traceback" not in logs  # the resumed run left the running tasks' files alone
 
 
 def _node_processes(node):

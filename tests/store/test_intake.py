@@ -188,3 +188,13 @@ def test_submit_is_atomic_and_claim_is_exclusive(spool, tmp_path):
     first = spool.claim("b1")
     second = spool.claim("b2")
     assert [x.id for x in first] == [e.id] and second == []
+
+
+def test_prepare_twice_keeps_the_unpacked_sources(spool, tmp_path):
+    """A resumed run re-prepares entries; array tasks may be reading src/ meanwhile."""
+    e = submit(spool, tmp_path, "sum.cpp", GOOD)
+    prepare(e, PROBLEMS)
+    src = e.path / "src" / "sum.cpp"
+    before = src.stat().st_ino
+    prepare(e, PROBLEMS)
+    assert src.stat().st_ino == before  # not deleted and rewritten
