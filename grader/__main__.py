@@ -13,7 +13,7 @@ import logging
 import os
 import sys
 import time
-from collections.abc import Callable, Iterator, Sequence
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING
 
@@ -23,6 +23,7 @@ from grader.result import SubmissionResult
 
 if TYPE_CHECKING:
     from grader.pipeline import Executor
+    from grader.problem import Problem
 
 log = logging.getLogger("gradeline")
 
@@ -216,6 +217,21 @@ def cmd_corpus(args: argparse.Namespace) -> int:
     return 0
 
 
+def print_verdict_table(counts: Mapping[str, Mapping[str, int]],
+                        scores: Mapping[str, Sequence[float]], extra: Sequence[str] = ()) -> None:
+    """Per assignment: how many graded, each verdict's count, the mean score."""
+    from grader.verdict import Verdict
+
+    cols = [v.value for v in Verdict] + list(extra)
+    print(f"{'assignment':<12} {'graded':>6} " + " ".join(f"{v:>5}" for v in cols)
+          + f" {'mean score':>10}")
+    for a in sorted(counts):
+        c = counts[a]
+        mean = sum(scores[a]) / len(scores[a]) if scores.get(a) else 0.0
+        print(f"{a:<12} {sum(c.values()):>6} " + " ".join(f"{c.get(v, 0):>5}" for v in cols)
+              + f" {mean:>10.1f}")
+
+
 class Progress:
     """A live progress line on stderr: done/total, rate and ETA."""
 
@@ -307,14 +323,7 @@ def cmd_batch(args: argparse.Namespace) -> int:
             f.write(json.dumps({"student": r["student"], "assignment": a, "path": r["path"],
                                 "reused_from": os.path.relpath(src, base)
                                 if src != path else None, **rec}) + "\n")
-    verdicts = ["AC", "WA", "TLE", "MLE", "RE", "OLE", "CE", "JE", "error"]
-    print(f"{'assignment':<12} {'graded':>6} " + " ".join(f"{v:>5}" for v in verdicts)
-          + f" {'mean score':>10}")
-    for a in sorted(stats):
-        c = stats[a]
-        mean = sum(scores[a]) / len(scores[a]) if scores[a] else 0.0
-        print(f"{a:<12} {sum(c.values()):>6} " + " ".join(f"{c[v]:>5}" for v in verdicts)
-              + f" {mean:>10.1f}")
+    print_verdict_table(stats, scores, extra=["error"])
     print(f"{len(rows)} submissions: {len(jobs)} graded, {len(reused)} identical ones reused, "
           f"in {elapsed:.1f} s on {len(cpus)} cpu(s) ({len(jobs) / max(elapsed, 1e-9):.2f} "
           f"graded/s); {mismatched} differ from the manifest's expected verdict; "
@@ -330,7 +339,7 @@ def _course(args: argparse.Namespace) -> str:
     return str(args.course or os.environ.get("GRADELINE_COURSE") or "default")
 
 
-def _problems(args: argparse.Namespace) -> dict[str, object]:
+def _problems(args: argparse.Namespace) -> dict[str, Problem]:
     """Assignment packages by name: every dir with a problem.yaml under the roots."""
     from grader.examples import example_dirs
     from grader.problem import load_problem
@@ -338,7 +347,7 @@ def _problems(args: argparse.Namespace) -> dict[str, object]:
     roots = [Path(d) for d in args.assignments] or \
         [Path(p) for p in os.environ.get("GRADELINE_ASSIGNMENTS", "").split(":") if p] or \
         [example_dirs()[0].parent]
-    found: dict[str, object] = {}
+    found: dict[str, Problem] = {}
     for root in roots:
         for py in sorted(root.resolve().glob("*/problem.yaml")):
             found[py.parent.name] = load_problem(py.parent)
@@ -442,7 +451,7 @@ def cmd_run(args: argparse.Namespace) -> int:
     except GradelineError as e:
         log.error("%s -- grading anyway; results wait in the spool for the next run", e)
         url = None
-    pipe = Pipeline(Spool(_spool(args)), problems, db_url=url, cpus=cpus,  # type: ignore[arg-type]
+    pipe = Pipeline(Spool(_spool(args)), problems, db_url=url, cpus=cpus,
                     workroot=_workroot(args.state_dir), progress=Progress("grading"),
                     executor=_executor(args, cpus), dedupe=not args.no_dedupe)
     if args.stage == "intake":  # claim a batch; print its name (empty: nothing waited)
@@ -457,14 +466,7 @@ def cmd_run(args: argparse.Namespace) -> int:
         s = pipe.stage(args.batch, ingest=args.stage == "ingest")
     else:
         s = pipe.run(args.batch_size)
-    verdicts = ["AC", "WA", "TLE", "MLE", "RE", "OLE", "CE", "JE"]
-    print(f"{'assignment':<12} {'graded':>6} " + " ".join(f"{v:>4}" for v in verdicts)
-          + f" {'mean score':>10}")
-    for a in sorted(s.verdicts):
-        c = s.verdicts[a]
-        mean = sum(s.scores[a]) / len(s.scores[a])
-        print(f"{a:<12} {sum(c.values()):>6} " + " ".join(f"{c.get(v, 0):>4}" for v in verdicts)
-              + f" {mean:>10.1f}")
+    print_verdict_table(s.verdicts, s.scores)
     print(f"graded {s.graded}, reused {s.reused} identical, quarantined {s.quarantined}, "
           f"stored {s.stored} new results in {s.elapsed_s:.1f} s")
     if s.pending_batches:
@@ -507,8 +509,9 @@ def cmd_status(args: argparse.Namespace) -> int:
                     counts[a][v] += n
     except GradelineError as e:
         db_note = f"(database unavailable: {e})"
-    cols = ["new", "claimed", "graded", "quarantined", "AC", "WA", "TLE", "MLE", "RE", "OLE",
-            "CE", "JE"]
+    from grader.verdict import Verdict
+
+    cols = ["new", "claimed", "graded", "quarantined", *(v.value for v in Verdict)]
     print(f"course {_course(args)}, spool {spool.root} {db_note}")
     print(f"{'assignment':<12} " + " ".join(f"{c:>11}" if i < 4 else f"{c:>4}"
                                             for i, c in enumerate(cols)))
@@ -545,7 +548,7 @@ def cmd_regrade(args: argparse.Namespace) -> int:
     if args.assignment not in problems:
         raise GradelineError(f"unknown assignment {args.assignment!r}")
     cpus = _cpus(args.cpus)
-    n = regrade(problems[args.assignment], _course(args), Path(_spool(args)),  # type: ignore[arg-type]
+    n = regrade(problems[args.assignment], _course(args), Path(_spool(args)),
                 _db(args), cpus, _workroot(args.state_dir), Progress("regrading"))
     print(f"regraded {n} submissions of {args.assignment}; earlier results kept as superseded")
     return 0

@@ -198,8 +198,9 @@ class SlurmExecutor:
     def _collect(self, job_id: str, array_dir: Path, n_tasks: int, done: set[str],
                  total: int) -> Iterator[Graded]:
         offsets = [0] * n_tasks
-        last_check = 0.0
-        while True:
+
+        def sweep() -> Iterator[Graded]:
+            """Outcomes appended since the last sweep, each submission once."""
             for i in range(n_tasks):
                 outs, offsets[i] = read_outcomes(array_dir / f"shard-{i}.jsonl", offsets[i])
                 for o in outs:
@@ -208,18 +209,15 @@ class SlurmExecutor:
                         yield _graded(o)
                         if self.progress:
                             self.progress(len(done), total)
+
+        last_check = 0.0
+        while True:
+            yield from sweep()
             now = time.monotonic()
             if now - last_check >= 2.0:
                 last_check = now
                 if self._finished(job_id, n_tasks):
-                    # one last sweep for lines written just before the end
-                    for i in range(n_tasks):
-                        outs, offsets[i] = read_outcomes(array_dir / f"shard-{i}.jsonl",
-                                                         offsets[i])
-                        for o in outs:
-                            if o["submission"] not in done:
-                                done.add(o["submission"])
-                                yield _graded(o)
+                    yield from sweep()  # lines written just before the end
                     return
             time.sleep(self.spec.poll_s)
 

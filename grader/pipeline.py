@@ -247,15 +247,15 @@ class Pipeline:
         executor = self.executor(results_file.parent)
         executor.wait_active()  # arrays an interrupted run left behind
         recovered = {g.submission: g for g in executor.collected()}
-        first: dict[tuple[str, str], str] = {}
+        first: dict[tuple[str, str, str], str] = {}
         jobs: list[tuple[Path, Path, str | None]] = []
         waiting: dict[str, tuple[Prepared, dict[str, Any]]] = {}
         reuse: list[tuple[dict[str, Any], str, dict[str, Any]]] = []
         for prep, base in todo:
-            key = (prep.problem.version, prep.submission.content_hash)
-            if not self.dedupe:
-                key = (*key, prep.entry.id)  # type: ignore[assignment]
-            hit = store.reusable(*key[:2]) if store is not None and self.dedupe else None
+            # Without dedupe every entry is its own key, so nothing is shared.
+            key = (prep.problem.version, prep.submission.content_hash,
+                   "" if self.dedupe else prep.entry.id)
+            hit = store.reusable(key[0], key[1]) if store is not None and self.dedupe else None
             if hit is not None:
                 reuse.append((base, hit[0], hit[1]))
                 continue

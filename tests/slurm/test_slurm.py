@@ -65,6 +65,14 @@ def run(tmp_path, url, conf, *extra, fault=None, timeout=900):
                           env=env, timeout=timeout)
 
 
+def start_run(tmp_path, url, conf, **popen):
+    """`gradeline run` through Slurm in the background (the test kills things under it)."""
+    env = {**os.environ, "GRADELINE_DB_URL": url, "GRADELINE_COURSE": "c", "SLURM_CONF": conf}
+    env.pop("GRADELINE_FAULT", None)
+    return subprocess.Popen([str(BIN), "run", "--spool", str(tmp_path / "spool"), "--executor",
+                             "slurm", "--shard-size", popen.pop("shard_size")], env=env, **popen)
+
+
 def array_jobs(tmp_path):
     return sorted((tmp_path / "spool").glob("*/*/array-*/job.json"))
 
@@ -149,11 +157,8 @@ def test_a_task_that_always_fails_ends_in_je_not_a_hang(tmp_path, slurm_conf, db
 
 def test_killed_run_resumes_exactly_once(tmp_path, slurm_conf, db):
     spool_course(tmp_path, 30, seed=13)
-    env = {**os.environ, "GRADELINE_DB_URL": db, "GRADELINE_COURSE": "c",
-           "SLURM_CONF": slurm_conf}
-    p = subprocess.Popen([str(BIN), "run", "--spool", str(tmp_path / "spool"), "--executor",
-                          "slurm", "--shard-size", "3"], env=env, stdout=subprocess.DEVNULL,
-                         stderr=subprocess.DEVNULL, start_new_session=True)
+    p = start_run(tmp_path, db, slurm_conf, shard_size="3", stdout=subprocess.DEVNULL,
+                  stderr=subprocess.DEVNULL, start_new_session=True)
     deadline = time.monotonic() + 300
     while time.monotonic() < deadline:
         outs = list((tmp_path / "spool" / "cur").glob("*/array-*/shard-*.jsonl"))
@@ -190,11 +195,8 @@ def _node_processes(node):
 
 def test_losing_a_node_mid_batch_loses_nothing(tmp_path, slurm_conf, db):
     spool_course(tmp_path, 40, seed=17)
-    env = {**os.environ, "GRADELINE_DB_URL": db, "GRADELINE_COURSE": "c",
-           "SLURM_CONF": slurm_conf}
-    p = subprocess.Popen([str(BIN), "run", "--spool", str(tmp_path / "spool"), "--executor",
-                          "slurm", "--shard-size", "2"], env=env, stdout=subprocess.PIPE,
-                         stderr=subprocess.STDOUT, text=True)
+    p = start_run(tmp_path, db, slurm_conf, shard_size="2", stdout=subprocess.PIPE,
+                  stderr=subprocess.STDOUT, text=True)
     state = Path(slurm_conf).parent
     victims = []
     deadline = time.monotonic() + 300
