@@ -702,6 +702,9 @@ def build_parser() -> argparse.ArgumentParser:
     k.add_argument("--submit-to", metavar="SPOOL", help="also submit every one to this spool")
     k.add_argument("--course", help="course name for --submit-to")
     k.set_defaults(func=cmd_corpus)
+
+    from grader import cli_measure
+    cli_measure.register(sub)
     return p
 
 
