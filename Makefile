@@ -9,9 +9,12 @@ BIN := $(VENV)/bin
 PYTHON ?= /usr/bin/python3
 APT_PACKAGES := python3 python3-venv bubblewrap debootstrap ca-certificates util-linux \
                 postgresql libpq5
+# Measurement (issue #5): host compilers for the bare and CPU loops, the counter and
+# simulation tools, and a headless browser to check the report renders.
+MEASURE_PACKAGES := g++ valgrind linux-perf likwid chromium
 DEMO_DIR ?= demo
 
-.PHONY: all demo test deps venv image lint unit slurm db clean
+.PHONY: all demo test deps venv image lint unit slurm db clean campaign
 
 all: test
 
@@ -24,6 +27,15 @@ deps:
 	    echo "installing:$$missing"; \
 	    apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq $$missing >/dev/null; \
 	  else echo "missing Debian packages:$$missing -- run: sudo apt-get install$$missing"; exit 1; fi; \
+	fi
+	@missing=""; for p in $(MEASURE_PACKAGES); do \
+	  dpkg-query -W -f='$${Status}' $$p 2>/dev/null | grep -q "ok installed" || missing="$$missing $$p"; \
+	done; \
+	if [ -n "$$missing" ]; then \
+	  if [ "$$(id -u)" = 0 ]; then \
+	    echo "installing:$$missing"; \
+	    apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends $$missing >/dev/null; \
+	  else echo "missing Debian packages:$$missing -- run: sudo apt-get install --no-install-recommends$$missing"; exit 1; fi; \
 	fi
 
 venv: $(VENV)/.installed
@@ -71,5 +83,13 @@ demo: deps venv image slurm db
 	@echo "grade sheets: $(DEMO_DIR)/{bigsum,meanstd,spread}.csv; spool: $(DEMO_DIR)/spool;" \
 	  "results in PostgreSQL: $$($(BIN)/gradeline db url | sed 's|/gradeline$$|/gradeline_demo|')"
 
+# The scaling campaign (issue #5): about 6 minutes on 2 cores. Results: $(CAMPAIGN_DIR)/
+# (tidy CSV, PostgreSQL tables campaign_*, report/index.html checked in headless Chromium).
+CAMPAIGN_DIR ?= campaign
+campaign: deps venv image db
+	$(BIN)/gradeline metrics check
+	$(BIN)/gradeline cache plan
+	$(BIN)/gradeline campaign run --out $(CAMPAIGN_DIR) --count 40 --reps 3 --store --check
+
 clean:
-	rm -rf $(VENV) $(DEMO_DIR) .pytest_cache .ruff_cache .mypy_cache
+	rm -rf $(VENV) $(DEMO_DIR) $(CAMPAIGN_DIR) .pytest_cache .ruff_cache .mypy_cache

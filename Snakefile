@@ -1,6 +1,7 @@
 # gradeline workflow: one run grades one batch of the spool.
 #   snakemake --profile profiles/local            # this machine's cores
 #   snakemake --profile profiles/slurm            # one Slurm array job for the batch
+#   snakemake --profile profiles/local campaign_report   # scaling campaign + report
 # Rules live in workflows/*.smk; the config is validated against
 # workflows/schemas/config.schema.yaml before anything runs.
 
@@ -10,6 +11,7 @@ configfile: "workflows/config.yaml"
 
 include: "workflows/common.smk"
 include: "workflows/grading.smk"
+include: "workflows/campaign.smk"
 
 
 rule all:

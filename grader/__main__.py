@@ -403,6 +403,7 @@ def _executor(args: argparse.Namespace, cpus: list[int]) -> Callable[[Path], Exe
 def cmd_shard_run(args: argparse.Namespace) -> int:
     """An array task: grade one shard on this task's cores; outcomes to <shard>.jsonl."""
     from grader.dispatch import read_outcomes
+    from grader.metrics import counting, source_from_env
     from grader.pipeline import append_record
     from grader.pool import grade_inline, grade_many
 
@@ -428,12 +429,22 @@ def cmd_shard_run(args: argparse.Namespace) -> int:
     workroot = _workroot(args.state_dir)
     outcomes = grade_inline(todo, cpus[0], workroot) if len(cpus) == 1 else \
         grade_many(todo, cpus, workroot)
-    for g in outcomes:
-        result = g.result.to_dict() if not isinstance(g.result, str) else g.result
-        if isinstance(result, dict):
-            result["runtime"] = {**result.get("runtime", {}), "slurm": slurm}
-        append_record(out, {"submission": g.submission, "result": result,
-                            "started_at": g.started_at, "finished_at": g.finished_at})
+    # GRADELINE_METRICS=auto|likwid|perf: count L3/CPU events on this task's exclusive
+    # cores around the whole shard (so everything counted there is this shard's work).
+    source = source_from_env(os.environ.get("GRADELINE_METRICS"))
+    with counting(source, cpus, shard.with_suffix(".counters")) as samples:
+        for g in outcomes:
+            result = g.result.to_dict() if not isinstance(g.result, str) else g.result
+            if isinstance(result, dict):
+                result["runtime"] = {**result.get("runtime", {}), "slurm": slurm}
+            append_record(out, {"submission": g.submission, "result": result,
+                                "started_at": g.started_at, "finished_at": g.finished_at})
+    if samples:
+        with shard.with_suffix(".metrics.jsonl").open("a") as f:
+            for m in samples:
+                f.write(json.dumps({"source": m.source, "event": m.event, "value": m.value,
+                                    "unit": m.unit, "cpu": m.cpu, "context": m.context,
+                                    "submissions": len(todo), **slurm}) + "\n")
     return 0
 
 

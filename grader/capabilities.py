@@ -70,6 +70,26 @@ def checks() -> list[Check]:
                      "apptainer)", required=runtime == "bwrap"))
     out.append(_database_check())
     out.append(_slurm_check())
+    out.extend(_measurement_checks())
+    return out
+
+
+def _measurement_checks() -> list[Check]:
+    """L3 counters and cache partitioning: optional, but say plainly what is missing."""
+    from grader.metrics import check_all
+    from grader.resctrl import Resctrl
+
+    remedies = {"likwid": "needs hardware counters (MSR or perf_event) and a LIKWID that "
+                          "knows this CPU; use cachegrind's simulated L3 instead",
+                "perf": "needs a PMU (bare metal, or a VM with a virtual PMU) and "
+                        "kernel.perf_event_paranoid <= 0 for -a -C",
+                "cachegrind": "apt-get install valgrind"}
+    out = [Check(f"counters: {a.source}", a.usable, a.reason, remedies[a.source],
+                 required=False) for a in check_all()]
+    ok, why = Resctrl().status()
+    out.append(Check("L3 partitions (resctrl)", ok, why, "needs Intel RDT CAT or AMD PQoS "
+                     "hardware and a mounted resctrl; jobs run unpartitioned without",
+                     required=False))
     return out
 
 

@@ -120,6 +120,63 @@ def cmd_cache(args: argparse.Namespace) -> int:
     return 0
 
 
+# ------------------------------------------------------------------ campaign
+
+def cmd_campaign(args: argparse.Namespace) -> int:
+    out = Path(args.out)
+    if args.action == "run":
+        from grader.__main__ import Progress, _cpus, _workroot
+        from grader.campaign import Campaign, Config
+        from grader.sandbox import open_sandbox
+
+        cpus = _cpus(args.cpus)
+        if "pipeline" in args.workloads.split(","):
+            open_sandbox(cpus, state_dir=args.state_dir)
+        cfg = Config(workdir=Path(args.workdir) if args.workdir else out / "work",
+                     sandbox_work=_workroot(args.state_dir), count=args.count, seed=args.seed,
+                     ns=[int(n) for n in args.n.split(",")] if args.n else [],
+                     workloads=tuple(args.workloads.split(",")), reps=args.reps,
+                     adaptive=args.adaptive, max_reps=args.max_reps,
+                     warmup_reps=args.warmup_reps, trim=args.trim,
+                     ll_mb=tuple(float(x) for x in args.ll_mb.split(",")) if args.ll_mb else (),
+                     cachegrind_sources=args.cachegrind_sources)
+        Campaign(cfg, out, cpus, progress=lambda label: Progress(f"  {label}")).run()
+        if args.store:
+            _store_campaign(args, out)
+        return 0 if args.no_report else _report(out, check=args.check)
+    if args.action == "store":
+        _store_campaign(args, out)
+        return 0
+    return _report(out, check=args.check)
+
+
+def _report(out: Path, *, check: bool = False) -> int:
+    """Write the HTML report; with ``check``, load it in headless Chromium and fail
+    unless every plot decoded."""
+    from analysis.report import render_check, write_report
+
+    page = write_report(out)
+    print(f"report: {page}")
+    if check:
+        r = render_check(page, page.with_name("screenshot.png"))
+        print(f"headless Chromium: {r['images_loaded']}/{r['images']} images loaded, "
+              f"{r['dom_chars']} characters of DOM, screenshot {r.get('screenshot_bytes')} B")
+        if not r["images"] or r["images_loaded"] != r["images"] or not r["title"]:
+            return 1
+    return 0
+
+
+def _store_campaign(args: argparse.Namespace, out: Path) -> None:
+    from grader.__main__ import _db
+    from grader.store import Store
+
+    url = _db(args)
+    with Store(url) as st:
+        st.migrate()
+        n = st.save_campaign(out)
+    print(f"stored campaign {out.name}: {n} rows in PostgreSQL")
+
+
 def register(sub: Any) -> None:
     """Add the measurement commands to the main parser's subcommands."""
     m = sub.add_parser("metrics", help="L3/CPU counters: which sources work here; wrap a command")
@@ -141,4 +198,31 @@ def register(sub: Any) -> None:
     c.add_argument("--mb-per-core", type=float,
                    default=float(os.environ.get("GRADELINE_L3_MB_PER_CORE", 2.5)))
     c.set_defaults(func=cmd_cache)
+
+    k = sub.add_parser("campaign", help="scaling campaign: S(N) of pipeline/bare/cpu, "
+                       "cachegrind L3 sweep, report")
+    k.add_argument("action", choices=["run", "report", "store"])
+    k.add_argument("--out", default="campaign", help="results directory (CSV, plots, report)")
+    k.add_argument("--workdir", help="scratch (default OUT/work)")
+    k.add_argument("--cpus", help="cores to use; N runs 1..len(cpus) (default: all allowed)")
+    k.add_argument("-n", help="comma list of N (default 1..cores)")
+    k.add_argument("--workloads", default="pipeline,bare,cpu")
+    k.add_argument("--count", type=int, default=40, help="corpus size (submissions)")
+    k.add_argument("--seed", type=int, default=1)
+    k.add_argument("--reps", type=int, default=3, help="repetitions per (workload, N)")
+    k.add_argument("--adaptive", action="store_true",
+                   help="repeat until CI95/mean < 5%% (2..--max-reps runs)")
+    k.add_argument("--max-reps", type=int, default=20)
+    k.add_argument("--warmup-reps", type=int, default=1, help="unrecorded reps first")
+    k.add_argument("--trim", type=float, default=0.0,
+                   help="fraction of completions trimmed at each end of a rep (default 0: "
+                        "first job start to last finish; trimming suits uniform jobs)")
+    k.add_argument("--ll-mb", default="0.5,1,2,2.5,4,8,16,20",
+                   help="simulated L3 sizes (MB) for the cachegrind sweep; '' to skip")
+    k.add_argument("--cachegrind-sources", type=int, default=3)
+    k.add_argument("--store", action="store_true", help="also store in PostgreSQL")
+    k.add_argument("--no-report", action="store_true")
+    k.add_argument("--check", action="store_true",
+                   help="load the report in headless Chromium; fail unless it renders")
+    k.set_defaults(func=cmd_campaign)
 

@@ -10,16 +10,23 @@ measured numbers never mix silently.
 
 from __future__ import annotations
 
+import contextlib
 import csv
 import io
+import logging
 import math
+import os
 import re
 import shutil
+import signal
 import subprocess
-from collections.abc import Iterable, Sequence
+import time
+from collections.abc import Iterable, Iterator, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Protocol
+
+log = logging.getLogger(__name__)
 
 PERF_EVENTS = ("LLC-loads", "LLC-load-misses", "LLC-stores", "LLC-store-misses",
                "instructions", "cycles", "page-faults")
@@ -361,6 +368,49 @@ class Cachegrind:
             total["LLmisses"] = total.get("LLmisses", 0) + run.ll_misses
         ctx = f"LL={ll}" if ll else ""
         return [Sample(self.name, k, v, "count", None, ctx) for k, v in sorted(total.items())]
+
+
+@contextlib.contextmanager
+def counting(source: MetricsSource | None, cores: Sequence[int], out: Path
+             ) -> Iterator[list[Sample]]:
+    """Count on ``cores`` while the body runs; the list fills with samples on exit.
+
+    The counter runs around ``sleep`` and is stopped with SIGINT (both perf and
+    likwid-perfctr then print what they counted). On exclusive cores everything
+    counted there is the body's work -- how an array task's whole shard is measured.
+    With no usable source this counts nothing and costs nothing."""
+    samples: list[Sample] = []
+    if source is None:
+        yield samples
+        return
+    proc = subprocess.Popen(source.wrap(["sleep", "1000000"], cores, out),
+                            stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
+                            start_new_session=True)
+    time.sleep(0.3)  # let the counters arm before the work starts
+    try:
+        yield samples
+    finally:
+        with contextlib.suppress(ProcessLookupError):
+            os.killpg(proc.pid, signal.SIGINT)
+        try:
+            proc.wait(timeout=30)
+        except subprocess.TimeoutExpired:
+            proc.kill()
+            proc.wait()
+        with contextlib.suppress(OSError, ValueError):
+            samples.extend(source.collect(out))
+
+
+def source_from_env(value: str | None) -> MetricsSource | None:
+    """``GRADELINE_METRICS``: unset/off -> none; auto -> the first usable hardware source;
+    likwid|perf -> that one if usable (otherwise a warning and none)."""
+    if not value or value == "off":
+        return None
+    src, report = hardware_source(("likwid", "perf") if value == "auto" else (value,))
+    if src is None:
+        log.warning("GRADELINE_METRICS=%s: no usable counter source: %s", value,
+                    "; ".join(a.reason for a in report))
+    return src
 
 
 SOURCES: dict[str, type] = {"likwid": Likwid, "perf": PerfStat, "cachegrind": Cachegrind}

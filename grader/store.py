@@ -10,12 +10,14 @@ leaves nothing behind, and the re-run ingests everything.
 
 from __future__ import annotations
 
+import csv
 import hashlib
 import json
 import logging
 from collections.abc import Iterable, Iterator, Mapping
 from contextlib import contextmanager
 from importlib import resources
+from pathlib import Path
 from typing import Any
 
 import psycopg
@@ -259,3 +261,41 @@ class Store:
             cur.execute(sql, params)
             row = cur.fetchone()
         return int(row[0]) if row else 0
+
+    def save_campaign(self, out: Path) -> int:
+        """Store a campaign directory (campaign.json + tidy CSVs); re-saving replaces it."""
+        meta = json.loads((out / "campaign.json").read_text())
+        cid = meta["id"]
+        tables = {"runs.csv": ("campaign_runs", [
+                      "workload", "n", "rep", "warmup", "jobs", "wall_s", "throughput",
+                      "raw_throughput", "window_s", "mean_response_s", "p50_s", "p90_s",
+                      "p95_s", "p99_s", "max_s", "occupancy", "cpu_s"]),
+                  "jobs.csv": ("campaign_jobs", ["workload", "n", "rep", "start_s",
+                                                 "finish_s"]),
+                  "counters.csv": ("campaign_counters", [
+                      "workload", "n", "rep", "source", "event", "cpu", "value", "unit"]),
+                  "cachegrind.csv": ("campaign_cachegrind", [
+                      "ll_mb", "ll_bytes", "assoc", "source", "assignment", "process", "Ir",
+                      "Dr", "Dw", "ll_refs", "ll_misses", "ll_read_misses",
+                      "ll_write_misses"])}
+        n = 0
+        m = meta.get("machine", {})
+        with self._tx() as cur:
+            cur.execute("DELETE FROM campaigns WHERE id = %s", (cid,))
+            cur.execute("INSERT INTO campaigns (id, started_at, finished_at, host, cpu_model, "
+                        "l3_bytes, meta) VALUES (%s, %s, %s, %s, %s, %s, %s)",
+                        (cid, meta.get("started_at"), meta.get("finished_at"), m.get("host"),
+                         m.get("cpu_model"), m.get("l3_bytes"), json.dumps(meta)))
+            for fname, (table, cols) in tables.items():
+                path = out / fname
+                if not path.exists() or not path.stat().st_size:
+                    continue
+                with path.open(newline="") as f:
+                    rows = list(csv.DictReader(f))
+                db_cols = ", ".join(c.lower() for c in cols)
+                with cur.copy(f"COPY {table} (campaign_id, {db_cols}) FROM STDIN") as cp:
+                    for r in rows:
+                        cp.write_row([cid, *[r.get(c) if r.get(c) not in ("", None) else None
+                                             for c in cols]])
+                n += len(rows)
+        return n

@@ -224,3 +224,23 @@ def test_losing_a_node_mid_batch_loses_nothing(tmp_path, slurm_conf, db):
             "SELECT record->'runtime'->>'host' || ':' || "
             "(record->'runtime'->'slurm'->>'slurmd_nodename') FROM results")}
     assert any(n.endswith(":n1") for n in nodes) and any(n.endswith(":n2") for n in nodes)
+
+
+def test_prolog_and_epilog_run_for_every_array_task(tmp_path, slurm_conf, db):
+    """The Slurm prolog gives each task its L3 partition -- or, without RDT (this VM),
+    says so in the cache log -- and never stops the task from grading."""
+    log = Path("/var/log/gradeline/cache.log")
+    before = log.read_text() if log.exists() else ""
+    spool_course(tmp_path, 6)
+    r = run(tmp_path, db, slurm_conf, "--shard-size", "3")
+    assert r.returncode == 0, r.stdout + r.stderr
+    job_id = re.search(r'"job_id": "(\d+)"', array_jobs(tmp_path)[0].read_text()).group(1)
+    comp = (Path(slurm_conf).parent / "jobcomp.log").read_text().splitlines()
+    task_ids = [re.search(r"JobId=(\d+)", ln).group(1) for ln in comp
+                if f"ArrayJobId={job_id} " in ln]
+    assert len(task_ids) == 2
+    new = log.read_text()[len(before):]
+    for t in task_ids:
+        assert re.search(rf"prolog job {t}(:| cpus)", new), new[-2000:]
+    with Store(db) as s:
+        assert s.count("SELECT count(*) FROM results") == 6

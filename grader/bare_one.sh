@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # The bare loop's unit of work: compile one submission and run + compare every test,
 # with no sandbox, no Slurm, no database (the baseline gradeline is measured against).
-# Usage: bench/bare_one.sh ASSIGNMENT_DIR SUBMISSION_FILE
+# Usage: grader/bare_one.sh ASSIGNMENT_DIR SUBMISSION_FILE
 set -u
 prob=$1; src=$2
 w=$(mktemp -d); trap 'rm -rf "$w"' EXIT
