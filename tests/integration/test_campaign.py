@@ -31,11 +31,11 @@ def test_campaign_end_to_end(tmp_path: Path, sandbox_factory: object) -> None:
     meta = json.loads((out / "campaign.json").read_text())
     assert set(meta["machine"]["sources"]) == {"likwid", "perf", "cachegrind"}
     assert all(v["reason"] for v in meta["machine"]["sources"].values())
-    rows = list(csv.DictReader((out / "runs.csv").open()))
+    rows = list(csv.DictReader((out / "runs.csv").read_text().splitlines()))
     assert {(x["workload"], x["n"]) for x in rows} == {
         (w, n) for w in ("pipeline", "bare", "cpu") for n in ("1", "2")}
     assert all(float(x["throughput"]) > 0 and int(x["jobs"]) == 6 for x in rows)
-    cg = list(csv.DictReader((out / "cachegrind.csv").open()))
+    cg = list(csv.DictReader((out / "cachegrind.csv").read_text().splitlines()))
     assert {x["ll_mb"] for x in cg} == {"1.0", "4.0"}
     assert any(x["process"] == "cc1plus" and int(x["ll_misses"]) > 0 for x in cg)
     page = (out / "report" / "index.html").read_text()

@@ -43,7 +43,9 @@ def fake_record(i, version="v1", tests=3):
 def test_migrations_are_recorded_and_idempotent(db):
     with Store(db) as s:
         assert s.migrate() == []
-        assert s.count("SELECT count(*) FROM schema_migrations") == 1
+        assert s.count("SELECT count(*) FROM schema_migrations") == 2  # 0001, 0002
+        assert s.count("SELECT count(*) FROM schema_migrations WHERE name = "
+                       "'0002_campaigns.sql'") == 1
 
 
 def test_ingest_is_idempotent(db):
