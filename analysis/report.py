@@ -45,6 +45,8 @@ def plot_scaling(summary: pd.DataFrame, out: Path) -> str:
           title="Scaling, mean ± 95% CI")
     b.set(xlabel="cores N", ylabel="throughput X (jobs/s)", yscale="log",
           title="Throughput_max(N)")
+    b.yaxis.set_major_formatter(matplotlib.ticker.FormatStrFormatter("%g"))
+    b.yaxis.set_minor_formatter(matplotlib.ticker.FormatStrFormatter("%g"))
     for ax in (a, b):
         ax.set_xticks(sorted(summary["N"].unique()))
         ax.grid(alpha=0.3)

@@ -1,6 +1,8 @@
 """The sandbox contract (grader/sandbox/CONTRACT.md), checked on the real runtime."""
+import contextlib
 import os
 import signal
+import time
 from pathlib import Path
 
 import pytest
@@ -159,4 +161,21 @@ def test_nothing_outlives_the_run(run):
                 cmd = Path(f"/proc/{pid}/cmdline").read_bytes()
             except OSError:
                 continue
-            assert cmd != b"sleep\x00300\x00", f"process {pid} survived its run"
+            if cmd == b"sleep\x00300\x00":
+                pytest.fail(f"process {pid} survived its run: {_describe(pid)}")
+
+
+def _describe(pid: str) -> str:
+    """What a survivor is: state, parent, cgroups, pid namespace (and whether it dies
+    within a second) -- so a rare failure says which teardown step missed it."""
+    facts = []
+    with contextlib.suppress(OSError):
+        status = Path(f"/proc/{pid}/status").read_text()
+        facts += [ln for ln in status.splitlines() if ln.startswith(("State", "PPid", "NSpid"))]
+    with contextlib.suppress(OSError):
+        facts.append("cgroups " + Path(f"/proc/{pid}/cgroup").read_text().replace("\n", " "))
+    with contextlib.suppress(OSError):
+        facts.append("pidns " + os.readlink(f"/proc/{pid}/ns/pid"))
+    time.sleep(1)
+    facts.append("gone after 1 s" if not Path(f"/proc/{pid}").exists() else "alive after 1 s")
+    return "; ".join(facts)
