@@ -18,25 +18,23 @@ DEMO_DIR ?= demo
 
 all: test
 
+# $(call apt_install,PACKAGES,EXTRA APT FLAGS): install what is missing (as root),
+# or name the command to run (otherwise).
+define apt_install
+	@missing=""; for p in $(1); do \
+	  dpkg-query -W -f='$${Status}' $$p 2>/dev/null | grep -q "ok installed" || missing="$$missing $$p"; \
+	done; \
+	if [ -n "$$missing" ]; then \
+	  if [ "$$(id -u)" = 0 ]; then \
+	    echo "installing:$$missing"; \
+	    apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq $(2) $$missing >/dev/null; \
+	  else echo "missing Debian packages:$$missing -- run: sudo apt-get install $(2)$$missing"; exit 1; fi; \
+	fi
+endef
+
 deps:
-	@missing=""; for p in $(APT_PACKAGES); do \
-	  dpkg-query -W -f='$${Status}' $$p 2>/dev/null | grep -q "ok installed" || missing="$$missing $$p"; \
-	done; \
-	if [ -n "$$missing" ]; then \
-	  if [ "$$(id -u)" = 0 ]; then \
-	    echo "installing:$$missing"; \
-	    apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq $$missing >/dev/null; \
-	  else echo "missing Debian packages:$$missing -- run: sudo apt-get install$$missing"; exit 1; fi; \
-	fi
-	@missing=""; for p in $(MEASURE_PACKAGES); do \
-	  dpkg-query -W -f='$${Status}' $$p 2>/dev/null | grep -q "ok installed" || missing="$$missing $$p"; \
-	done; \
-	if [ -n "$$missing" ]; then \
-	  if [ "$$(id -u)" = 0 ]; then \
-	    echo "installing:$$missing"; \
-	    apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends $$missing >/dev/null; \
-	  else echo "missing Debian packages:$$missing -- run: sudo apt-get install --no-install-recommends$$missing"; exit 1; fi; \
-	fi
+	$(call apt_install,$(APT_PACKAGES),)
+	$(call apt_install,$(MEASURE_PACKAGES),--no-install-recommends)
 
 venv: $(VENV)/.installed
 $(VENV)/.installed: pyproject.toml | deps

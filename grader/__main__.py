@@ -29,16 +29,9 @@ log = logging.getLogger("gradeline")
 
 
 def _cpus(text: str | None) -> list[int]:
-    if not text:
-        return sorted(os.sched_getaffinity(0))
-    cpus: list[int] = []
-    for part in text.split(","):
-        if "-" in part:
-            a, b = part.split("-", 1)
-            cpus.extend(range(int(a), int(b) + 1))
-        elif part:
-            cpus.append(int(part))
-    return cpus
+    from grader.metrics import parse_cpulist
+
+    return parse_cpulist(text) if text else sorted(os.sched_getaffinity(0))
 
 
 def _workroot(state: Path | None) -> Path:
