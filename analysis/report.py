@@ -189,10 +189,11 @@ def write_report(path: Path) -> Path:
     parts.append("<h2>g++ L3 miss rate vs L3 per core (cachegrind, simulated)</h2>")
     rec_mb = None
     if not d.cachegrind.empty:
-        curves = pd.concat([ca.miss_curve(d.cachegrind)] + [
+        whole = ca.miss_curve(d.cachegrind)
+        curves = pd.concat([whole] + [
             ca.miss_curve(d.cachegrind, p) for p in ("cc1plus", "ld")
             if p in set(d.cachegrind["process"])], ignore_index=True)
-        rec_mb, flat = ca.enough_l3_per_core(ca.miss_curve(d.cachegrind))
+        rec_mb, flat = ca.enough_l3_per_core(whole)
         cc_mb, cc_flat = (ca.enough_l3_per_core(ca.miss_curve(d.cachegrind, "cc1plus"))
                           if "cc1plus" in set(d.cachegrind["process"]) else (rec_mb, flat))
         parts.append(f"<img src='{plot_miss_rate(curves, rec_mb, out)}' alt='miss rate'>")
@@ -205,7 +206,7 @@ def write_report(path: Path) -> Path:
         for proc in ("all", "cc1plus"):
             if proc != "all" and proc not in set(d.cachegrind["process"]):
                 continue
-            curve = ca.miss_curve(d.cachegrind, None if proc == "all" else proc)
+            curve = whole if proc == "all" else ca.miss_curve(d.cachegrind, proc)
             for total, ns in ((20.0, [1, 2, 4, 8, 16]), (80.0, [1, 2, 4, 8, 16, 32, 64])):
                 sims.append(ca.simulated_inflation(curve, total, ns).assign(process=proc))
         sim = pd.concat(sims, ignore_index=True).sort_values(["process", "L3_total_MB", "N"])
@@ -235,7 +236,7 @@ def write_report(path: Path) -> Path:
                      "thesis recommended &ge; 2.5 MB. Minimum L3 per socket at "
                      f"{rec_mb:g} MB per core:</p>")
         parts.append(_table(ca.recommendation(rec_mb)))
-        if summary is not None and not summary.empty and l3:
+        if not summary.empty and l3:
             ns = sorted(summary["N"].unique())
             parts.append("<p>On this machine: " + ", ".join(
                 f"N={n}: {l3 / 2**20 / n:g} MB/core" for n in ns) + ".</p>")

@@ -241,8 +241,7 @@ def cachegrind_sources(jobs: Sequence[Job], k: int) -> list[Job]:
 
 def _compile_kind(command: str) -> str:
     exe = Path(command.split()[0]).name if command else "?"
-    return {"cc1plus": "cc1plus", "as": "as", "ld": "ld", "collect2": "collect2",
-            "g++": "driver"}.get(exe, exe)
+    return "driver" if exe == "g++" else exe
 
 
 def cachegrind_sweep(jobs: Sequence[Job], ll_mb: Sequence[float], cpus: Sequence[int],

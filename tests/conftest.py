@@ -16,6 +16,16 @@ EXAMPLES = ROOT / "grader" / "examples"
 FIXTURES = Path(__file__).resolve().parent / "fixtures"
 
 
+def proc_files(name: str):
+    """(pid, bytes of /proc/<pid>/<name>) for every process still readable: the one
+    scan behind the "nothing survives" checks (a process may exit mid-scan)."""
+    for pid in filter(str.isdigit, os.listdir("/proc")):
+        try:
+            yield pid, Path(f"/proc/{pid}/{name}").read_bytes()
+        except OSError:
+            continue
+
+
 def _unavailable(reason: str) -> None:
     if os.environ.get("GRADELINE_REQUIRE_SANDBOX") == "1":
         pytest.fail(f"sandbox required (GRADELINE_REQUIRE_SANDBOX=1) but {reason}")

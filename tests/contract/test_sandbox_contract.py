@@ -10,6 +10,8 @@ import pytest
 from grader.limits import MIB, Limits
 from grader.sandbox.base import RunRequest
 
+from ..conftest import proc_files
+
 pytestmark = pytest.mark.sandbox
 
 LIM = Limits(cpu_time_s=1.0, wall_time_s=3.0, memory_bytes=64 * MIB, output_bytes=MIB,
@@ -155,14 +157,9 @@ def test_setup_failure_is_a_sandbox_error_not_a_verdict(box, tmp_path):
 def test_nothing_outlives_the_run(run):
     meta, out, _ = run("(setsid sh -c 'sleep 300' &) ; sleep 0.2; echo started")
     assert out == "started\n" and meta.ok
-    for pid in os.listdir("/proc"):
-        if pid.isdigit():
-            try:
-                cmd = Path(f"/proc/{pid}/cmdline").read_bytes()
-            except OSError:
-                continue
-            if cmd == b"sleep\x00300\x00":
-                pytest.fail(f"process {pid} survived its run: {_describe(pid)}")
+    for pid, cmd in proc_files("cmdline"):
+        if cmd == b"sleep\x00300\x00":
+            pytest.fail(f"process {pid} survived its run: {_describe(pid)}")
 
 
 def _describe(pid: str) -> str:

@@ -11,7 +11,7 @@ import pytest
 
 from grader.problem import load_problem
 
-from ..conftest import FIXTURES
+from ..conftest import FIXTURES, proc_files
 
 HOSTILE = Path(__file__).resolve().parent.parent / "hostile"
 PROGRAMS = sorted(p for p in HOSTILE.iterdir() if p.suffix in (".c", ".cpp", ".py"))
@@ -32,11 +32,8 @@ def header(path: Path, key: str, default: str | None = None) -> str:
 
 def sandbox_processes() -> list[str]:
     found = []
-    for pid in filter(str.isdigit, os.listdir("/proc")):
-        try:
-            status = Path(f"/proc/{pid}/status").read_text()
-        except OSError:
-            continue
+    for pid, raw in proc_files("status"):
+        status = raw.decode(errors="replace")
         uid = int(re.search(r"^Uid:\s+(\d+)", status, re.M).group(1))
         if 61000 <= uid < 61000 + 4096:
             found.append(f"{pid}: {status.splitlines()[0]}")

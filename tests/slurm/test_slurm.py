@@ -16,7 +16,7 @@ from grader.pool import grade_many
 from grader.spool import Spool
 from grader.store import Store
 
-from ..conftest import EXAMPLES, ROOT
+from ..conftest import EXAMPLES, ROOT, proc_files
 
 BIN = Path(sys.executable).parent / "gradeline"
 pytestmark = [pytest.mark.sandbox, pytest.mark.slow]
@@ -182,15 +182,8 @@ def test_killed_run_resumes_exactly_once(tmp_path, slurm_conf, db):
 
 def _node_processes(node):
     """Every process of array tasks running on ``node`` (by their Slurm environment)."""
-    pids = []
-    for pid in filter(str.isdigit, os.listdir("/proc")):
-        try:
-            env = Path(f"/proc/{pid}/environ").read_bytes()
-        except OSError:
-            continue
-        if f"SLURMD_NODENAME={node}".encode() in env.split(b"\0"):
-            pids.append(int(pid))
-    return pids
+    return [int(pid) for pid, env in proc_files("environ")
+            if f"SLURMD_NODENAME={node}".encode() in env.split(b"\0")]
 
 
 def test_losing_a_node_mid_batch_loses_nothing(tmp_path, slurm_conf, db):
