@@ -46,9 +46,14 @@ $(VENV)/.installed: pyproject.toml | deps
 image: deps venv
 	$(BIN)/gradeline image build
 
+# The layer contract (import-linter, [tool.importlinter] in pyproject.toml), ruff with
+# its banned-API rule (subprocess, os.environ, psycopg only where they belong), mypy
+# --strict, and Snakemake's own linter.
 lint: venv
 	$(BIN)/ruff check grader analysis tests bench
 	$(BIN)/mypy
+	$(BIN)/lint-imports
+	PATH=$(CURDIR)/$(BIN):$$PATH $(BIN)/snakemake --lint >/dev/null
 
 unit: venv
 	$(BIN)/pytest -q tests/unit

@@ -2,16 +2,16 @@
 #   snakemake --profile profiles/local            # this machine's cores
 #   snakemake --profile profiles/slurm            # one Slurm array job for the batch
 #   snakemake --profile profiles/local campaign_report   # scaling campaign + report
-# Rules live in workflows/*.smk; the config is validated against
+# Rules live in workflows/rules/*.smk; the config is validated against
 # workflows/schemas/config.schema.yaml before anything runs.
 
 
 configfile: "workflows/config.yaml"
 
 
-include: "workflows/common.smk"
-include: "workflows/grading.smk"
-include: "workflows/campaign.smk"
+include: "workflows/rules/common.smk"
+include: "workflows/rules/grading.smk"
+include: "workflows/rules/campaign.smk"
 
 
 rule all:

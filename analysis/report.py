@@ -17,7 +17,7 @@ import numpy as np
 import pandas as pd
 from matplotlib.figure import Figure
 
-from analysis import campaign as ca
+from analysis import tables as ca
 from analysis.scaling import fit_usl, speedup
 
 COLORS = {"pipeline": "#1f77b4", "bare": "#ff7f0e", "cpu": "#2ca02c"}
@@ -271,36 +271,3 @@ def write_report(path: Path) -> Path:
                     f"campaign {esc(meta['id'])}</title><style>{CSS}</style>{ONLOAD}</head>"
                     f"<body>{body}</body></html>\n")
     return page
-
-
-def chromium_binary() -> str | None:
-    import shutil
-
-    return next((b for b in ("chromium", "chromium-browser", "google-chrome")
-                 if shutil.which(b)), None)
-
-
-def render_check(page: Path, screenshot: Path | None = None) -> dict[str, object]:
-    """Load the page in headless Chromium: the DOM after load (with the count of images
-    that decoded) and, optionally, a screenshot."""
-    import re
-    import subprocess
-
-    binary = chromium_binary()
-    if binary is None:
-        raise RuntimeError("no chromium (Debian: apt-get install chromium)")
-    flags = [binary, "--headless", "--no-sandbox", "--disable-gpu", "--disable-dev-shm-usage",
-             "--virtual-time-budget=5000", "--allow-file-access-from-files"]
-    dom = subprocess.run([*flags, "--dump-dom", page.resolve().as_uri()], capture_output=True,
-                         text=True, timeout=120, check=False).stdout
-    m = re.search(r'data-images-loaded="(\d+)"', dom)
-    result: dict[str, object] = {"dom_chars": len(dom), "images_loaded": int(m.group(1)) if m
-                                 else 0, "images": dom.count("<img"),
-                                 "title": "gradeline campaign" in dom}
-    if screenshot is not None:
-        subprocess.run([*flags, f"--screenshot={screenshot}", "--window-size=1280,2400",
-                        page.resolve().as_uri()], capture_output=True, timeout=120,
-                       check=False)
-        result["screenshot_bytes"] = screenshot.stat().st_size if screenshot.exists() else 0
-    return result
-

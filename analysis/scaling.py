@@ -10,6 +10,12 @@ import numpy as np
 import pandas as pd
 from scipy import optimize, stats
 
+from grader.measure.stats import mean_ci, precise_enough
+
+__all__ = ["USLFit", "adaptive_repetitions", "fit_usl", "inflation_factor",
+           "interactive_response_time", "knee_population", "little_population", "mean_ci",
+           "speedup", "usl", "utilization"]
+
 
 def speedup(throughput: pd.Series) -> pd.DataFrame:
     """S(N) = X_max(N) / X_max(1) and efficiency S(N)/N, from X_max indexed by N.
@@ -31,25 +37,14 @@ def inflation_factor(count_n: float, count_1: float, n: int) -> float:
     return count_n / (n * count_1)
 
 
-def mean_ci(xs: Sequence[float], confidence: float = 0.95) -> tuple[float, float]:
-    """Mean and half-width of its confidence interval (t-distribution, n-1 dof)."""
-    a = np.asarray(xs, dtype=float)
-    if a.size < 2:
-        return float(a.mean()) if a.size else math.nan, math.nan
-    half = stats.t.ppf((1 + confidence) / 2, a.size - 1) * a.std(ddof=1) / math.sqrt(a.size)
-    return float(a.mean()), float(half)
-
-
 def adaptive_repetitions(measure: Callable[[], float], *, rel_ci: float = 0.05,
                          min_runs: int = 2, max_runs: int = 20) -> list[float]:
     """Repeat ``measure`` until CI95/mean < ``rel_ci`` (at least min, at most max runs)."""
     xs: list[float] = []
     while len(xs) < max_runs:
         xs.append(measure())
-        if len(xs) >= min_runs:
-            m, h = mean_ci(xs)
-            if m != 0 and h / abs(m) < rel_ci:
-                break
+        if precise_enough(xs, rel_ci, min_runs):
+            break
     return xs
 
 

@@ -13,23 +13,25 @@ import time
 
 import psycopg
 
-from grader.image import default_state_dir
-from grader.pgserver import database_url
-from grader.store import Store
+from grader.adapters.store.postgres import Store
+from grader.adapters.store.server import database_url
+from grader.core.record import SubmissionRecord
+from grader.core.result import SubmissionResult, TestResult
+from grader.core.verdict import Verdict
+from grader.settings import load
 
 
-def record(i: int, tests: int) -> dict[str, object]:
-    return {"spool_id": f"bench-{i}", "course": "bench", "assignment": "bigsum",
-            "student": f"s{i:06d}", "submitted_at": "2026-11-20T10:00:00+00:00",
-            "arrived_at": "2026-11-20T10:00:00+00:00", "claimed_at": "2026-11-20T10:00:01+00:00",
-            "batch_id": f"bench-b{i // 1000}", "state": "graded", "content_hash": f"{i:064x}",
-            "language": "cpp",
-            "result": {"problem_version": "v1", "verdict": "AC", "score": 100.0,
-                       "max_score": 100.0,
-                       "tests": [{"name": f"secret/{k:02d}", "group": "secret", "verdict": "AC",
-                                  "cpu_time_s": 0.012, "wall_time_s": 0.02,
-                                  "memory_bytes": 3_000_000, "exit_code": 0, "signal": None}
-                                 for k in range(tests)]}}
+def record(i: int, tests: int) -> SubmissionRecord:
+    result = SubmissionResult(
+        "bigsum", "v1", f"spool:bench-{i}", f"{i:064x}", "cpp", Verdict.AC, 100.0, 100.0,
+        None, tuple(TestResult(f"secret/{k:02d}", "secret", Verdict.AC, 0.012, 0.02, 3_000_000, 0)
+                    for k in range(tests)), ())
+    return SubmissionRecord(
+        spool_id=f"bench-{i}", course="bench", assignment="bigsum", student=f"s{i:06d}",
+        submitted_at="2026-11-20T10:00:00+00:00", batch_id=f"bench-b{i // 1000}",
+        state="graded", arrived_at="2026-11-20T10:00:00+00:00",
+        claimed_at="2026-11-20T10:00:01+00:00", content_hash=f"{i:064x}", language="cpp",
+        result=result)
 
 
 def main() -> None:
@@ -38,7 +40,8 @@ def main() -> None:
     ap.add_argument("--tests-per-result", type=int, default=10)
     ap.add_argument("--batch", type=int, default=1000, help="results per ingest transaction")
     args = ap.parse_args()
-    url = database_url(default_state_dir())
+    settings = load()
+    url = database_url(settings.state_dir, settings.db_url)
     with psycopg.connect(url, autocommit=True) as c:
         c.execute("DROP DATABASE IF EXISTS gradeline_bench")
         c.execute("CREATE DATABASE gradeline_bench")

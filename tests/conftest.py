@@ -33,18 +33,34 @@ def _unavailable(reason: str) -> None:
 
 
 @pytest.fixture(scope="session")
-def sandbox_factory():
+def settings():
+    """This test run's settings (the environment make test sets up)."""
+    from grader.settings import load
+
+    return load()
+
+
+@pytest.fixture(scope="session")
+def worker_spec(settings):
+    """How workers build their judge here (the installed image, this state dir)."""
+    from grader.cli.wiring import worker_spec
+
+    return worker_spec(settings)
+
+
+@pytest.fixture(scope="session")
+def sandbox_factory(worker_spec):
     """open_sandbox for a CPU list, skipping (or failing) when no sandbox is usable."""
-    from grader.errors import GradelineError
-    from grader.sandbox import open_sandbox
+    from grader.adapters.sandbox import open_sandbox
+    from grader.core.errors import GradelineError
 
     if shutil.which("bwrap") is None and shutil.which("apptainer") is None:
         _unavailable("neither bwrap nor apptainer is installed (apt-get install bubblewrap)")
     try:
-        open_sandbox([0], build=False)
+        open_sandbox(worker_spec.sandbox, build=False)
     except GradelineError as e:
         _unavailable(f"no usable sandbox: {e} (run 'gradeline image build')")
-    return lambda cpus: open_sandbox(cpus, build=False)
+    return lambda cpus: open_sandbox(worker_spec.sandbox, slot=min(cpus), build=False)
 
 
 @pytest.fixture
@@ -58,9 +74,11 @@ def sbx_tmp():
 
 @pytest.fixture
 def judge(sandbox_factory, sbx_tmp):
-    from grader.judge import Judge
+    from grader.judge.compile_cache import CompileCache
+    from grader.judge.judge import Judge
 
-    return Judge(sandbox_factory([0]), sbx_tmp / "work", [0])
+    work = sbx_tmp / "work"
+    return Judge(sandbox_factory([0]), work, [0], compile_cache=CompileCache(work / "cc"))
 
 
 @pytest.fixture
@@ -81,8 +99,8 @@ def pg_url(tmp_path_factory):
     """A real PostgreSQL, started by the project's own code in a scratch state dir
     (or GRADELINE_TEST_DB_URL). Skips without server binaries unless
     GRADELINE_REQUIRE_DB=1 (set by `make test`)."""
-    from grader.errors import StoreError
-    from grader.pgserver import LocalServer
+    from grader.adapters.store.server import LocalServer
+    from grader.core.errors import StoreError
 
     env = os.environ.get("GRADELINE_TEST_DB_URL")
     if env:
@@ -108,7 +126,7 @@ def db(pg_url):
     """An empty, migrated database for one test."""
     import psycopg
 
-    from grader.store import Store
+    from grader.adapters.store.postgres import Store
 
     with psycopg.connect(pg_url, autocommit=True) as c:
         c.execute("DROP SCHEMA public CASCADE; CREATE SCHEMA public")

@@ -7,8 +7,8 @@ from pathlib import Path
 
 import pytest
 
-from grader.limits import MIB, Limits
-from grader.sandbox.base import RunRequest
+from grader.core.limits import MIB, Limits
+from grader.judge.ports import RunRequest
 
 from ..conftest import proc_files
 
@@ -145,7 +145,7 @@ def test_environment_is_clean(run, monkeypatch):
 
 
 def test_setup_failure_is_a_sandbox_error_not_a_verdict(box, tmp_path):
-    from grader.errors import SandboxError
+    from grader.core.errors import SandboxError
     hidden = tmp_path / "w"  # under pytest's mode-700 dir: the sandbox uid cannot reach it
     hidden.mkdir()
     if os.geteuid() != 0:
@@ -176,3 +176,24 @@ def _describe(pid: str) -> str:
     time.sleep(1)
     facts.append("gone after 1 s" if not Path(f"/proc/{pid}").exists() else "alive after 1 s")
     return "; ".join(facts)
+
+
+def test_the_caller_does_not_collect_other_orphans_as_zombies(run):
+    """A long-running caller (pytest here, or `gradeline run`) stays no subreaper
+    after a run: orphans of its other children (daemons it started) go to init,
+    instead of piling up as zombies under it."""
+    import subprocess
+
+    meta, _, _ = run("true")
+    assert meta.ok
+    daemon = subprocess.run(["sh", "-c", "(sleep 0.3 &) ; echo started"], capture_output=True,
+                            text=True, check=True)  # the sleep is orphaned at once
+    assert daemon.stdout == "started\n"
+    time.sleep(0.8)  # the orphan has exited by now
+    zombies = []
+    for task in Path("/proc/self/task").iterdir():
+        for pid in (task / "children").read_text().split():
+            with contextlib.suppress(OSError):
+                if Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[0] == "Z":
+                    zombies.append(pid)
+    assert zombies == [], f"zombie children of the caller: {zombies}"

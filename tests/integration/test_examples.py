@@ -7,8 +7,8 @@ from pathlib import Path
 
 import pytest
 
-from grader.problem import load_problem
-from grader.verdict import Verdict
+from grader.core.problem import load_problem
+from grader.core.verdict import Verdict
 
 from ..conftest import EXAMPLES
 

@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 
-from grader.problem import load_problem
+from grader.core.problem import load_problem
 
 from ..conftest import FIXTURES, proc_files
 

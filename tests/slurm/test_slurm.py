@@ -11,10 +11,11 @@ from pathlib import Path
 
 import pytest
 
-from grader.corpus import generate_course
-from grader.pool import grade_many
-from grader.spool import Spool
-from grader.store import Store
+from grader.adapters.spool import Spool
+from grader.adapters.store.postgres import Store
+from grader.core.jobs import GradingJob, JudgeFault
+from grader.measure.corpus import generate_course
+from grader.pipeline.local_executor import grade_many
 
 from ..conftest import EXAMPLES, ROOT, proc_files
 
@@ -56,7 +57,8 @@ def spool_course(tmp_path, count, seed=5):
 
 
 def run(tmp_path, url, conf, *extra, fault=None, timeout=900):
-    env = {**os.environ, "GRADELINE_DB_URL": url, "GRADELINE_COURSE": "c", "SLURM_CONF": conf}
+    env = {**os.environ, "GRADELINE_DB_URL": url, "GRADELINE_COURSE": "c", "SLURM_CONF": conf,
+           "GRADELINE_FAULT_DIR": str(tmp_path)}
     env.pop("GRADELINE_FAULT", None)
     if fault:
         env["GRADELINE_FAULT"] = fault
@@ -78,7 +80,7 @@ def array_jobs(tmp_path):
 
 
 def test_batch_is_one_array_job_and_matches_direct_grading(tmp_path, slurm_conf, db,
-                                                           sandbox_factory, sbx_tmp):
+                                                           worker_spec):
     course, entries = spool_course(tmp_path, 60)
     r = run(tmp_path, db, slurm_conf, "--shard-size", "4")
     assert r.returncode == 0, r.stdout + r.stderr
@@ -100,11 +102,11 @@ def test_batch_is_one_array_job_and_matches_direct_grading(tmp_path, slurm_conf,
     stored = {}
     for student, assignment, _sid, rec in rows:
         stored.setdefault((student, assignment), []).append(rec)
-    jobs_direct = [(EXAMPLES / a, p, None) for (_s, a, _n), p in by_path.items()]
-    direct = {g.submission: g.result for g in grade_many(jobs_direct, [0, 1], sbx_tmp / "w")}
+    jobs_direct = [GradingJob(EXAMPLES / a, p) for (_s, a, _n), p in by_path.items()]
+    direct = {o.key: o.result for o in grade_many(jobs_direct, [0, 1], worker_spec)}
     for (student, assignment, _n), p in by_path.items():
         d = direct[str(p)]
-        assert not isinstance(d, str), d
+        assert not isinstance(d, JudgeFault), d
         recs = [x for x in stored[(student, assignment)] if x["content_hash"] == d.content_hash]
         assert recs, f"{student}/{assignment}: no stored result for {p}"
         rec = recs[0]
@@ -134,7 +136,7 @@ def test_tasks_run_concurrently_on_distinct_cores(tmp_path, slurm_conf, db):
 
 def test_a_crashed_task_is_retried(tmp_path, slurm_conf, db):
     spool_course(tmp_path, 12, seed=11)
-    r = run(tmp_path, db, slurm_conf, "--shard-size", "3", fault="shard-crash-once")
+    r = run(tmp_path, db, slurm_conf, "--shard-size", "3", fault="shard-start:shard-0=crash-once")
     assert r.returncode == 0, r.stderr
     assert len(array_jobs(tmp_path)) == 2  # the first array, then one retry of shard 0
     with Store(db) as s:
@@ -146,7 +148,7 @@ def test_a_task_that_always_fails_ends_in_je_not_a_hang(tmp_path, slurm_conf, db
     spool_course(tmp_path, 8, seed=12)
     t0 = time.monotonic()
     r = run(tmp_path, db, slurm_conf, "--shard-size", "3", "--retries", "1",
-            fault="shard-crash-always")
+            fault="shard-start:shard-0=crash")
     assert r.returncode == 0, r.stderr
     assert time.monotonic() - t0 < 300
     with Store(db) as s:
@@ -187,6 +189,9 @@ def _node_processes(node):
 
 
 def test_losing_a_node_mid_batch_loses_nothing(tmp_path, slurm_conf, db):
+    """n2 runs tasks and dies mid-batch (its slurmd and everything its tasks ran):
+    every submission is still stored exactly once, none as a judge error. Which node
+    finished which submission depends on timing, so that is not asserted."""
     spool_course(tmp_path, 40, seed=17)
     p = start_run(tmp_path, db, slurm_conf, shard_size="2", stdout=subprocess.PIPE,
                   stderr=subprocess.STDOUT, text=True)
@@ -197,26 +202,26 @@ def test_losing_a_node_mid_batch_loses_nothing(tmp_path, slurm_conf, db):
         time.sleep(0.2)
         victims = _node_processes("n2")
     assert victims, "no task ever ran on n2"
-    time.sleep(0.5)
     # The node dies: its slurmd and everything its tasks were running.
-    os.kill(int((state / "slurmd-n2.pid").read_text()), signal.SIGKILL)
+    slurmd = int((state / "slurmd-n2.pid").read_text())
+    os.kill(slurmd, signal.SIGKILL)
     for pid in _node_processes("n2"):
         with contextlib.suppress(ProcessLookupError):
             os.kill(pid, signal.SIGKILL)
     try:
         out, _ = p.communicate(timeout=600)
+        lost = not Path(f"/proc/{slurmd}").exists() and not _node_processes("n2")
     finally:
         subprocess.run([str(ROOT / "slurm/local-cluster.sh"), "start", str(NODES)],
                        capture_output=True, timeout=300)  # bring n2 back for other tests
+    assert lost, "n2 was not lost"
     assert p.returncode == 0, out
     with Store(db) as s:
         assert s.count("SELECT count(*) FROM submissions") == 40
         assert s.count("SELECT count(*) FROM results") == 40
         assert s.count("SELECT count(*) FROM results WHERE verdict = 'JE'") == 0
-        nodes = {r[0] for r in s.conn.execute(
-            "SELECT record->'runtime'->>'host' || ':' || "
-            "(record->'runtime'->'slurm'->>'slurmd_nodename') FROM results")}
-    assert any(n.endswith(":n1") for n in nodes) and any(n.endswith(":n2") for n in nodes)
+        assert s.count("SELECT count(*) FROM (SELECT submission_id FROM results "
+                       "GROUP BY submission_id HAVING count(*) > 1) d") == 0
 
 
 def test_prolog_and_epilog_run_for_every_array_task(tmp_path, slurm_conf, db):

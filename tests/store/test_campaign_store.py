@@ -6,7 +6,8 @@ import csv
 import json
 from pathlib import Path
 
-from grader.store import Store
+from grader.adapters.store.postgres import Store
+from grader.measure import persist
 
 
 def _campaign(tmp: Path) -> Path:
@@ -42,8 +43,8 @@ def _campaign(tmp: Path) -> Path:
 def test_save_campaign_twice_stores_once(tmp_path: Path, db: str) -> None:
     out = _campaign(tmp_path)
     with Store(db) as s:
-        assert s.save_campaign(out) == 15
-        assert s.save_campaign(out) == 15  # re-saving replaces, never duplicates
+        assert persist.save(out, s) == 15
+        assert persist.save(out, s) == 15  # re-saving replaces, never duplicates
         assert s.count("SELECT count(*) FROM campaigns") == 1
         assert s.count("SELECT count(*) FROM campaign_runs") == 12
         assert s.count("SELECT count(*) FROM campaign_runs WHERE warmup") == 4

@@ -7,9 +7,9 @@ import zipfile
 
 import pytest
 
-from grader.intake import Reason, Rejected, prepare
-from grader.problem import load_problem
-from grader.spool import Spool
+from grader.adapters.spool import Spool
+from grader.core.problem import load_problem
+from grader.pipeline.intake import Reason, Rejected, prepare
 
 from ..conftest import EXAMPLES
 

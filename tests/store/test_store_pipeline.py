@@ -2,15 +2,20 @@
 import json
 import os
 import shutil
+import signal
 import subprocess
 import sys
+import time
 from pathlib import Path
 
 import pytest
 
-from grader.pipeline import read_records
-from grader.spool import Spool
-from grader.store import Store
+from grader.adapters.spool import Spool
+from grader.adapters.store.postgres import Store
+from grader.core.record import SubmissionRecord
+from grader.core.result import SubmissionResult, TestResult
+from grader.core.verdict import Verdict
+from grader.pipeline.journal import Journal
 
 from ..conftest import EXAMPLES
 
@@ -28,24 +33,23 @@ def counts(url):
 
 
 def fake_record(i, version="v1", tests=3):
-    return {"spool_id": f"id{i}", "course": "c", "assignment": "a", "student": f"s{i}",
-            "submitted_at": "2026-11-20T10:00:00+00:00", "arrived_at": "2026-11-20T10:00:00+00:00",
-            "claimed_at": "2026-11-20T10:00:01+00:00", "batch_id": "b1", "state": "graded",
-            "content_hash": f"h{i % 5}", "language": "cpp",
-            "result": {"problem_version": version, "verdict": "AC", "score": 100.0,
-                       "max_score": 100.0,
-                       "tests": [{"name": f"t{k}", "group": "g", "verdict": "AC",
-                                  "cpu_time_s": 0.01, "wall_time_s": 0.02,
-                                  "memory_bytes": 1000, "exit_code": 0, "signal": None}
-                                 for k in range(tests)]}}
+    result = SubmissionResult(
+        "a", version, f"spool:id{i}", f"h{i % 5}", "cpp", Verdict.AC, 100.0, 100.0, None,
+        tuple(TestResult(f"t{k}", "g", Verdict.AC, 0.01, 0.02, 1000, 0) for k in range(tests)),
+        ())
+    return SubmissionRecord(
+        spool_id=f"id{i}", course="c", assignment="a", student=f"s{i}",
+        submitted_at="2026-11-20T10:00:00+00:00", batch_id="b1", state="graded",
+        arrived_at="2026-11-20T10:00:00+00:00", claimed_at="2026-11-20T10:00:01+00:00",
+        content_hash=f"h{i % 5}", language="cpp", result=result)
 
 
 def test_migrations_are_recorded_and_idempotent(db):
     with Store(db) as s:
         assert s.migrate() == []
-        assert s.count("SELECT count(*) FROM schema_migrations") == 2  # 0001, 0002
+        assert s.count("SELECT count(*) FROM schema_migrations") == 3  # 0001..0003
         assert s.count("SELECT count(*) FROM schema_migrations WHERE name = "
-                       "'0002_campaigns.sql'") == 1
+                       "'0003_shard_metrics.sql'") == 1
 
 
 def test_ingest_is_idempotent(db):
@@ -68,10 +72,20 @@ def test_new_version_supersedes_and_keeps_the_old(db):
                        "AND version = 'v1'") == 1
 
 
+def test_shard_metrics_are_stored_per_batch_idempotently(db):
+    from grader.core.samples import Sample, ShardSample
+
+    samples = [ShardSample(Sample("perf", "LLC-load-misses", 1e6, cpu=c), 7, "n1", "12", "3")
+               for c in (0, 1)]
+    with Store(db) as s:
+        assert s.ingest_metrics("b1", samples) == 2
+        assert s.ingest_metrics("b1", samples) == 2  # re-ingesting replaces
+        assert s.count("SELECT count(*) FROM metrics WHERE batch_id = 'b1' AND source = 'perf' "
+                       "AND node = 'n1' AND array_task_id = '3' AND submissions = 7") == 2
+
+
 def test_quarantine_records_are_stored(db):
-    rec = {**fake_record(9), "state": "quarantined", "quarantine_code": "symlink",
-           "quarantine_reason": "symlink: x"}
-    del rec["result"]
+    rec = fake_record(9).quarantined("symlink", "symlink: x")
     with Store(db) as s:
         s.ingest([rec])
         assert s.status("c") == [("a", "quarantined", 1)]
@@ -132,15 +146,15 @@ def test_run_grades_everything_exactly_once(course):
     assert "graded 0" in r2.stdout and counts(url)[:2] == (8, 7)
 
 
-@pytest.mark.parametrize("fault", ["ingest-after-copy", "before-done"])
+@pytest.mark.parametrize("fault", ["ingest-after-copy=crash", "before-done=crash"])
 def test_crash_then_rerun_stores_each_exactly_once(course, fault):
     tmp_path, url = course
     r = run_cli(tmp_path, url, fault=fault, check=False)
     assert r.returncode == 137  # the simulated crash
     assert spool_state(tmp_path)[1] == 7  # still claimed, in cur/
     batch = Spool(tmp_path / "spool").batches()[0]
-    assert len(read_records(batch / "results.jsonl")) == 8  # durable before the crash
-    if fault == "ingest-after-copy":
+    assert len(Journal(batch).read()) == 8  # durable before the crash
+    if fault.startswith("ingest-after-copy"):
         assert counts(url)[1] == 0  # the transaction died with the process
     r2 = run_cli(tmp_path, url)
     assert "graded 0" in r2.stdout  # nothing graded twice: results came from the JSONL
@@ -162,8 +176,9 @@ def test_database_down_then_back(course, pg_url):
 
 
 def test_stopping_postgres_mid_run(course, pg_url):
-    """The real server stops between grading and ingest; the next run stores everything."""
-    from grader.pgserver import LocalServer
+    """The real server stops between grading and ingest (the run is paused at that
+    named point while the test stops it); the next run stores everything."""
+    from grader.adapters.store.server import LocalServer
 
     if os.environ.get("GRADELINE_TEST_DB_URL"):
         pytest.skip("needs the project-started server to stop it")
@@ -175,17 +190,32 @@ def test_stopping_postgres_mid_run(course, pg_url):
     assert state is not None
     server = LocalServer(state)
     env = {**os.environ, "GRADELINE_DB_URL": url, "GRADELINE_COURSE": "c",
-           "GRADELINE_FAULT": "stop-db-before-ingest",
-           "GRADELINE_FAULT_STOP_DIR": str(state)}
-    r = subprocess.run([str(BIN), "run", "--spool", str(tmp_path / "spool"), "--cpus", "0",
-                        "--executor", "local"], capture_output=True, text=True, env=env,
-                       timeout=600)
-    assert r.returncode == 1 and "NOT STORED YET" in r.stdout, r.stdout + r.stderr
+           "GRADELINE_FAULT": "before-ingest=pause"}
+    p = subprocess.Popen([str(BIN), "run", "--spool", str(tmp_path / "spool"), "--cpus", "0",
+                          "--executor", "local"], stdout=subprocess.PIPE,
+                         stderr=subprocess.PIPE, text=True, env=env)
+    deadline = time.monotonic() + 300
+    while time.monotonic() < deadline and _state(p.pid) != "T":
+        assert p.poll() is None, p.communicate()
+        time.sleep(0.05)
+    assert _state(p.pid) == "T", "the run never reached the before-ingest point"
+    server.stop("immediate")
+    os.kill(p.pid, signal.SIGCONT)
+    out, err = p.communicate(timeout=300)
+    assert p.returncode == 1 and "NOT STORED YET" in out, out + err
     assert not server.running()
     server.start()
     r2 = run_cli(tmp_path, url)
     assert "graded 0" in r2.stdout
     assert counts(url)[:2] == (8, 7) and counts(url)[3] == 0
+
+
+def _state(pid):
+    """A process's state letter (T: stopped), or "" once it is gone."""
+    try:
+        return Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[0]
+    except (OSError, IndexError):
+        return ""
 
 
 def test_status_results_and_regrade(course, tmp_path_factory):

@@ -4,16 +4,19 @@ from __future__ import annotations
 
 import math
 import stat
+from dataclasses import asdict
 from pathlib import Path
 
 import numpy as np
 import pandas as pd
 import pytest
 
-from analysis import campaign as ca
+from analysis import tables as ca
 from analysis.scaling import usl
-from grader.campaign import steady_throughput, summarize
-from grader.metrics import PerfStat, counting
+from grader.adapters.metrics.base import counting
+from grader.adapters.metrics.perf import PerfStat
+from grader.measure.campaign import Campaign, Config
+from grader.measure.workloads import Rep, steady_throughput, summarize
 
 
 def _runs(points: dict[tuple[str, int], list[float]]) -> pd.DataFrame:
@@ -127,14 +130,20 @@ def test_summarize_percentiles_and_occupancy() -> None:
     assert rep.throughput == pytest.approx(1.0) and rep.raw_throughput == pytest.approx(1.0)
 
 
-def test_counting_stops_the_counter_and_parses_it(tmp_path: Path) -> None:
-    """The counter process runs around the body and is stopped with SIGINT."""
+def _fake_perf(tmp_path: Path) -> Path:
+    """Stands in for perf: waits, then writes ``perf -x,`` output when interrupted."""
     fake = tmp_path / "perf"
     fake.write_text("#!/bin/sh\n# stands in for perf: waits, then writes perf -x, output\n"
                     "out=$4\ntrap 'printf \"123,,instructions,1,100.00,,\\n\" > $out; exit 0' "
                     "INT\nwhile :; do sleep 0.05; done\n")
     fake.chmod(fake.stat().st_mode | stat.S_IXUSR)
-    with counting(PerfStat(perf=str(fake)), [0], tmp_path / "c.csv") as samples:
+    return fake
+
+
+def test_counting_stops_the_counter_and_parses_it(tmp_path: Path) -> None:
+    """The counter process runs around the body and is stopped with SIGINT."""
+    with counting(PerfStat(perf=str(_fake_perf(tmp_path))), [0], tmp_path / "c.csv") \
+            as samples:
         assert samples == []
     assert [(s.event, s.value) for s in samples] == [("instructions", 123.0)]
     with counting(None, [0], tmp_path / "none.csv") as nothing:
@@ -161,9 +170,22 @@ def test_default_window_is_first_start_to_last_finish() -> None:
     assert rep.occupancy == pytest.approx(6.0 / 4.0)
 
 
-def _fake_campaign(tmp_path: Path, **cfg: object) -> tuple[object, list[tuple[int, int]]]:
-    from grader.campaign import Campaign, Config, Rep
+def test_a_counted_rep_reaches_counters_csv_and_the_analysis(tmp_path: Path) -> None:
+    """With a usable counter source each rep is counted on its cores, and the samples
+    land in counters.csv (which the store and the inflation analysis read)."""
+    c = Campaign(Config(workdir=tmp_path, cpu_iters=1000), tmp_path / "out", [0],
+                 say=lambda _: None, counter=PerfStat(perf=str(_fake_perf(tmp_path))))
+    c.id = "campaign-test"
+    rep = c.one_rep("cpu", 1, 0, [object()] * 2)  # type: ignore[list-item]
+    c._save([{"campaign": c.id, **asdict(rep)}])
+    counters = pd.read_csv(tmp_path / "out" / "counters.csv")
+    assert list(counters["event"]) == ["instructions"] and counters["value"].iloc[0] == 123
+    assert set(counters.columns) >= {"campaign", "workload", "n", "rep", "source"}
+    runs = pd.read_csv(tmp_path / "out" / "runs.csv")
+    assert not ca.counter_inflation(counters, runs).empty
 
+
+def _fake_campaign(tmp_path: Path, **cfg: object) -> tuple[object, list[tuple[int, int]]]:
     order: list[tuple[int, int]] = []
     c = Campaign(Config(workdir=tmp_path, **cfg), tmp_path / "out", [0, 1], say=lambda _: None)
 

@@ -2,8 +2,11 @@ import json
 
 import pytest
 
-from grader import __main__ as cli
-from grader.verdict import Verdict
+from grader.cli import main as cli
+from grader.cli.common import Context
+from grader.core.verdict import Verdict
+from grader.cpuset import CpuSet
+from grader.settings import Settings
 
 from .test_result_export import make_result
 
@@ -12,15 +15,15 @@ def test_grade_json_calls_the_library(monkeypatch, capsys, tmp_path):
     calls = {}
 
     class FakeJudge:
-        def __init__(self, sandbox, workroot, cpus, keep_workdirs=False):
-            calls["cpus"] = cpus
-
         def grade(self, problem, submission, language):
             calls["grade"] = (problem.short_name, submission, language)
             return make_result({"secret/small/01": Verdict.WA})
 
-    monkeypatch.setattr("grader.judge.Judge", FakeJudge)
-    monkeypatch.setattr("grader.sandbox.open_sandbox", lambda *a, **k: object())
+    def judge(self, cpus, keep_workdirs=False):
+        calls["cpus"] = list(cpus)
+        return FakeJudge()
+
+    monkeypatch.setattr(Context, "judge", judge)
     from ..conftest import EXAMPLES
     assert cli.main(["grade", str(EXAMPLES / "bigsum"), "x.cpp", "--json", "--cpus", "1"]) == 0
     out = json.loads(capsys.readouterr().out)
@@ -36,5 +39,16 @@ def test_errors_exit_2_with_message(capsys, tmp_path):
     assert err.startswith("gradeline: error: problem 'nope': ") and "is not a directory" in err
 
 
-def test_cpu_list_parsing():
-    assert cli._cpus("0-2,5") == [0, 1, 2, 5]
+def test_bad_settings_are_an_error_naming_the_variable(monkeypatch, capsys, tmp_path):
+    monkeypatch.setenv("GRADELINE_RUNTIME", "docker")
+    with pytest.raises(SystemExit) as e:
+        cli.main(["examples"])
+    assert e.value.code == 2
+    assert "GRADELINE_RUNTIME='docker': use one of auto, apptainer, bwrap" in \
+        capsys.readouterr().err
+
+
+def test_cpu_list_option(tmp_path):
+    ctx = Context(Settings(state_dir=tmp_path), tmp_path)
+    assert ctx.cpus("0-2,5") == CpuSet([0, 1, 2, 5])
+    assert ctx.cpus(None) == CpuSet.allowed()

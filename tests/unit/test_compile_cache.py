@@ -1,4 +1,4 @@
-from grader.compile_cache import normalise_c
+from grader.judge.compile_cache import normalise_c
 
 
 def test_comments_are_blanked_but_lines_kept():

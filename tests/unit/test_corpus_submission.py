@@ -4,9 +4,9 @@ import os
 
 import pytest
 
-from grader.corpus import generate_course
-from grader.errors import SubmissionError
-from grader.submission import load_submission
+from grader.core.errors import SubmissionError
+from grader.core.submission import load_submission
+from grader.measure.corpus import generate_course
 
 
 def digest(root):

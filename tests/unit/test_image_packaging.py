@@ -4,8 +4,8 @@ import tomllib
 import pytest
 import yaml
 
-from grader.errors import ImageError
-from grader.image import ImageStore, parse_definition
+from grader.adapters.sandbox.image import ImageStore, parse_definition
+from grader.core.errors import ImageError
 
 from ..conftest import ROOT
 
@@ -44,7 +44,7 @@ def test_environment_yml_pip_section_matches_pyproject():
     env = yaml.safe_load((ROOT / "environment.yml").read_text())
     pip = next(d["pip"] for d in env["dependencies"] if isinstance(d, dict) and "pip" in d)
     assert sorted(pip) == sorted(project["dependencies"])
-    assert project["scripts"]["gradeline"] == "grader.__main__:entrypoint"
+    assert project["scripts"]["gradeline"] == "grader.cli.main:entrypoint"
 
 
 def test_ci_runs_the_readme_test_command():

@@ -1,7 +1,7 @@
 import pytest
 
-from grader.errors import SubmissionError
-from grader.languages import detect_language, get_language, load_languages
+from grader.core.errors import SubmissionError
+from grader.core.languages import detect_language, get_language, load_languages
 
 
 def test_table_has_c_cpp_python():

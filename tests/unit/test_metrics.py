@@ -10,18 +10,11 @@ from pathlib import Path
 
 import pytest
 
-from grader import metrics
-from grader.metrics import (
-    Cachegrind,
-    Likwid,
-    PerfStat,
-    cpulist,
-    ll_geometry,
-    parse_cachegrind_out,
-    parse_cpulist,
-    parse_likwid_csv,
-    parse_perf_stat,
-)
+from grader.adapters import metrics
+from grader.adapters.metrics.cachegrind import Cachegrind, ll_geometry, parse_cachegrind_out
+from grader.adapters.metrics.likwid import Likwid, parse_likwid_csv
+from grader.adapters.metrics.perf import PerfStat, parse_perf_stat
+from grader.cpuset import CpuSet
 
 FIX = Path(__file__).parent.parent / "fixtures" / "metrics"
 
@@ -105,8 +98,15 @@ def test_ll_geometry_refuses_odd_sizes() -> None:
 
 
 def test_cpulist_round_trip() -> None:
-    assert cpulist([5, 0, 1, 2, 7, 8]) == "0-2,5,7-8"
-    assert parse_cpulist("0-2,5,7-8") == [0, 1, 2, 5, 7, 8]
+    assert str(CpuSet([5, 0, 1, 2, 7, 8])) == "0-2,5,7-8"
+    assert CpuSet.parse("0-2,5,7-8") == (0, 1, 2, 5, 7, 8)
+    assert str(CpuSet.parse(" 3 ")) == "3" and str(CpuSet()) == ""
+
+
+def test_cpulist_rejects_what_is_not_one() -> None:
+    for bad in ("a", "3-1", "1-x", "0,-1"):
+        with pytest.raises(ValueError, match="CPU list"):
+            CpuSet.parse(bad)
 
 
 @pytest.mark.skipif(shutil.which("valgrind") is None, reason="valgrind not installed")

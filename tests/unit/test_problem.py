@@ -2,9 +2,9 @@ import shutil
 
 import pytest
 
-from grader.errors import ProblemFormatError
-from grader.limits import MIB
-from grader.problem import load_problem
+from grader.core.errors import ProblemFormatError
+from grader.core.limits import MIB
+from grader.core.problem import load_problem
 
 from ..conftest import EXAMPLES
 

@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 
-from grader.resctrl import PREFIX, Resctrl, choose_mask
+from grader.adapters.resctrl import PREFIX, Resctrl, choose_mask
 
 REPO = Path(__file__).resolve().parents[2]
 

@@ -3,10 +3,11 @@ import io
 import json
 import xml.etree.ElementTree as ET
 
-from grader.export import csv_rows, gradescope, junit_xml
-from grader.problem import load_problem
-from grader.result import CompileResult, SubmissionResult, TestResult, score_submission
-from grader.verdict import Verdict
+from grader.core.export import csv_rows, gradescope, junit_xml
+from grader.core.problem import load_problem
+from grader.core.result import CompileResult, SubmissionResult, TestResult
+from grader.core.scoring import score_submission
+from grader.core.verdict import Verdict
 
 from ..conftest import EXAMPLES
 
@@ -17,7 +18,7 @@ def make_result(verdicts: dict[str, Verdict]) -> SubmissionResult:
                         wall_time_s=0.02, feedback="" if verdicts.get(c.name) is None else "bad")
              for c in p.cases]
     score, groups = score_submission(p, tests)
-    from grader.verdict import submission_verdict
+    from grader.core.verdict import submission_verdict
     return SubmissionResult(p.short_name, p.version, "sub.cpp", "ab" * 32, "cpp",
                             submission_verdict([t.verdict for t in tests]), score, p.max_score,
                             CompileResult(ok=True), tuple(tests), groups,

@@ -4,12 +4,12 @@ from pathlib import Path
 
 import pytest
 
-from grader.limits import MIB, Limits
-from grader.sandbox.apptainer import ApptainerSandbox
-from grader.sandbox.base import Bind, RunRequest
-from grader.sandbox.bwrap import BwrapSandbox
-from grader.sandbox.cgroups import CgroupManager
-from grader.sandbox.supervisor import RawOutcome, interpret, split_exit
+from grader.adapters.sandbox.apptainer import ApptainerSandbox
+from grader.adapters.sandbox.bwrap import BwrapSandbox
+from grader.adapters.sandbox.cgroups import CgroupManager
+from grader.adapters.sandbox.outcome import RawOutcome, interpret, split_exit
+from grader.core.limits import MIB, Limits
+from grader.judge.ports import Bind, RunRequest
 
 
 def fake_proc(tmp_path: Path, mounts: str, cgroup: str) -> Path:
@@ -87,7 +87,7 @@ def test_bwrap_command_isolates(tmp_path):
 
 
 def test_bwrap_refuses_an_image_without_mount_points(tmp_path):
-    from grader.errors import SandboxError
+    from grader.core.errors import SandboxError
     with pytest.raises(SandboxError, match="lacks /work"):
         BwrapSandbox(tmp_path, bwrap="/usr/bin/bwrap")
 

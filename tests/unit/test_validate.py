@@ -1,7 +1,7 @@
 import pytest
 
-from grader.errors import ConfigError
-from grader.validate import DefaultValidatorOptions, compare
+from grader.core.errors import ConfigError
+from grader.core.validate import DefaultValidatorOptions, compare
 
 
 def check(team: str, judge: str, *flags: str):

@@ -2,8 +2,8 @@ import signal
 
 import pytest
 
-from grader.sandbox.meta import RunMeta, TerminationReason
-from grader.verdict import Validation, Verdict, determine_verdict, submission_verdict
+from grader.core.runmeta import RunMeta, TerminationReason
+from grader.core.verdict import Validation, Verdict, determine_verdict, submission_verdict
 
 
 def meta(exit_code=0, sig=None, term=None):

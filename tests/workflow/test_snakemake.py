@@ -6,9 +6,9 @@ from pathlib import Path
 
 import pytest
 
-from grader.corpus import generate_course
-from grader.spool import Spool
-from grader.store import Store
+from grader.adapters.spool import Spool
+from grader.adapters.store.postgres import Store
+from grader.measure.corpus import generate_course
 
 from ..conftest import ROOT
 

@@ -1,0 +1,44 @@
+"""What every runtime adapter shares: who runs the sandboxed command, which cgroups
+confine it, and how the sandbox's user gets the build directory."""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+from typing import Any
+
+from grader.adapters.sandbox.cgroups import CgroupManager
+from grader.adapters.sandbox.supervisor import AS_CALLER, Identity
+
+
+def chown_tree(path: Path, uid: int, gid: int) -> None:
+    """chown -R, not following links: hands a build dir to the sandbox uid."""
+    os.chown(path, uid, gid)
+    for root, dirs, files in os.walk(path):
+        for name in dirs + files:
+            os.chown(os.path.join(root, name), uid, gid, follow_symlinks=False)  # noqa: PTH118
+
+
+class RuntimeBase:
+    """The identity and cgroups half of a Sandbox; subclasses add ``run``."""
+
+    runtime = "?"
+
+    def __init__(self, image: Path, *, identity: Identity = AS_CALLER,
+                 cgroups: CgroupManager | None = None, image_id: str = "") -> None:
+        self.image = image
+        self.identity = identity
+        self.cgroups = cgroups
+        self.image_id = image_id
+
+    def own(self, path: Path) -> None:
+        """Make ``path`` (recursively) writable by the sandbox's user."""
+        if self.identity.uid is not None:
+            gid = self.identity.gid if self.identity.gid is not None else self.identity.uid
+            chown_tree(path, self.identity.uid, gid)
+
+    def describe(self) -> dict[str, Any]:
+        """Facts for the result record: runtime, image, uid, what enforces limits."""
+        return {"runtime": self.runtime, "image": self.image_id, "path": str(self.image),
+                "uid": self.identity.uid if self.identity.uid is not None else os.getuid(),
+                "limits_by": self.cgroups.describe() if self.cgroups else "rlimits only"}

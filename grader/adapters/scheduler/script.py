@@ -1,0 +1,54 @@
+"""The batch script of one grading array: ``#SBATCH`` lines, then the task command.
+
+It is the single source of truth for how a batch is requested, whichever
+scheduler adapter submits it.
+"""
+
+from __future__ import annotations
+
+import shlex
+from collections.abc import Sequence
+from dataclasses import dataclass
+from pathlib import Path
+
+
+@dataclass(frozen=True, slots=True)
+class ArrayRequest:
+    """What an array job asks Slurm for.
+
+    :param tasks: array tasks, numbered 0..tasks-1.
+    :param throttle: at most this many tasks at once (``%T``), None: no limit.
+    :param minutes: the time limit of each task.
+    :param output: per-task log path; ``%a`` is the task id.
+    """
+
+    name: str
+    tasks: int
+    cpus_per_task: int
+    minutes: int
+    output: Path
+    throttle: int | None = None
+    partition: str | None = None
+
+
+def array_script(req: ArrayRequest, command: Sequence[str]) -> str:
+    """The script text; ``command`` runs once per task (it finds its task id in
+    ``SLURM_ARRAY_TASK_ID``, so no argument needs the shell)."""
+    throttle = f"%{req.throttle}" if req.throttle else ""
+    lines = [
+        "#!/bin/bash",
+        f"#SBATCH --job-name={req.name}",
+        f"#SBATCH --array=0-{req.tasks - 1}{throttle}",
+        "#SBATCH --ntasks=1",
+        f"#SBATCH --cpus-per-task={req.cpus_per_task}",
+        "#SBATCH --hint=nomultithread",
+        f"#SBATCH --time={req.minutes}",
+        "#SBATCH --requeue",
+        f"#SBATCH --output={req.output}",
+        "#SBATCH --open-mode=append",
+    ]
+    if req.partition:
+        lines.append(f"#SBATCH --partition={req.partition}")
+    lines += ["# One task of the array: grades its shard on its own cores.",
+              "exec " + " ".join(shlex.quote(a) for a in command)]
+    return "\n".join(lines) + "\n"

@@ -1,0 +1,162 @@
+"""Slurm behind the Scheduler port: its command line (works with any Slurm, 22.05
+included), and pyslurm where it imports (PyPI's pyslurm targets Slurm 25.11; Debian
+12 ships 22.05, so the CLI is what runs there).
+
+Also the two job queries the Slurm prolog needs (a job's CPUs on this node, its
+comment), since they parse the same ``scontrol`` output.
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+import re
+import shutil
+import subprocess
+from collections.abc import Mapping
+from pathlib import Path
+
+from grader.adapters.scheduler.base import SchedulerError, TaskState, expand_tasks
+from grader.cpuset import CpuSet
+
+try:  # optional: PyPI's pyslurm targets Slurm 25.11 and does not build against 22.05
+    import pyslurm
+except ImportError:
+    pyslurm = None
+
+log = logging.getLogger(__name__)
+
+
+def local_cluster_conf(state_dir: Path, slurm_conf: Path | None) -> Path | None:
+    """The local cluster's slurm.conf when no site configuration is in effect."""
+    if slurm_conf is not None or Path("/etc/slurm/slurm.conf").exists():
+        return None
+    conf = state_dir / "slurm" / "slurm.conf"
+    return conf if conf.exists() else None
+
+
+class SlurmCLI:
+    """Slurm through sbatch --parsable, squeue --json, scontrol and scancel."""
+
+    name = "slurm-cli"
+
+    def __init__(self, conf: Path | None = None) -> None:
+        if shutil.which("sbatch") is None:
+            raise SchedulerError("sbatch not found: install slurm-client, or run "
+                                 "slurm/local-cluster.sh start for a local cluster")
+        # The local cluster: every command is pointed at its config (through env(1),
+        # so the rest of the caller's environment passes unchanged).
+        self.conf = conf
+
+    def _run(self, argv: list[str], env: Mapping[str, str] | None = None) -> str:
+        extra = {**({"SLURM_CONF": str(self.conf)} if self.conf else {}), **(env or {})}
+        prefix = ["env", *(f"{k}={v}" for k, v in extra.items())] if extra else []
+        r = subprocess.run([*prefix, *argv], capture_output=True, text=True, check=False,
+                           timeout=60)
+        if r.returncode != 0:
+            raise SchedulerError(f"{' '.join(argv[:2])} failed: {r.stderr.strip()}")
+        return r.stdout
+
+    def available(self) -> bool:
+        try:
+            self._run(["scontrol", "ping"])
+            return True
+        except (SchedulerError, OSError, subprocess.TimeoutExpired):
+            return False
+
+    def submit(self, script: Path, *, env: Mapping[str, str] | None = None) -> str:
+        out = self._run(["sbatch", "--parsable", str(script)], env)
+        return out.strip().split(";")[0]
+
+    def tasks(self, job_id: str) -> dict[int, TaskState]:
+        data = json.loads(self._run(["squeue", "--json", "--states=all", "-j", job_id]))
+        out: dict[int, TaskState] = {}
+        for j in data.get("jobs", []):
+            if str(j.get("array_job_id")) != job_id and str(j.get("job_id")) != job_id:
+                continue
+            tid = j.get("array_task_id")
+            if tid is None or tid == "" or (isinstance(tid, int) and tid > 1_000_000):
+                # Pending tasks are one record with a task string like "3-9%2".
+                for t in expand_tasks(str(j.get("array_task_string") or "")):
+                    out.setdefault(t, TaskState(t, str(j.get("job_state"))))
+                continue
+            out[int(tid)] = TaskState(int(tid), str(j.get("job_state")), str(j.get("nodes", "")),
+                                      j.get("exit_code"))
+        return out
+
+    def cancel(self, job_id: str) -> None:
+        self._run(["scancel", job_id])
+
+    def total_cpus(self) -> int:
+        try:  # sinfo %C is "allocated/idle/other/total"
+            return max(int(x.split("/")[3]) for x in
+                       self._run(["sinfo", "-h", "-o", "%C"]).split())
+        except (SchedulerError, ValueError, IndexError):
+            return 1
+
+    def max_array_size(self) -> int:
+        for line in self._run(["scontrol", "show", "config"]).splitlines():
+            if line.startswith("MaxArraySize"):
+                return int(line.split("=")[1])
+        return 1001
+
+    # -- what the prolog asks about a job -------------------------------------------
+    def job_cpus(self, job_id: str, node: str | None) -> CpuSet:
+        """The job's CPUs on ``node`` from ``scontrol -d show job`` (the prolog's
+        environment has no CPU list, and the job's cgroup does not exist yet)."""
+        return parse_job_cpus(self._run(["scontrol", "-d", "show", "job", job_id]), job_id,
+                              node)
+
+    def job_comment(self, job_id: str) -> str:
+        out = self._run(["scontrol", "show", "job", job_id])
+        m = re.search(r"Comment=(\S*)", out)
+        return m.group(1) if m else ""
+
+
+def parse_job_cpus(text: str, job_id: str, node: str | None) -> CpuSet:
+    """``CPU_IDs=`` of the job's line for ``node`` (for an array's first id scontrol
+    lists every task: the first match on this node is this job's).
+
+    :raises SchedulerError: when the text has no CPU_IDs.
+    """
+    matches = list(re.finditer(r"Nodes=(\S+) CPU_IDs=([\d,-]+)", text))
+    for m in matches:
+        if not node or node in m.group(1) or len(matches) == 1:
+            return CpuSet.parse(m.group(2))
+    raise SchedulerError(f"no CPU_IDs for job {job_id} in scontrol -d show job")
+
+
+class PyslurmScheduler(SlurmCLI):
+    """Reads job state through pyslurm (Slurm's own API) where it imports; submits
+    through sbatch so that the batch script stays the single source of truth."""
+
+    name = "pyslurm"
+
+    def __init__(self, conf: Path | None = None) -> None:
+        if pyslurm is None:
+            raise ImportError("pyslurm is not installed")
+        super().__init__(conf)
+
+    def tasks(self, job_id: str) -> dict[int, TaskState]:
+        out: dict[int, TaskState] = {}
+        for job in pyslurm.Jobs.load().values():
+            if str(getattr(job, "array_id", "")) == job_id and job.array_task_id is not None:
+                out[int(job.array_task_id)] = TaskState(int(job.array_task_id), str(job.state),
+                                                        str(job.nodes or ""))
+        return out or super().tasks(job_id)
+
+
+def detect_scheduler(conf: Path | None) -> SlurmCLI | None:
+    """pyslurm if it imports, else the Slurm CLI, if a controller answers; else None.
+
+    :param conf: the slurm.conf to use (the local cluster's), None: Slurm's default.
+    """
+    for cls in (PyslurmScheduler, SlurmCLI):
+        try:
+            sched = cls(conf)
+        except (ImportError, SchedulerError) as e:
+            log.debug("%s unusable: %s", cls.__name__, e)
+            continue
+        if sched.available():
+            return sched
+    return None

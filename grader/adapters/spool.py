@@ -1,0 +1,200 @@
+"""The spool directory, with maildir semantics: nothing is ever half-visible or lost.
+
+    spool/tmp/<id>/          a writer builds an entry here...
+    spool/new/<id>/          ...and renames it here when complete (atomic)
+    spool/cur/<batch>/<id>/  intake claims entries by renaming them into a batch
+    spool/done/<id>/         after the result is stored in the database
+    spool/quarantine/<id>/   bad input, with reason.json; never deleted silently
+    spool/batches/<batch>/   a finished batch's bookkeeping (journal, array dirs)
+
+An entry is ``meta.json`` (course, assignment, student, submitted_at) plus
+``payload/`` (the submitted file, directory or archive, as given) and, once
+intake checked it, ``src/`` (the unpacked sources; ``.src-ok`` marks it
+complete). Every move is a rename within one file system, so a crash leaves
+each entry in exactly one place; a re-run continues from there.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import secrets
+import shutil
+import socket
+import time
+from collections.abc import Iterator
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from grader.core.errors import SubmissionError
+from grader.core.jobs import now_iso
+
+STATES = ("tmp", "new", "cur", "done", "quarantine")
+CLAIMED_AT = ".claimed_at"  # in cur/<batch>/: when the batch was claimed
+
+
+def _fsync_dir(path: Path) -> None:
+    fd = os.open(path, os.O_RDONLY | os.O_DIRECTORY)
+    try:
+        os.fsync(fd)
+    finally:
+        os.close(fd)
+
+
+def unique_name() -> str:
+    """maildir-style: time, pid, random, host -- unique without coordination."""
+    return f"{time.time_ns()}.P{os.getpid()}R{secrets.token_hex(4)}.{socket.gethostname()}"
+
+
+@dataclass(frozen=True, slots=True)
+class Entry:
+    """One spooled submission in some state directory."""
+
+    id: str
+    path: Path
+
+    @property
+    def meta_path(self) -> Path:
+        return self.path / "meta.json"
+
+    @property
+    def payload(self) -> Path:
+        return self.path / "payload"
+
+    @property
+    def src(self) -> Path:
+        """The unpacked sources (made by intake; what the judge grades)."""
+        return self.path / "src"
+
+    @property
+    def unpacked(self) -> bool:
+        """Intake finished unpacking (a resumed run must not rebuild src/ under array
+        tasks of the interrupted run that may still read it)."""
+        return (self.path / ".src-ok").exists() and self.src.is_dir()
+
+    def mark_unpacked(self) -> None:
+        (self.path / ".src-ok").touch()
+
+    def drop_src(self) -> None:
+        """Remove the unpacked sources (payload/ stays: regrades unpack it again)."""
+        shutil.rmtree(self.src, ignore_errors=True)
+        (self.path / ".src-ok").unlink(missing_ok=True)
+
+    def meta(self) -> dict[str, Any]:
+        """The parsed meta.json (raises ValueError/OSError when malformed or missing)."""
+        data = json.loads(self.meta_path.read_text(encoding="utf-8"))
+        if not isinstance(data, dict):
+            raise ValueError("meta.json is not a JSON object")
+        return data
+
+
+class Spool:
+    """A spool root and its state directories."""
+
+    def __init__(self, root: Path) -> None:
+        self.root = root
+        for s in STATES:
+            (root / s).mkdir(parents=True, exist_ok=True)
+
+    def dir(self, state: str) -> Path:
+        return self.root / state
+
+    # -- writers ---------------------------------------------------------------
+    def submit(self, *, course: str, assignment: str, student: str, path: Path,
+               submitted_at: str | None = None) -> Entry:
+        """Copy ``path`` (file or directory) into the spool atomically; return the entry."""
+        if not path.exists() and not path.is_symlink():
+            raise SubmissionError(f"{path}: no such file or directory")
+        sid = unique_name()
+        tmp = self.dir("tmp") / sid
+        tmp.mkdir()
+        payload = tmp / "payload"
+        payload.mkdir()
+        if path.is_dir() and not path.is_symlink():
+            shutil.copytree(path, payload / path.name, symlinks=True)
+        else:
+            shutil.copy2(path, payload / path.name, follow_symlinks=False)
+        meta = {"course": course, "assignment": assignment, "student": student,
+                "submitted_at": submitted_at or now_iso(), "arrived_at": now_iso(),
+                "original_name": path.name}
+        with (tmp / "meta.json").open("w", encoding="utf-8") as f:
+            json.dump(meta, f)
+            f.flush()
+            os.fsync(f.fileno())
+        _fsync_dir(tmp)
+        final = self.dir("new") / sid
+        tmp.rename(final)
+        _fsync_dir(self.dir("new"))
+        return Entry(sid, final)
+
+    # -- intake ----------------------------------------------------------------
+    def new_entries(self) -> list[Entry]:
+        return [Entry(p.name, p) for p in sorted(self.dir("new").iterdir())]
+
+    def claim(self, batch: str, limit: int | None = None) -> list[Entry]:
+        """Move new entries into ``cur/<batch>/``; each rename is atomic, so two
+        concurrent intakes never claim the same entry."""
+        bdir = self.dir("cur") / batch
+        bdir.mkdir(parents=True, exist_ok=True)
+        if not (bdir / CLAIMED_AT).exists():
+            (bdir / CLAIMED_AT).write_text(now_iso() + "\n")
+        claimed: list[Entry] = []
+        for e in self.new_entries():
+            if limit is not None and len(claimed) >= limit:
+                break
+            target = bdir / e.id
+            try:
+                e.path.rename(target)
+            except FileNotFoundError:
+                continue  # another intake won it
+            claimed.append(Entry(e.id, target))
+        _fsync_dir(bdir)
+        return claimed
+
+    @staticmethod
+    def claimed_at(batch: Path) -> str:
+        """When ``batch`` was claimed (now, for a batch from before this was recorded)."""
+        try:
+            return (batch / CLAIMED_AT).read_text().strip() or now_iso()
+        except OSError:
+            return now_iso()
+
+    def batches(self) -> list[Path]:
+        """Claimed batches not yet finished (to resume after a crash)."""
+        return sorted(p for p in self.dir("cur").iterdir() if p.is_dir())
+
+    def batch_entries(self, batch: Path) -> list[Entry]:
+        """Entries still in a batch (array-*/ and other bookkeeping are not entries)."""
+        return [Entry(p.name, p) for p in sorted(batch.iterdir())
+                if p.is_dir() and (p / "meta.json").exists()]
+
+    def finish(self, entry: Entry) -> Entry:
+        """Stored: drop the unpacked sources and move the entry to done/."""
+        entry.drop_src()
+        target = self.dir("done") / entry.id
+        entry.path.rename(target)
+        return Entry(entry.id, target)
+
+    def quarantine(self, entry: Entry, code: str, message: str) -> Entry:
+        """Keep the entry byte for byte, with the reason beside it."""
+        (entry.path / "reason.json").write_text(json.dumps(
+            {"code": code, "message": message, "quarantined_at": now_iso()}, indent=1))
+        target = self.dir("quarantine") / entry.id
+        entry.path.rename(target)
+        return Entry(entry.id, target)
+
+    def close_batch(self, batch: Path) -> None:
+        """Remove a finished batch directory (only its bookkeeping files remain)."""
+        if not self.batch_entries(batch):
+            keep = self.root / "batches"
+            keep.mkdir(exist_ok=True)
+            batch.rename(keep / batch.name)
+
+    def quarantined(self) -> Iterator[tuple[Entry, dict[str, Any]]]:
+        for p in sorted(self.dir("quarantine").iterdir()):
+            try:
+                reason = json.loads((p / "reason.json").read_text())
+            except (OSError, ValueError):
+                reason = {"code": "unknown", "message": "reason.json missing"}
+            yield Entry(p.name, p), reason

@@ -1,0 +1,90 @@
+"""``gradeline db | image | check-env | settings``: the installation itself."""
+
+from __future__ import annotations
+
+import argparse
+import time
+from pathlib import Path
+from typing import Any
+
+from grader.adapters.sandbox import choose_runtime
+from grader.adapters.store.postgres import Store, recreate_database
+from grader.cli.checkenv import checks
+from grader.cli.common import Context
+from grader.core.errors import GradelineError
+
+
+def cmd_db(args: argparse.Namespace, ctx: Context) -> int:
+    server = ctx.local_server()
+    if args.action == "start":
+        url = ctx.db_url()
+        with Store(url) as s:
+            applied = s.migrate()
+        print(url + (f"  (migrations applied: {', '.join(applied)})" if applied else ""))
+    elif args.action == "stop":
+        server.stop()
+    elif args.action == "url":
+        print(ctx.settings.db_url or server.url)
+    elif args.action == "fresh":
+        if not args.name:
+            raise GradelineError("db fresh needs a database NAME (letters, digits, _)")
+        print(recreate_database(ctx.db_url(), args.name))
+    else:
+        up = server.running()
+        print(f"local server {'running' if up else 'stopped'} at {server.data}")
+        return 0 if up else 1
+    return 0
+
+
+def cmd_image(args: argparse.Namespace, ctx: Context) -> int:
+    config = ctx.sandbox_config
+    runtime, reason = choose_runtime(config.runtime)
+    store = config.images()
+    d = Path(args.definition) if args.definition else config.definition_path
+    if args.action == "build":
+        t0 = time.monotonic()
+        img = store.ensure(d, runtime, force=args.force)
+        print(f"image {img.image_id} ({runtime}: {reason}) at {img.path} "
+              f"[{time.monotonic() - t0:.1f} s]")
+        return 0
+    found = store.find(d, runtime)
+    print(f"{runtime}: {found.path if found else 'not built'}")
+    return 0 if found else 1
+
+
+def cmd_check_env(args: argparse.Namespace, ctx: Context) -> int:
+    failed = False
+    for c in checks(ctx):
+        mark = "ok  " if c.ok else ("FAIL" if c.required else "warn")
+        failed |= (not c.ok) and c.required
+        print(f"{mark} {c.name:<18} {c.detail}")
+        if not c.ok and c.remedy:
+            print(f"     -> {c.remedy}")
+    return 1 if failed else 0
+
+
+def cmd_settings(args: argparse.Namespace, ctx: Context) -> int:
+    """Every environment variable gradeline reads, its value here, what it is for."""
+    for env, value, doc in ctx.settings.describe():
+        print(f"{env}\n    = {value}\n    {doc}")
+    return 0
+
+
+def register(sub: Any) -> None:
+    d = sub.add_parser("db", help="the local PostgreSQL server (unless GRADELINE_DB_URL)")
+    d.add_argument("action", choices=["start", "stop", "status", "url", "fresh"],
+                   help="fresh NAME: an empty database NAME on the local server; prints its URL")
+    d.add_argument("name", nargs="?")
+    d.set_defaults(func=cmd_db)
+
+    i = sub.add_parser("image", help="build or locate the grading image")
+    i.add_argument("action", choices=["build", "status"])
+    i.add_argument("--definition", help="definition file (default containers/grader.def)")
+    i.add_argument("--force", action="store_true", help="rebuild even when cached")
+    i.set_defaults(func=cmd_image)
+
+    e = sub.add_parser("check-env", help="what this machine can do; remedies for what not")
+    e.set_defaults(func=cmd_check_env)
+
+    s = sub.add_parser("settings", help="every knob read from the environment, with its value")
+    s.set_defaults(func=cmd_settings)

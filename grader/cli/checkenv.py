@@ -1,0 +1,107 @@
+"""What this machine can do for gradeline; ``gradeline check-env`` prints it, with
+the remedy for whatever is missing (isolate's check-environment, benchexec's
+check_cgroups)."""
+
+from __future__ import annotations
+
+import os
+import shutil
+from dataclasses import dataclass
+from pathlib import Path
+
+from grader.adapters.metrics import check_all
+from grader.adapters.resctrl import Resctrl
+from grader.adapters.sandbox import choose_runtime
+from grader.adapters.sandbox.bwrap import bwrap_works
+from grader.adapters.sandbox.cgroups import CgroupManager
+from grader.adapters.scheduler.slurm import detect_scheduler, local_cluster_conf
+from grader.cli.common import Context
+from grader.core.errors import GradelineError
+
+
+@dataclass(frozen=True, slots=True)
+class Check:
+    """One capability: whether it holds, what it means, and how to fix it if not."""
+
+    name: str
+    ok: bool
+    detail: str
+    remedy: str = ""
+    required: bool = True
+
+
+def checks(ctx: Context) -> list[Check]:
+    """All checks, in the order a person fixes them."""
+    out: list[Check] = []
+    root = os.geteuid() == 0
+    out.append(Check("root", root, "running as root" if root else f"uid {os.geteuid()}",
+                     "run as root for per-run cgroups and a dedicated sandbox uid",
+                     required=False))
+    runtime: str
+    try:
+        runtime, reason = choose_runtime(ctx.settings.runtime)
+        out.append(Check("runtime", True, f"{runtime} ({reason})"))
+    except GradelineError as e:
+        runtime = "none"
+        out.append(Check("runtime", False, str(e), "apt-get install bubblewrap"))
+    if runtime == "bwrap":
+        ok, detail = bwrap_works()
+        out.append(Check("bwrap namespaces", ok, detail,
+                         "enable unprivileged user namespaces (sysctl "
+                         "user.max_user_namespaces=10000)"))
+    cg = CgroupManager.detect()
+    out.append(Check("cgroups", cg is not None, cg.describe() if cg else "none usable",
+                     "run as root on a host with the memory and pids controllers; without "
+                     "them limits fall back to rlimits", required=False))
+    if runtime in ("bwrap", "apptainer"):
+        config = ctx.sandbox_config
+        img = config.images().find(config.definition_path, runtime)  # type: ignore[arg-type]
+        out.append(Check("image", img is not None,
+                         f"{img.image_id} at {img.path}" if img else "not built",
+                         "gradeline image build"))
+    out.append(Check("debootstrap", shutil.which("debootstrap") is not None,
+                     shutil.which("debootstrap") or "not installed",
+                     "apt-get install debootstrap (needed to build the image without "
+                     "apptainer)", required=runtime == "bwrap"))
+    out.append(_database_check(ctx))
+    out.append(_slurm_check(ctx))
+    out.extend(_measurement_checks(ctx))
+    return out
+
+
+def _measurement_checks(ctx: Context) -> list[Check]:
+    """L3 counters and cache partitioning: optional, but say plainly what is missing."""
+    remedies = {"likwid": "needs hardware counters (MSR or perf_event) and a LIKWID that "
+                          "knows this CPU; use cachegrind's simulated L3 instead",
+                "perf": "needs a PMU (bare metal, or a VM with a virtual PMU) and "
+                        "kernel.perf_event_paranoid <= 0 for -a -C",
+                "cachegrind": "apt-get install valgrind"}
+    out = [Check(f"counters: {a.source}", a.usable, a.reason, remedies[a.source],
+                 required=False) for a in check_all()]
+    ok, why = Resctrl(ctx.settings.resctrl_root, ctx.settings.sysfs_cpu).status()
+    out.append(Check("L3 partitions (resctrl)", ok, why, "needs Intel RDT CAT or AMD PQoS "
+                     "hardware and a mounted resctrl; jobs run unpartitioned without",
+                     required=False))
+    return out
+
+
+def _database_check(ctx: Context) -> Check:
+    server = ctx.local_server()
+    if ctx.settings.db_url and not server.names(ctx.settings.db_url):
+        return Check("database", True, "GRADELINE_DB_URL is set (site database)")
+    if server.running():
+        return Check("database", True, f"local PostgreSQL running ({server.url})")
+    have = bool(list(Path("/usr/lib/postgresql").glob("*/bin/initdb"))) or \
+        shutil.which("initdb") is not None
+    return Check("database", False, "local PostgreSQL not running" if have else
+                 "no PostgreSQL server binaries", "gradeline db start" if have else
+                 "apt-get install postgresql, or set GRADELINE_DB_URL", required=False)
+
+
+def _slurm_check(ctx: Context) -> Check:
+    sched = detect_scheduler(local_cluster_conf(ctx.state_dir, ctx.settings.slurm_conf))
+    if sched is not None:
+        return Check("slurm", True, f"controller answers ({sched.name}); batches run as "
+                                    "Slurm array jobs")
+    return Check("slurm", False, "no Slurm controller answers; grading uses local workers",
+                 "slurm/local-cluster.sh start (root), or set SLURM_CONF", required=False)

@@ -1,0 +1,138 @@
+"""What every command needs, built from the settings and the common options: CPUs,
+the sandbox, the spool, the assignments, the database and the executor."""
+
+from __future__ import annotations
+
+import argparse
+import logging
+import sys
+from dataclasses import dataclass
+from pathlib import Path
+
+from grader.adapters.sandbox import SandboxConfig, open_sandbox
+from grader.adapters.scheduler.slurm import detect_scheduler, local_cluster_conf
+from grader.adapters.spool import Spool
+from grader.adapters.store.postgres import Store
+from grader.adapters.store.server import LocalServer, database_url
+from grader.cli import wiring
+from grader.cli.format import Progress
+from grader.core.errors import GradelineError
+from grader.core.problem import Problem, load_problem
+from grader.cpuset import CpuSet
+from grader.examples import example_dirs
+from grader.judge.compile_cache import CompileCache
+from grader.judge.judge import Judge
+from grader.pipeline.local_executor import LocalExecutor, WorkerSpec
+from grader.pipeline.ports import ExecutorFactory
+from grader.pipeline.slurm_executor import ArraySpec, SlurmExecutor
+from grader.settings import Settings
+
+log = logging.getLogger("gradeline")
+
+
+@dataclass(frozen=True)
+class Context:
+    """The settings of this invocation, and the wiring of adapters from them.
+
+    :param state_dir: ``--state-dir``, else the settings' state directory.
+    """
+
+    settings: Settings
+    state_dir: Path
+
+    # -- machine -----------------------------------------------------------------
+    def cpus(self, text: str | None) -> CpuSet:
+        """``--cpus`` (e.g. 0-3), or every CPU this process may use."""
+        if not text:
+            return CpuSet.allowed()
+        try:
+            return CpuSet.parse(text)
+        except ValueError as e:
+            raise GradelineError(f"--cpus: {e}") from e
+
+    # -- grading -----------------------------------------------------------------
+    @property
+    def sandbox_config(self) -> SandboxConfig:
+        return wiring.sandbox_config(self.settings, self.state_dir)
+
+    @property
+    def workroot(self) -> Path:
+        return wiring.workroot(self.state_dir)
+
+    def worker(self) -> WorkerSpec:
+        return wiring.worker_spec(self.settings, self.state_dir)
+
+    def prepare_image(self) -> None:
+        """Build the grading image once, up front (workers only look it up)."""
+        open_sandbox(self.sandbox_config, build=True)
+
+    def judge(self, cpus: CpuSet, *, keep_workdirs: bool = False) -> Judge:
+        cache = CompileCache(self.workroot / "compile-cache") \
+            if self.settings.compile_cache else None
+        return Judge(open_sandbox(self.sandbox_config, slot=cpus.first), self.workroot, cpus,
+                     keep_workdirs=keep_workdirs, compile_cache=cache)
+
+    def local_executor(self, cpus: CpuSet, label: str = "grading") -> LocalExecutor:
+        return LocalExecutor(cpus, self.worker(), Progress(label))
+
+    def executor_factory(self, args: argparse.Namespace, cpus: CpuSet) -> ExecutorFactory:
+        """Slurm arrays when a controller answers (or --executor slurm), else local."""
+        choice = args.executor or self.settings.executor
+        progress = Progress("grading")
+        if choice in ("auto", "slurm"):
+            sched = detect_scheduler(local_cluster_conf(self.state_dir,
+                                                        self.settings.slurm_conf))
+            if sched is not None:
+                spec = ArraySpec(cpus_per_task=args.cpus_per_task, shard_size=args.shard_size,
+                                 throttle=args.throttle, partition=args.partition,
+                                 retries=args.retries)
+                print(f"executor: Slurm ({sched.name}), one array job per batch",
+                      file=sys.stderr)
+                return lambda batch: SlurmExecutor(sched, batch, spec, progress)
+            if choice == "slurm":
+                raise GradelineError("--executor slurm: no Slurm controller answers (start one "
+                                     "with slurm/local-cluster.sh start, or set SLURM_CONF)")
+            print("executor: local (no Slurm controller answers)", file=sys.stderr)
+        else:
+            print("executor: local", file=sys.stderr)
+        executor = LocalExecutor(cpus, self.worker(), progress)
+        return lambda _batch: executor
+
+    # -- course ------------------------------------------------------------------
+    def spool(self, args: argparse.Namespace) -> Spool:
+        return Spool(Path(args.spool or self.settings.spool or "spool").resolve())
+
+    def course(self, args: argparse.Namespace) -> str:
+        return str(args.course or self.settings.course or "default")
+
+    def problems(self, args: argparse.Namespace) -> dict[str, Problem]:
+        """Assignment packages by name: every dir with a problem.yaml under the roots."""
+        roots = [Path(d) for d in args.assignments] or list(self.settings.assignments) or \
+            [example_dirs()[0].parent]
+        found: dict[str, Problem] = {}
+        for root in roots:
+            for py in sorted(root.resolve().glob("*/problem.yaml")):
+                found[py.parent.name] = load_problem(py.parent)
+        if not found:
+            raise GradelineError(f"no assignment packages (*/problem.yaml) under "
+                                 f"{[str(r) for r in roots]}")
+        return found
+
+    # -- database ----------------------------------------------------------------
+    def local_server(self) -> LocalServer:
+        return LocalServer(self.state_dir)
+
+    def db_url(self, *, start: bool = True) -> str:
+        return database_url(self.state_dir, self.settings.db_url, start=start)
+
+    def store(self, *, start: bool = True) -> Store:
+        return Store(self.db_url(start=start))
+
+
+def spool_options(sp: argparse.ArgumentParser) -> None:
+    """--spool, --course, --assignments (the options of every course command)."""
+    sp.add_argument("--spool", help="spool directory (default $GRADELINE_SPOOL or ./spool)")
+    sp.add_argument("--course", help="course name (default $GRADELINE_COURSE or 'default')")
+    sp.add_argument("--assignments", action="append", default=[],
+                    help="directory of assignment packages (default "
+                         "$GRADELINE_ASSIGNMENTS or the bundled examples)")

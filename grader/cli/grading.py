@@ -1,0 +1,150 @@
+"""``gradeline grade | check | batch | examples | corpus``: grading without a spool."""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import sys
+import time
+from pathlib import Path
+from typing import Any
+
+from grader.adapters.spool import Spool
+from grader.cli.common import Context
+from grader.cli.format import result_table, verdict_table
+from grader.core.export import csv_rows, gradescope, junit_xml
+from grader.core.jobs import JudgeFault
+from grader.core.problem import load_problem
+from grader.examples import copy_examples, example_dirs
+from grader.measure.corpus import generate_course
+from grader.pipeline.batch import grade_manifest, self_check, self_check_jobs
+
+
+def cmd_grade(args: argparse.Namespace, ctx: Context) -> int:
+    problem = load_problem(args.assignment)
+    judge = ctx.judge(ctx.cpus(args.cpus), keep_workdirs=args.keep)
+    result = judge.grade(problem, args.submission, args.language)
+    fmt = "json" if args.json else args.format
+    if fmt == "json":
+        print(json.dumps(result.to_dict(), indent=2))
+    elif fmt == "csv":
+        print(csv_rows([(args.student, result)]), end="")
+    elif fmt == "gradescope":
+        print(json.dumps(gradescope(result), indent=2))
+    elif fmt == "junit":
+        print(junit_xml([(args.student, result)]), end="")
+    else:
+        print(result_table(result))
+    return 0
+
+
+def cmd_check(args: argparse.Namespace, ctx: Context) -> int:
+    """Grade every self-check submission; exit 1 on any mismatch."""
+    cpus = ctx.cpus(args.cpus)
+    ctx.prepare_image()
+    jobs = self_check_jobs([Path(a).resolve() for a in args.assignments])
+    if not jobs:
+        print("no submissions/<expected>/ files to check", file=sys.stderr)
+        return 1
+    mismatches = 0
+    t0 = time.monotonic()
+    for c in self_check(jobs, ctx.local_executor(cpus, "checking")):
+        rel = os.path.relpath(c.path)
+        res = c.result
+        if isinstance(res, JudgeFault):
+            mismatches += 1
+            print(f"ERROR     {rel}: {res.reason}")
+            continue
+        got = res.verdict.value
+        mismatches += not c.ok
+        detail = ""
+        if not c.ok:
+            bad = next((t for t in res.tests if t.verdict.value == got), None)
+            detail = f"  (first {got}: {bad.name}: {bad.feedback[:80]})" if bad else \
+                (f"  ({(res.compile.judge_error or res.compile.output)[:120]!r})"
+                 if res.compile else "")
+        print(f"{'ok' if c.ok else 'MISMATCH':<9} {rel}: expected {c.expected}, got {got} "
+              f"score {res.score:g}/{res.max_score:g}{detail}")
+    print(f"{len(jobs)} submissions checked in {time.monotonic() - t0:.1f} s on "
+          f"{len(cpus)} cpu(s): {len(jobs) - mismatches} as expected, {mismatches} mismatched")
+    return 1 if mismatches else 0
+
+
+def cmd_batch(args: argparse.Namespace, ctx: Context) -> int:
+    """Grade every submission of a manifest (see ``gradeline corpus``)."""
+    manifest = Path(args.manifest).resolve()
+    search = [Path(d).resolve() for d in args.assignments] or \
+        [d.parent for d in example_dirs()]
+    cpus = ctx.cpus(args.cpus)
+    ctx.prepare_image()
+    out = Path(args.out) if args.out else manifest.parent / "results.jsonl"
+    s = grade_manifest(manifest, search, ctx.local_executor(cpus), out,
+                       dedupe_on=not args.no_dedupe)
+    print(verdict_table(s.verdicts, s.scores, extra=["error"]))
+    print(f"{s.submissions} submissions: {s.graded} graded, {s.reused} identical ones reused, "
+          f"in {s.elapsed_s:.1f} s on {len(cpus)} cpu(s) "
+          f"({s.graded / max(s.elapsed_s, 1e-9):.2f} graded/s); {s.mismatched} differ from "
+          f"the manifest's expected verdict; results in {out}")
+    return 0
+
+
+def cmd_examples(args: argparse.Namespace, ctx: Context) -> int:
+    for d in (copy_examples(Path(args.dest)) if args.dest else example_dirs()):
+        print(d)
+    return 0
+
+
+def cmd_corpus(args: argparse.Namespace, ctx: Context) -> int:
+    dest = Path(args.dest)
+    manifest = generate_course(dest, count=args.count, seed=args.seed)
+    print(f"wrote {len(manifest)} submissions to {args.dest} (manifest.csv)")
+    if args.submit_to:
+        spool = Spool(Path(args.submit_to))
+        for e in manifest:
+            spool.submit(course=args.course or "default", assignment=e.assignment,
+                         student=e.student, path=dest / e.path, submitted_at=e.submitted_at)
+        print(f"submitted them to the spool {args.submit_to}")
+    return 0
+
+
+def register(sub: Any) -> None:
+    g = sub.add_parser("grade", help="grade one submission")
+    g.add_argument("assignment", help="problem package directory")
+    g.add_argument("submission", help="source file or directory")
+    g.add_argument("--json", action="store_true", help="print the result JSON")
+    g.add_argument("--format", choices=["table", "json", "csv", "gradescope", "junit"],
+                   default="table")
+    g.add_argument("--language", help="language id (default: detected from file names)")
+    g.add_argument("--student", default="-", help="student id for csv/junit exports")
+    g.add_argument("--cpus", help="CPUs to pin to, e.g. 0 or 0-3 (default: all allowed)")
+    g.add_argument("--keep", action="store_true", help="keep the work directory")
+    g.set_defaults(func=cmd_grade)
+
+    c = sub.add_parser("check", help="grade submissions/<expected>/ of assignments")
+    c.add_argument("assignments", nargs="+")
+    c.add_argument("--cpus", help="CPUs to use, one worker each (default: all allowed)")
+    c.set_defaults(func=cmd_check)
+
+    b = sub.add_parser("batch", help="grade all submissions of a manifest.csv")
+    b.add_argument("manifest")
+    b.add_argument("--assignments", action="append", default=[],
+                   help="directory holding the assignment packages (default: bundled)")
+    b.add_argument("--out", help="results JSONL (default: beside the manifest)")
+    b.add_argument("--cpus", help="CPUs to use, one worker each (default: all allowed)")
+    b.add_argument("--no-dedupe", action="store_true",
+                   help="grade identical submissions again instead of reusing the result")
+    b.set_defaults(func=cmd_batch)
+
+    x = sub.add_parser("examples", help="list bundled assignments, or copy them to DEST")
+    x.add_argument("dest", nargs="?")
+    x.set_defaults(func=cmd_examples)
+
+    k = sub.add_parser("corpus", help="generate a deterministic course of submissions")
+    k.add_argument("dest")
+    k.add_argument("--count", type=int, default=240)
+    k.add_argument("--seed", type=int, default=1)
+    k.add_argument("--submit-to", metavar="SPOOL", help="also submit every one to this spool")
+    k.add_argument("--course", help="course name for --submit-to")
+    k.set_defaults(func=cmd_corpus)
+

@@ -1,0 +1,58 @@
+"""The ``gradeline`` command: parse the arguments, read the settings once, run the
+command, and map every GradelineError to a message and exit status 2.
+
+Exit codes: 0 success, 1 the requested check failed (e.g. a self-check mismatch),
+2 an error of gradeline or its configuration.
+"""
+
+from __future__ import annotations
+
+import argparse
+import contextlib
+import logging
+import sys
+from collections.abc import Iterator, Sequence
+from pathlib import Path
+
+from grader import __version__, faults
+from grader.cli import admin, course, grading, measure
+from grader.cli.common import Context
+from grader.core.errors import GradelineError
+from grader.settings import load
+
+
+def build_parser() -> argparse.ArgumentParser:
+    p = argparse.ArgumentParser(prog="gradeline", description=__doc__)
+    p.add_argument("--version", action="version", version=f"gradeline {__version__}")
+    p.add_argument("-v", "--verbose", action="store_true", help="log at INFO level")
+    p.add_argument("--state-dir", type=Path, default=None,
+                   help="images and scratch space (default: $GRADELINE_STATE_DIR, or "
+                        "/var/lib/gradeline as root)")
+    sub = p.add_subparsers(dest="command", required=True)
+    for group in (grading, course, admin, measure):
+        group.register(sub)
+    return p
+
+
+@contextlib.contextmanager
+def _errors() -> Iterator[None]:
+    try:
+        yield
+    except GradelineError as e:
+        print(f"gradeline: error: {e}", file=sys.stderr)
+        raise SystemExit(2) from e
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    args = build_parser().parse_args(argv)
+    logging.basicConfig(level=logging.INFO if args.verbose else logging.WARNING,
+                        format="%(levelname)s %(name)s: %(message)s")
+    with _errors():
+        settings = load()
+        faults.arm(settings.fault, settings.fault_dir)
+        ctx = Context(settings, args.state_dir or settings.state_dir)
+        return int(args.func(args, ctx))
+
+
+def entrypoint() -> None:
+    raise SystemExit(main(sys.argv[1:]))

@@ -1,0 +1,28 @@
+"""Settings -> adapter configurations, for both entry points (``main`` and the
+array-task ``task``). Imports nothing of the database, so ``task`` stays lean."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from grader.adapters.sandbox import SandboxConfig
+from grader.pipeline.local_executor import WorkerSpec
+from grader.settings import Settings
+
+
+def sandbox_config(settings: Settings, state_dir: Path | None = None) -> SandboxConfig:
+    return SandboxConfig(state_dir=state_dir or settings.state_dir,
+                         definition=settings.image_def, runtime=settings.runtime,
+                         uid_base=settings.sandbox_uid_base, cgroups=settings.cgroups,
+                         debian_mirror=settings.debian_mirror)
+
+
+def workroot(state_dir: Path) -> Path:
+    """Scratch space the sandbox uid can traverse (not under a mode-700 home)."""
+    return state_dir / "work"
+
+
+def worker_spec(settings: Settings, state_dir: Path | None = None) -> WorkerSpec:
+    state = state_dir or settings.state_dir
+    return WorkerSpec(sandbox_config(settings, state), workroot(state),
+                      compile_cache=settings.compile_cache)

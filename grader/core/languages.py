@@ -1,0 +1,133 @@
+"""Programming languages as data (languages.yaml): detection and argv expansion."""
+
+from __future__ import annotations
+
+import functools
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from importlib import resources
+from pathlib import PurePosixPath
+from typing import Any
+
+import yaml
+
+from grader.core.errors import ConfigError, SubmissionError
+
+
+@dataclass(frozen=True, slots=True)
+class Language:
+    """One language: how to recognise, compile and run it."""
+
+    id: str
+    name: str
+    extensions: tuple[str, ...]
+    compile: tuple[str, ...]
+    run: tuple[str, ...]
+    default_flags: tuple[str, ...]
+
+    def sources(self, files: Sequence[str]) -> list[str]:
+        """The files (relative names) that are sources of this language, sorted."""
+        return sorted(f for f in files if PurePosixPath(f).suffix[1:] in self.extensions)
+
+    def main_file(self, files: Sequence[str]) -> str:
+        """The entry file: the only source, else ``main.*``, else the first in order."""
+        srcs = self.sources(files)
+        if not srcs:
+            raise SubmissionError(f"no {self.name} source file among {list(files)}")
+        if len(srcs) == 1:
+            return srcs[0]
+        for s in srcs:
+            if PurePosixPath(s).stem == "main":
+                return s
+        return srcs[0]
+
+    def _expand(self, template: Sequence[str], files: Sequence[str],
+                flags: Sequence[str] | None) -> list[str]:
+        srcs = self.sources(files)
+        chosen = list(self.default_flags if flags is None else flags)
+        out: list[str] = []
+        for part in template:
+            if part == "{flags}":
+                out.extend(chosen)
+            elif part == "{files}":
+                out.extend(srcs)
+            elif part == "{main}":
+                out.append(self.main_file(files))
+            else:
+                out.append(part)
+        return out
+
+    def compile_argv(self, files: Sequence[str], flags: Sequence[str] | None = None) -> list[str]:
+        """argv that compiles ``files``; empty when the language needs no compile step."""
+        return self._expand(self.compile, files, flags) if self.compile else []
+
+    def run_argv(self, files: Sequence[str], flags: Sequence[str] | None = None) -> list[str]:
+        # Run flags are only meaningful for interpreters; compiled languages ignore them.
+        run_flags = flags if "{flags}" in self.run else None
+        return self._expand(self.run, files, run_flags if run_flags is not None else [])
+
+
+def _parse(data: Any) -> dict[str, Language]:
+    if not isinstance(data, Mapping):
+        raise ConfigError("languages.yaml: top level must be a mapping of language ids")
+    langs: dict[str, Language] = {}
+    for lid, spec in data.items():
+        if not isinstance(spec, Mapping):
+            raise ConfigError(f"languages.yaml: {lid}: must be a mapping")
+        try:
+            langs[str(lid)] = Language(
+                id=str(lid),
+                name=str(spec["name"]),
+                extensions=tuple(str(e) for e in spec["extensions"]),
+                compile=tuple(str(a) for a in spec.get("compile") or ()),
+                run=tuple(str(a) for a in spec["run"]),
+                default_flags=tuple(str(a) for a in spec.get("default_flags") or ()),
+            )
+        except KeyError as e:
+            raise ConfigError(f"languages.yaml: {lid}: missing key {e.args[0]!r}") from e
+    return langs
+
+
+@functools.cache
+def load_languages() -> dict[str, Language]:
+    """The language table shipped with gradeline."""
+    text = resources.files("grader.core").joinpath("languages.yaml").read_text(encoding="utf-8")
+    return _parse(yaml.safe_load(text))
+
+
+def detect_language(files: Sequence[str], allowed: Sequence[str] | None = None,
+                    languages: Mapping[str, Language] | None = None) -> Language:
+    """The language of a submission, from its file suffixes.
+
+    :param allowed: language ids the assignment accepts (None: all).
+    :raises SubmissionError: when no or more than one language matches.
+    """
+    table = languages if languages is not None else load_languages()
+    candidates = [
+        lang for lid, lang in table.items()
+        if (allowed is None or lid in allowed) and lang.sources(files)
+    ]
+    if not candidates:
+        accepted = ", ".join(allowed) if allowed is not None else ", ".join(table)
+        raise SubmissionError(
+            f"cannot detect the language of {sorted(files)}: no file has a suffix of "
+            f"an accepted language ({accepted}); pass --language to say which"
+        )
+    if len(candidates) > 1:
+        # C and C++ together: a C++ program with C helpers is C++.
+        ids = {c.id for c in candidates}
+        if ids == {"c", "cpp"}:
+            return table["cpp"]
+        raise SubmissionError(
+            f"files {sorted(files)} match several languages ({', '.join(sorted(ids))}); "
+            "pass --language to say which"
+        )
+    return candidates[0]
+
+
+def get_language(lang_id: str) -> Language:
+    """A language by id, with a helpful error."""
+    table = load_languages()
+    if lang_id not in table:
+        raise SubmissionError(f"unknown language {lang_id!r}; known: {', '.join(sorted(table))}")
+    return table[lang_id]

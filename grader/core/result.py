@@ -1,0 +1,126 @@
+"""The versioned result record of one graded submission (scoring: ``core.scoring``).
+
+``SCHEMA_VERSION`` changes whenever a key changes meaning or disappears; new
+keys may be added without a bump (readers must ignore unknown keys).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import asdict, dataclass, field
+from typing import Any
+
+from grader.core.verdict import Verdict
+
+SCHEMA = "gradeline/result"
+SCHEMA_VERSION = 1
+FEEDBACK_LIMIT = 2000  # characters of diff/validator feedback kept per test
+
+
+@dataclass(frozen=True, slots=True)
+class TestResult:
+    """The outcome of one test case."""
+
+    __test__ = False  # not a pytest class
+
+    name: str
+    group: str
+    verdict: Verdict
+    cpu_time_s: float | None = None
+    wall_time_s: float | None = None
+    memory_bytes: int | None = None
+    exit_code: int | None = None
+    signal: int | None = None
+    termination: str | None = None
+    feedback: str = ""
+    score: float | None = None  # validator-given fraction in [0, 1], when it gave one
+
+
+@dataclass(frozen=True, slots=True)
+class CompileResult:
+    """The outcome of the compile step (``ok`` False means CE unless ``judge_error``)."""
+
+    ok: bool
+    cpu_time_s: float | None = None
+    wall_time_s: float | None = None
+    memory_bytes: int | None = None
+    exit_code: int | None = None
+    signal: int | None = None
+    termination: str | None = None
+    output: str = ""
+    judge_error: str | None = None
+    cached: bool = False  # outputs reused from an identical (modulo comments) compile
+
+
+@dataclass(frozen=True, slots=True)
+class GroupResult:
+    """Points earned in one test group."""
+
+    name: str
+    verdict: Verdict
+    points: float
+    score: float
+    scoring: str
+    passed: int
+    total: int
+
+
+@dataclass(frozen=True, slots=True)
+class SubmissionResult:
+    """Everything known about one graded submission."""
+
+    problem: str
+    problem_version: str
+    submission: str
+    content_hash: str
+    language: str | None
+    verdict: Verdict
+    score: float
+    max_score: float
+    compile: CompileResult | None
+    tests: tuple[TestResult, ...]
+    groups: tuple[GroupResult, ...]
+    runtime: Mapping[str, Any] = field(default_factory=dict)
+    timing: Mapping[str, float] = field(default_factory=dict)
+    graded_at: str = ""
+    message: str = ""
+
+    def to_dict(self) -> dict[str, Any]:
+        """The JSON form (schema + version first)."""
+        body = asdict(self)
+        return {"schema": SCHEMA, "schema_version": SCHEMA_VERSION, **body}
+
+    @classmethod
+    def from_dict(cls, data: Mapping[str, Any]) -> SubmissionResult:
+        """Parse the JSON form; unknown keys are ignored.
+
+        :raises ValueError: on another schema or a newer major version.
+        """
+        if data.get("schema") != SCHEMA or data.get("schema_version") != SCHEMA_VERSION:
+            raise ValueError(f"not a {SCHEMA} v{SCHEMA_VERSION} record: "
+                             f"{data.get('schema')!r} v{data.get('schema_version')!r}")
+
+        def pick(kind: type, raw: Mapping[str, Any]) -> dict[str, Any]:
+            names = kind.__dataclass_fields__  # type: ignore[attr-defined]
+            return {k: v for k, v in raw.items() if k in names}
+
+        comp = data.get("compile")
+        return cls(
+            problem=data["problem"],
+            problem_version=data["problem_version"],
+            submission=data["submission"],
+            content_hash=data["content_hash"],
+            language=data.get("language"),
+            verdict=Verdict(data["verdict"]),
+            score=float(data["score"]),
+            max_score=float(data["max_score"]),
+            compile=CompileResult(**pick(CompileResult, comp)) if comp else None,
+            tests=tuple(TestResult(**{**pick(TestResult, t), "verdict": Verdict(t["verdict"])})
+                        for t in data.get("tests", [])),
+            groups=tuple(GroupResult(**{**pick(GroupResult, g), "verdict": Verdict(g["verdict"])})
+                         for g in data.get("groups", [])),
+            runtime=dict(data.get("runtime") or {}),
+            timing=dict(data.get("timing") or {}),
+            graded_at=str(data.get("graded_at", "")),
+            message=str(data.get("message", "")),
+        )

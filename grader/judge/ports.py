@@ -1,0 +1,77 @@
+"""The judge's port: the Sandbox interface every runtime (bubblewrap, Apptainer)
+implements, and the request a run is described by."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, Protocol
+
+from grader.core.limits import Limits
+from grader.core.runmeta import RunMeta
+
+#: Paths inside the image. They exist in the image (made by containers/grader.def's
+#: %post) because a read-only root cannot grow new mount points.
+WORK = "/work"
+JUDGE = "/judge"
+
+DEFAULT_ENV = {
+    "PATH": "/usr/local/bin:/usr/bin:/bin",
+    "HOME": "/tmp",
+    "LANG": "C.UTF-8",
+    "LC_ALL": "C.UTF-8",
+    "PYTHONDONTWRITEBYTECODE": "1",
+}
+
+
+@dataclass(frozen=True, slots=True)
+class Bind:
+    """A host path made visible inside the sandbox."""
+
+    source: Path
+    target: str
+    writable: bool = False
+
+
+@dataclass(frozen=True, slots=True)
+class RunRequest:
+    """One command to run in the image.
+
+    :param workdir: host directory mounted at /work (the current directory).
+    :param stdin: host file fed as standard input (opened outside the sandbox,
+        so its path is never visible inside); None: /dev/null.
+    :param stdout: host file receiving standard output (size-limited).
+    :param cpus: CPUs the run is pinned to; None: the caller's own.
+    """
+
+    argv: Sequence[str]
+    workdir: Path
+    limits: Limits
+    stdout: Path
+    stderr: Path
+    stdin: Path | None = None
+    workdir_writable: bool = False
+    binds: Sequence[Bind] = ()
+    cpus: Sequence[int] | None = None
+    env: Mapping[str, str] = field(default_factory=lambda: dict(DEFAULT_ENV))
+
+
+class Sandbox(Protocol):
+    """Runs commands in the grading image. Student faults come back in RunMeta;
+    faults of the sandbox itself raise SandboxError."""
+
+    runtime: str
+
+    def run(self, request: RunRequest) -> RunMeta:
+        """Run one command; never leaves a process behind."""
+        ...
+
+    def own(self, path: Path) -> None:
+        """Make ``path`` (recursively) writable by the sandbox's user."""
+        ...
+
+    def describe(self) -> dict[str, Any]:
+        """Facts for the result record and logs (runtime, image, isolation)."""
+        ...
+

@@ -1,0 +1,105 @@
+"""Grade many submissions on this machine: one worker process per CPU, pinned to it.
+
+Workers are processes (not threads) so that each is single-threaded when it forks
+sandboxes, and each worker's slot (its CPU) gives it a sandbox uid of its own.
+"""
+
+from __future__ import annotations
+
+import multiprocessing as mp
+import os
+from collections.abc import Callable, Iterator, Sequence
+from concurrent.futures import ProcessPoolExecutor, as_completed
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from grader.adapters.sandbox import SandboxConfig, open_sandbox
+from grader.core.jobs import GradingJob, Outcome
+from grader.core.samples import ShardSample
+from grader.judge.compile_cache import CompileCache
+from grader.judge.judge import Judge
+
+Progress = Callable[[int, int], None]
+
+
+@dataclass(frozen=True, slots=True)
+class WorkerSpec:
+    """How a worker builds its judge (picklable: workers are spawned processes).
+
+    :param workroot: scratch space the sandbox uid can traverse.
+    :param compile_cache: reuse compiles of comment-only variants.
+    :param runtime_extra: added to every result's ``runtime`` (e.g. the Slurm task).
+    """
+
+    sandbox: SandboxConfig
+    workroot: Path
+    compile_cache: bool = True
+    runtime_extra: dict[str, object] = field(default_factory=dict)
+
+    def judge(self, cpu: int) -> Judge:
+        """A judge pinned to ``cpu``, in the slot of that CPU."""
+        os.sched_setaffinity(0, [cpu])
+        cache = CompileCache(self.workroot / "compile-cache") if self.compile_cache else None
+        judge = Judge(open_sandbox(self.sandbox, slot=cpu, build=False), self.workroot, [cpu],
+                      compile_cache=cache)
+        judge.extra_runtime.update(self.runtime_extra)
+        return judge
+
+
+_judge: Judge | None = None
+
+
+def _init(slots: mp.Queue, spec: WorkerSpec) -> None:  # type: ignore[type-arg]
+    global _judge
+    _judge = spec.judge(slots.get())
+
+
+def _grade(job: GradingJob) -> Outcome:
+    assert _judge is not None, "worker not initialised"
+    return _judge.grade_job(job)
+
+
+def grade_inline(jobs: Sequence[GradingJob], cpu: int, spec: WorkerSpec) -> Iterator[Outcome]:
+    """Grade in this process on one CPU (an array task with one core: no pool start-up)."""
+    judge = spec.judge(cpu)
+    for job in jobs:
+        yield judge.grade_job(job)
+
+
+def grade_many(jobs: Sequence[GradingJob], cpus: Sequence[int], spec: WorkerSpec,
+               progress: Progress | None = None) -> Iterator[Outcome]:
+    """Yield each job's outcome as it finishes, one pinned worker per CPU."""
+    if not jobs:
+        return
+    ctx = mp.get_context("spawn")
+    slots = ctx.Queue()
+    for c in cpus:
+        slots.put(c)
+    with ProcessPoolExecutor(max_workers=len(cpus), mp_context=ctx, initializer=_init,
+                             initargs=(slots, spec)) as ex:
+        futs = [ex.submit(_grade, job) for job in jobs]
+        for n, f in enumerate(as_completed(futs), 1):
+            if progress:
+                progress(n, len(futs))
+            yield f.result()
+
+
+class LocalExecutor:
+    """The Executor port on this machine's CPUs (nothing survives a crash of ours, so
+    there is nothing to collect or wait for afterwards)."""
+
+    def __init__(self, cpus: Sequence[int], spec: WorkerSpec,
+                 progress: Progress | None = None) -> None:
+        self.cpus, self.spec, self.progress = list(cpus), spec, progress
+
+    def run(self, jobs: Sequence[GradingJob]) -> Iterator[Outcome]:
+        return grade_many(jobs, self.cpus, self.spec, self.progress)
+
+    def collected(self) -> Iterator[Outcome]:
+        return iter(())
+
+    def wait_active(self) -> None:
+        return None
+
+    def samples(self) -> list[ShardSample]:
+        return []

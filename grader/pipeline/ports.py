@@ -1,0 +1,72 @@
+"""What the pipeline needs from the outside: a results store and an executor.
+
+The command line plugs in PostgreSQL and the local or Slurm executor; the unit
+tests plug in memory. Both are structural (Protocols): adapters do not import this.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterable, Iterator, Sequence
+from pathlib import Path
+from typing import Protocol
+
+from grader.core.jobs import GradingJob, Outcome
+from grader.core.record import SubmissionRecord
+from grader.core.result import SubmissionResult
+from grader.core.samples import ShardSample
+
+
+class ResultStore(Protocol):
+    """Where finished records go; every write is idempotent on the record's keys."""
+
+    def migrate(self) -> list[str]: ...
+
+    def close(self) -> None: ...
+
+    def ingest(self, records: Iterable[SubmissionRecord]) -> int:
+        """Store records; returns how many results were new."""
+        ...
+
+    def ingest_metrics(self, batch_id: str, samples: Iterable[ShardSample]) -> int: ...
+
+    def stored_spool_ids(self, spool_ids: Iterable[str]) -> set[str]:
+        """Which of these already have a current result (or are quarantined)."""
+        ...
+
+    def reusable(self, version: str, content_hash: str) -> tuple[str, SubmissionResult] | None:
+        """A stored result for identical content of the same assignment version."""
+        ...
+
+    def outdated(self, course: str, assignment: str, version: str) -> list[str]:
+        """Spool ids whose current result is for another assignment version."""
+        ...
+
+    def status(self, course: str) -> list[tuple[str, str, int]]:
+        """(assignment, verdict or state, count) rows."""
+        ...
+
+
+class Executor(Protocol):
+    """Where grading jobs run: this machine's CPUs, or a Slurm array."""
+
+    def run(self, jobs: Sequence[GradingJob]) -> Iterator[Outcome]:
+        """Grade the jobs; yields each outcome as it lands (one per job, always)."""
+        ...
+
+    def collected(self) -> Iterator[Outcome]:
+        """Outcomes an interrupted earlier run left behind for this batch."""
+        ...
+
+    def wait_active(self) -> None:
+        """Wait for work an interrupted earlier run left running."""
+        ...
+
+    def samples(self) -> list[ShardSample]:
+        """Counter samples its tasks recorded (empty where nothing was counted)."""
+        ...
+
+
+#: A batch directory -> the executor that grades that batch.
+ExecutorFactory = Callable[[Path], Executor]
+#: Opens the store (raises StoreError when it is unreachable).
+StoreOpener = Callable[[], ResultStore]

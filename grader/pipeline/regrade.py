@@ -1,0 +1,57 @@
+"""Regrade after an assignment package changed: only submissions whose current
+result is for another package version, each distinct content once; the earlier
+results stay in the database, marked superseded.
+
+It grades through ``Pipeline.grade`` (the same planner, executor and journal as a
+run), in a batch directory of its own under ``spool/regrades/``.
+"""
+
+from __future__ import annotations
+
+import logging
+import time
+from dataclasses import replace
+
+from grader.adapters.spool import Entry
+from grader.core.jobs import now_iso
+from grader.core.problem import Problem
+from grader.core.record import SubmissionRecord
+from grader.pipeline import dedupe
+from grader.pipeline.intake import Rejected, prepare
+from grader.pipeline.journal import Journal
+from grader.pipeline.ports import ResultStore
+from grader.pipeline.run import Pipeline, entry_record
+
+log = logging.getLogger(__name__)
+
+
+def regrade(pipe: Pipeline, problem: Problem, course: str, store: ResultStore) -> int:
+    """Regrade the outdated submissions of ``problem``; returns how many got a new result."""
+    spool = pipe.spool
+    name = time.strftime("r%Y%m%dT%H%M%S")
+    batch = spool.root / "regrades" / name
+    batch.mkdir(parents=True, exist_ok=True)
+    store.migrate()
+    todo: list[tuple[dedupe.Candidate, SubmissionRecord]] = []
+    claimed = now_iso()
+    for spool_id in store.outdated(course, problem.short_name, problem.version):
+        entry = Entry(spool_id, spool.dir("done") / spool_id)
+        if not entry.path.is_dir():
+            log.error("%s: not in %s; cannot regrade it", spool_id, spool.dir("done"))
+            continue
+        try:
+            prep = prepare(entry, {problem.short_name: problem})
+        except Rejected as r:
+            log.error("%s no longer passes intake (%s); left as it was", entry.id, r)
+            continue
+        todo.append((prep.candidate, replace(
+            entry_record(entry, name, claimed), content_hash=prep.submission.content_hash,
+            language=prep.language.id, package_path=str(problem.path))))
+    records: dict[str, SubmissionRecord] = {}
+    journal = Journal(batch)
+    samples = pipe.grade(todo, journal, records, store, batch)
+    store.ingest(records.values())
+    store.ingest_metrics(name, samples)
+    for c, _ in todo:
+        Entry(c.key, spool.dir("done") / c.key).drop_src()
+    return len(records)

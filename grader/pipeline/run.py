@@ -1,0 +1,250 @@
+"""The spool-to-database run: every spooled submission ends graded (stored) or
+quarantined (with its reason), exactly once, even across crashes and outages.
+
+Theory of operation
+-------------------
+A run first resumes the batches an interrupted run left in ``cur/``, then claims
+new entries into a fresh batch (each claim is an atomic rename: two runs never
+claim the same entry). For each batch:
+
+1. entries the store already holds (a crash came between ingest and the move to
+   ``done/``) just move to ``done/``;
+2. intake checks and unpacks every other entry; a bad one is quarantined with its
+   reason (``pipeline.intake``);
+3. the dedupe planner splits the rest: identical content of the same assignment
+   version is graded once, and a result stored by an earlier batch is reused;
+4. the executor grades the leaders (local workers, or one Slurm array); each
+   outcome becomes a record appended to the batch's journal (``results.jsonl``,
+   fsync'd) as it lands;
+5. the journal is ingested in one transaction (idempotent on its keys), with the
+   counter samples of the batch's array tasks;
+6. only then do the entries move to ``done/`` and the batch's bookkeeping to
+   ``batches/``.
+
+A crash anywhere leaves each entry in exactly one place and every finished result
+in the journal; the next run grades only entries without a record. With the
+store down, results wait in the journal for the next run.
+"""
+
+from __future__ import annotations
+
+import logging
+import secrets
+import time
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field, replace
+from pathlib import Path
+from typing import Any
+
+from grader import faults
+from grader.adapters.spool import Entry, Spool
+from grader.core.errors import StoreError
+from grader.core.jobs import JudgeFault, now_iso
+from grader.core.problem import Problem
+from grader.core.record import SubmissionRecord
+from grader.core.samples import ShardSample
+from grader.core.scoring import fault_result
+from grader.pipeline import dedupe
+from grader.pipeline.intake import Rejected, prepare
+from grader.pipeline.journal import Journal
+from grader.pipeline.ports import ExecutorFactory, ResultStore, StoreOpener
+
+log = logging.getLogger(__name__)
+
+
+@dataclass
+class RunSummary:
+    """What one run did."""
+
+    graded: int = 0
+    reused: int = 0
+    quarantined: int = 0
+    stored: int = 0
+    pending_batches: list[str] = field(default_factory=list)
+    elapsed_s: float = 0.0
+    verdicts: dict[str, dict[str, int]] = field(default_factory=dict)
+    scores: dict[str, list[float]] = field(default_factory=dict)
+
+    def count(self, assignment: str, verdict: str, score: float | None) -> None:
+        """One more result (``score`` None: an outcome without one, e.g. an error)."""
+        by = self.verdicts.setdefault(assignment, {})
+        by[verdict] = by.get(verdict, 0) + 1
+        if score is not None:
+            self.scores.setdefault(assignment, []).append(score)
+
+
+def _meta(entry: Entry) -> dict[str, Any]:
+    try:
+        meta = entry.meta()
+    except (OSError, ValueError, UnicodeDecodeError):
+        return {}
+    return {k: v for k, v in meta.items() if isinstance(v, str)}
+
+
+def entry_record(entry: Entry, batch: str, claimed_at: str) -> SubmissionRecord:
+    """The record of an entry before it is graded (whatever its meta.json holds)."""
+    meta = _meta(entry)
+    submitted = meta.get("submitted_at") or claimed_at
+    return SubmissionRecord(
+        spool_id=entry.id, course=meta.get("course") or "unknown",
+        assignment=meta.get("assignment") or "unknown",
+        student=meta.get("student") or "unknown", submitted_at=submitted, batch_id=batch,
+        state="graded", arrived_at=meta.get("arrived_at") or submitted, claimed_at=claimed_at)
+
+
+class Pipeline:
+    """Spool intake -> grading -> store, for one spool and a set of assignments.
+
+    :param open_store: opens the results store (None: no database, results wait in
+        the journals); a StoreError from it means the same, with an error logged.
+    :param executor: the executor for a batch directory.
+    """
+
+    def __init__(self, spool: Spool, problems: Mapping[str, Problem], *,
+                 open_store: StoreOpener | None, executor: ExecutorFactory,
+                 dedupe: bool = True) -> None:
+        self.spool = spool
+        self.problems = problems
+        self.open_store = open_store
+        self.executor = executor
+        self.dedupe = dedupe
+        self.summary = RunSummary()
+
+    def _store(self) -> ResultStore | None:
+        if self.open_store is None:
+            return None
+        try:
+            store = self.open_store()
+            store.migrate()
+            return store
+        except StoreError as e:
+            log.error("%s -- results are kept in the spool's results.jsonl and stored by "
+                      "the next run", e)
+            return None
+
+    def run(self, batch_size: int | None = None) -> RunSummary:
+        """Resume unfinished batches, then claim and process new submissions."""
+        t0 = time.monotonic()
+        store = self._store()
+        try:
+            for batch in self.spool.batches():
+                log.info("resuming batch %s", batch.name)
+                self._process(batch, store)
+            name = self.claim(batch_size)
+            if name is not None:
+                self._process(self.spool.dir("cur") / name, store)
+        finally:
+            if store is not None:
+                store.close()
+        self.summary.elapsed_s = time.monotonic() - t0
+        return self.summary
+
+    def claim(self, batch_size: int | None = None) -> str | None:
+        """Claim new submissions into a fresh batch; its name, or None when none wait."""
+        if not self.spool.new_entries():
+            return None
+        name = time.strftime("b%Y%m%dT%H%M%S") + "-" + secrets.token_hex(3)
+        self.spool.claim(name, batch_size)
+        return name
+
+    def stage(self, batch_name: str, *, ingest: bool) -> RunSummary:
+        """One workflow stage for one batch: grade it (the journal), or also store it."""
+        t0 = time.monotonic()
+        batch = self.spool.dir("cur") / batch_name
+        if not batch.is_dir():
+            log.info("batch %s is already finished", batch_name)
+            return self.summary
+        store = self._store()
+        try:
+            self._process(batch, store, ingest=ingest)
+        finally:
+            if store is not None:
+                store.close()
+        self.summary.elapsed_s = time.monotonic() - t0
+        return self.summary
+
+    def _process(self, batch: Path, store: ResultStore | None, *, ingest: bool = True) -> None:
+        journal = Journal(batch)
+        records = journal.read()
+        claimed_at = self.spool.claimed_at(batch)
+        entries = self.spool.batch_entries(batch)
+        if store is not None:
+            already = store.stored_spool_ids([e.id for e in entries])
+            for e in entries:
+                if e.id in already:  # stored before a crash that came before done/
+                    self.spool.finish(e)
+            entries = [e for e in entries if e.id not in already]
+        todo: list[tuple[dedupe.Candidate, SubmissionRecord]] = []
+        for e in entries:
+            if e.id in records:
+                continue
+            base = entry_record(e, batch.name, claimed_at)
+            try:
+                prep = prepare(e, self.problems)
+            except Rejected as r:
+                rec = base.quarantined(str(r.code), r.message)
+                journal.append(rec)
+                records[e.id] = rec
+                self.spool.quarantine(e, str(r.code), r.message)
+                self.summary.quarantined += 1
+                continue
+            todo.append((prep.candidate, replace(
+                base, content_hash=prep.submission.content_hash, language=prep.language.id,
+                package_path=str(prep.problem.path))))
+        samples = self.grade(todo, journal, records, store, batch)
+        if not ingest:
+            return
+        if store is None:
+            self.summary.pending_batches.append(batch.name)
+            return
+        faults.point("before-ingest")
+        try:
+            self.summary.stored += store.ingest(records.values())
+            store.ingest_metrics(batch.name, samples)
+        except StoreError as e:
+            log.error("ingest of %s failed (%s); it stays in %s for the next run",
+                      batch.name, e, journal.path)
+            self.summary.pending_batches.append(batch.name)
+            return
+        faults.point("before-done")
+        for entry in self.spool.batch_entries(batch):
+            if entry.id in records:
+                self.spool.finish(entry)
+        self.spool.close_batch(batch)
+
+    def grade(self, todo: Sequence[tuple[dedupe.Candidate, SubmissionRecord]],
+              journal: Journal, records: dict[str, SubmissionRecord],
+              store: ResultStore | None, batch_dir: Path) -> list[ShardSample]:
+        """Grade each distinct (assignment version, content) once and record every
+        candidate in the journal; returns the executor's counter samples."""
+        executor = self.executor(batch_dir)
+        executor.wait_active()  # arrays an interrupted run left behind
+        recovered = {o.key: o for o in executor.collected()}
+        lookup = store.reusable if store is not None else None
+        plan = dedupe.plan([c for c, _ in todo], dedupe=self.dedupe, lookup=lookup)
+        base = {c.key: rec for c, rec in todo}
+        dispatched = now_iso()
+        for c in plan.leaders:
+            base[c.key] = replace(base[c.key], dispatched_at=dispatched)
+        for g in dedupe.execute(plan, executor, recovered):
+            c = g.candidate
+            result = g.outcome.result
+            if isinstance(result, JudgeFault):
+                log.error("%s could not be graded (%s fault): %s", c.key, result.cause,
+                          result.reason)
+                result = fault_result(c.problem, c.key, c.content_hash, c.job.language, result)
+            message = result.message
+            if g.reused_from is not None:
+                message = (f"identical to submission {g.reused_from} for this assignment "
+                           "version: its result was reused, not graded again")
+                self.summary.reused += 1
+            else:
+                self.summary.graded += 1
+            result = replace(result, submission=f"spool:{c.key}", message=message)
+            rec = base[c.key].graded(result, reused_from=g.reused_from,
+                                     started_at=g.outcome.started_at or None,
+                                     finished_at=g.outcome.finished_at or None)
+            journal.append(rec)
+            records[c.key] = rec
+            self.summary.count(rec.assignment, result.verdict.value, result.score)
+        return executor.samples()

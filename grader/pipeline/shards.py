@@ -1,0 +1,113 @@
+"""The on-disk layout of a batch's Slurm arrays, shared by the submitting side
+(``pipeline.slurm_executor``) and the array tasks (``pipeline.task``)::
+
+    <batch>/array-<n>/shard-<i>.json           the jobs of task i
+    <batch>/array-<n>/shard-<i>.jsonl          their outcomes, one fsync'd line each
+    <batch>/array-<n>/shard-<i>.metrics.jsonl  counter samples of the whole shard
+    <batch>/array-<n>/job.sbatch, job.json     the batch script; the job id
+    <batch>/array-<n>/logs/<i>.log             task output
+
+The batch directory sits on a file system the compute nodes share.
+"""
+
+from __future__ import annotations
+
+import json
+import time
+from collections.abc import Iterator, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from grader.core.jobs import GradingJob, Outcome
+from grader.core.samples import ShardSample
+from grader.pipeline.journal import append_line, read_lines
+
+
+@dataclass(frozen=True, slots=True)
+class Shard:
+    """The files of one array task."""
+
+    array_dir: Path
+    index: int
+
+    @property
+    def spec(self) -> Path:
+        return self.array_dir / f"shard-{self.index}.json"
+
+    @property
+    def outcomes(self) -> Path:
+        return self.array_dir / f"shard-{self.index}.jsonl"
+
+    @property
+    def metrics(self) -> Path:
+        return self.array_dir / f"shard-{self.index}.metrics.jsonl"
+
+    @property
+    def name(self) -> str:
+        return f"shard-{self.index}"
+
+    def write_jobs(self, jobs: Sequence[GradingJob]) -> None:
+        self.spec.write_text(json.dumps([j.to_json() for j in jobs]))
+
+    def jobs(self) -> list[GradingJob]:
+        return [GradingJob.from_json(d) for d in json.loads(self.spec.read_text())]
+
+    def record(self, outcome: Outcome) -> None:
+        append_line(self.outcomes, outcome.to_json())
+
+    def read_outcomes(self, offset: int = 0) -> tuple[list[Outcome], int]:
+        lines, end = read_lines(self.outcomes, offset)
+        return [Outcome.from_json(d) for d in lines], end
+
+    def record_samples(self, samples: Sequence[ShardSample]) -> None:
+        for s in samples:
+            append_line(self.metrics, s.to_json())
+
+    def samples(self) -> list[ShardSample]:
+        return [ShardSample.from_json(d) for d in read_lines(self.metrics)[0]]
+
+
+class ArrayDir:
+    """One submitted array of a batch: its shards, script, job id and logs."""
+
+    def __init__(self, path: Path) -> None:
+        self.path = path
+
+    @classmethod
+    def all(cls, batch_dir: Path) -> list[ArrayDir]:
+        return [cls(p) for p in sorted(batch_dir.glob("array-*"),
+                                       key=lambda p: int(p.name.split("-")[1]))]
+
+    @classmethod
+    def create(cls, batch_dir: Path) -> ArrayDir:
+        a = cls(batch_dir / f"array-{len(cls.all(batch_dir))}")
+        (a.path / "logs").mkdir(parents=True)
+        return a
+
+    @property
+    def script(self) -> Path:
+        return self.path / "job.sbatch"
+
+    @property
+    def log_pattern(self) -> Path:
+        return self.path / "logs" / "%a.log"
+
+    def shard(self, index: int) -> Shard:
+        return Shard(self.path, index)
+
+    def shards(self) -> Iterator[Shard]:
+        n = len(list(self.path.glob("shard-*.json")))
+        return (self.shard(i) for i in range(n))
+
+    def save_job(self, job_id: str, tasks: int, shard_size: int) -> None:
+        (self.path / "job.json").write_text(json.dumps(
+            {"job_id": job_id, "tasks": tasks, "shard_size": shard_size,
+             "submitted_at": time.time()}))
+
+    def job(self) -> dict[str, Any] | None:
+        try:
+            data: dict[str, Any] = json.loads((self.path / "job.json").read_text())
+            return data
+        except (OSError, ValueError):
+            return None

@@ -1,0 +1,330 @@
+"""The pipeline's logic with an in-memory store and executor: no PostgreSQL, no
+sandbox, no Slurm. (tests/store and tests/slurm run the same paths for real.)"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Iterable, Iterator, Sequence
+from dataclasses import replace
+from pathlib import Path
+
+import pytest
+
+from grader.adapters.spool import Spool
+from grader.core.errors import StoreError
+from grader.core.jobs import GradingJob, JudgeFault, Outcome
+from grader.core.problem import Problem, load_problem
+from grader.core.record import SubmissionRecord
+from grader.core.result import SubmissionResult
+from grader.core.samples import Sample, ShardSample
+from grader.core.scoring import score_submission
+from grader.core.verdict import Verdict
+from grader.cpuset import CpuSet
+from grader.pipeline import dedupe
+from grader.pipeline.journal import Journal
+from grader.pipeline.regrade import regrade
+from grader.pipeline.run import Pipeline
+from grader.pipeline.shards import ArrayDir
+from grader.pipeline.task import OK, OUR_FAULT, SUBMISSION_FAULT, run_shard
+from grader.settings import SlurmTask
+
+from ..conftest import EXAMPLES
+
+SUBS = EXAMPLES / "bigsum" / "submissions"
+
+
+class MemoryStore:
+    """The ResultStore port in memory; ``down`` makes every call fail like a lost DB."""
+
+    def __init__(self) -> None:
+        self.subs: dict[str, SubmissionRecord] = {}
+        self.results: dict[tuple[str, str], SubmissionResult] = {}
+        self.reused: dict[tuple[str, str], str | None] = {}
+        self.metrics: dict[str, list[ShardSample]] = {}
+        self.down = False
+
+    def _check(self) -> None:
+        if self.down:
+            raise StoreError("cannot connect to the results database: down")
+
+    def migrate(self) -> list[str]:
+        self._check()
+        return []
+
+    def close(self) -> None:
+        pass
+
+    def ingest(self, records: Iterable[SubmissionRecord]) -> int:
+        self._check()
+        new = 0
+        for r in records:
+            self.subs[r.spool_id] = r
+            if r.result is not None and (r.spool_id, r.result.problem_version) not in \
+                    self.results:
+                self.results[(r.spool_id, r.result.problem_version)] = r.result
+                self.reused[(r.spool_id, r.result.problem_version)] = r.reused_from
+                new += 1
+        return new
+
+    def ingest_metrics(self, batch_id: str, samples: Iterable[ShardSample]) -> int:
+        self._check()
+        self.metrics[batch_id] = list(samples)
+        return len(self.metrics[batch_id])
+
+    def current(self, spool_id: str) -> SubmissionResult:
+        return [r for (s, _), r in self.results.items() if s == spool_id][-1]
+
+    def stored_spool_ids(self, spool_ids: Iterable[str]) -> set[str]:
+        self._check()
+        return {s for s in spool_ids if s in self.subs}
+
+    def reusable(self, version: str, content_hash: str) -> tuple[str, SubmissionResult] | None:
+        self._check()
+        for (sid, v), r in self.results.items():
+            if v == version and self.subs[sid].content_hash == content_hash and \
+                    self.reused[(sid, v)] is None and r.verdict is not Verdict.JE:
+                return sid, r
+        return None
+
+    def outdated(self, course: str, assignment: str, version: str) -> list[str]:
+        return [sid for sid, rec in self.subs.items() if rec.assignment == assignment
+                and rec.result is not None and rec.result.problem_version != version]
+
+    def status(self, course: str) -> list[tuple[str, str, int]]:
+        return []
+
+
+class FakeExecutor:
+    """Grades by looking at the source: WA if it holds "WRONG", else AC; a source
+    holding "BREAK" is a judge fault, one holding "NOLANG" the submission's fault."""
+
+    def __init__(self, problem: Problem) -> None:
+        self.problem = problem
+        self.dispatched: list[str] = []
+        self.left_behind: list[Outcome] = []
+        self.shard_samples: list[ShardSample] = []
+
+    def run(self, jobs: Sequence[GradingJob]) -> Iterator[Outcome]:
+        for job in jobs:
+            self.dispatched.append(job.key)
+            src = Path(job.source)
+            files = [src] if src.is_file() else [p for p in src.rglob("*") if p.is_file()]
+            text = "".join(p.read_text() for p in files)
+            if "BREAK" in text:
+                yield Outcome(job.key, JudgeFault("the sandbox broke"), "t0", "t1")
+                continue
+            if "NOLANG" in text:
+                yield Outcome(job.key, JudgeFault("no source file", "submission"), "t0", "t1")
+                continue
+            yield Outcome(job.key, result(self.problem, "WRONG" not in text, text), "t0",
+                          "t1")
+
+    def collected(self) -> Iterator[Outcome]:
+        return iter(self.left_behind)
+
+    def wait_active(self) -> None:
+        pass
+
+    def samples(self) -> list[ShardSample]:
+        return self.shard_samples
+
+
+def result(problem: Problem, ok: bool, text: str) -> SubmissionResult:
+    _, groups = score_submission(problem, [])
+    return SubmissionResult(problem.short_name, problem.version, "x", str(hash(text)), "cpp",
+                            Verdict.AC if ok else Verdict.WA, 100.0 if ok else 0.0,
+                            problem.max_score, None, (), groups)
+
+
+@pytest.fixture
+def bigsum() -> Problem:
+    return load_problem(EXAMPLES / "bigsum")
+
+
+@pytest.fixture
+def course(tmp_path: Path) -> Spool:
+    spool = Spool(tmp_path / "spool")
+    src = (SUBS / "accepted/sum.cpp").read_text()
+    for student, text in [("ann", src), ("bob", src), ("cid", src + "// WRONG\n"),
+                          ("dee", src + "// mine\n")]:
+        f = tmp_path / student / "sum.cpp"
+        f.parent.mkdir()
+        f.write_text(text)
+        spool.submit(course="c", assignment="bigsum", student=student, path=f)
+    spool.submit(course="c", assignment="nosuch", student="eve", path=SUBS / "accepted/sum.cpp")
+    return spool
+
+
+def make_pipeline(spool: Spool, problem: Problem, store: MemoryStore | None,
+                  executor: FakeExecutor, **kw: bool) -> Pipeline:
+    return Pipeline(spool, {"bigsum": problem}, open_store=(lambda: store) if store else None,
+                    executor=lambda _batch: executor, **kw)
+
+
+def test_every_entry_ends_graded_or_quarantined_exactly_once(course, bigsum):
+    store, ex = MemoryStore(), FakeExecutor(bigsum)
+    s = make_pipeline(course, bigsum, store, ex).run()
+    assert (s.graded, s.reused, s.quarantined, s.stored) == (3, 1, 1, 4)
+    assert len(ex.dispatched) == 3  # ann and bob are identical: graded once
+    assert len(list(course.dir("done").iterdir())) == 4
+    assert len(list(course.dir("quarantine").iterdir())) == 1 and not course.batches()
+    recs = {r.student: r for r in store.subs.values()}
+    assert recs["eve"].state == "quarantined" and recs["eve"].quarantine_code == \
+        "unknown-assignment"
+    assert recs["cid"].result.verdict is Verdict.WA and recs["dee"].result.verdict is Verdict.AC
+    follower = next(r for r in (recs["ann"], recs["bob"]) if r.reused_from)
+    leader = recs["bob"] if follower is recs["ann"] else recs["ann"]
+    assert follower.reused_from == leader.spool_id and "reused" in follower.result.message
+    assert leader.dispatched_at and leader.started_at == "t0" and leader.finished_at == "t1"
+    assert all(r.result.submission == f"spool:{r.spool_id}" for r in recs.values() if r.result)
+    assert not any((e / "src").exists() for e in course.dir("done").iterdir())
+    # a second run finds nothing to do
+    again = make_pipeline(course, bigsum, store, ex).run()
+    assert (again.graded, again.stored) == (0, 0) and len(ex.dispatched) == 3
+
+
+def test_identical_content_stored_by_an_earlier_batch_is_reused(course, bigsum, tmp_path):
+    store, ex = MemoryStore(), FakeExecutor(bigsum)
+    make_pipeline(course, bigsum, store, ex).run()
+    first = next(r for r in store.subs.values() if r.student == "ann")
+    course.submit(course="c", assignment="bigsum", student="fay", path=tmp_path / "ann")
+    s = make_pipeline(course, bigsum, store, ex).run()
+    assert (s.graded, s.reused) == (0, 1) and len(ex.dispatched) == 3
+    fay = next(r for r in store.subs.values() if r.student == "fay")
+    assert fay.reused_from in (first.spool_id, first.reused_from)
+
+
+def test_without_dedupe_everything_is_graded(course, bigsum):
+    ex = FakeExecutor(bigsum)
+    s = make_pipeline(course, bigsum, MemoryStore(), ex, dedupe=False).run()
+    assert (s.graded, s.reused) == (4, 0) and len(ex.dispatched) == 4
+
+
+def test_store_down_keeps_results_in_the_journal_until_it_is_back(course, bigsum):
+    store, ex = MemoryStore(), FakeExecutor(bigsum)
+    store.down = True
+    s = make_pipeline(course, bigsum, store, ex).run()
+    assert s.pending_batches and s.stored == 0 and s.graded == 3
+    (batch,) = course.batches()
+    assert len(Journal(batch).read()) == 5 and len(course.batch_entries(batch)) == 4
+    store.down = False
+    s2 = make_pipeline(course, bigsum, store, ex).run()
+    assert (s2.graded, s2.stored) == (0, 4) and len(ex.dispatched) == 3
+    assert not course.batches() and len(store.subs) == 5
+
+
+def test_no_store_configured_is_the_same_as_down(course, bigsum):
+    s = make_pipeline(course, bigsum, None, FakeExecutor(bigsum)).run()
+    assert s.pending_batches and len(Journal(course.batches()[0]).read()) == 5
+
+
+def test_stored_before_a_crash_moves_to_done_without_grading(course, bigsum):
+    store, ex = MemoryStore(), FakeExecutor(bigsum)
+    pipe = make_pipeline(course, bigsum, store, ex)
+    name = pipe.claim()
+    batch = course.dir("cur") / name
+    for e in course.batch_entries(batch):  # as if ingested just before a crash
+        store.subs[e.id] = replace(SubmissionRecord.from_json({
+            "spool_id": e.id, "course": "c", "assignment": "bigsum", "student": "x",
+            "submitted_at": "t", "batch_id": name, "state": "graded", "arrived_at": "t",
+            "claimed_at": "t"}))
+    s = pipe.stage(name, ingest=True)
+    assert s.graded == 0 and ex.dispatched == [] and len(list(course.dir("done").iterdir())) == 5
+
+
+def test_outcomes_an_interrupted_run_left_are_collected_not_regraded(course, bigsum):
+    store, ex = MemoryStore(), FakeExecutor(bigsum)
+    pipe = make_pipeline(course, bigsum, store, ex)
+    batch = course.dir("cur") / pipe.claim()
+    dee = next(e for e in course.batch_entries(batch) if e.meta()["student"] == "dee")
+    ex.left_behind = [Outcome(str(dee.src), result(bigsum, True, "left"), "a", "b")]
+    pipe.run()
+    assert str(dee.src) not in ex.dispatched and len(ex.dispatched) == 2
+    assert store.subs[dee.id].result.content_hash == str(hash("left"))
+
+
+def test_judge_faults_are_je_and_submission_faults_ce(tmp_path, bigsum):
+    spool = Spool(tmp_path / "spool")
+    for student, mark in (("gus", "BREAK"), ("hal", "NOLANG")):
+        f = tmp_path / student / "sum.cpp"
+        f.parent.mkdir()
+        f.write_text(f"int main() {{}} // {mark}\n")
+        spool.submit(course="c", assignment="bigsum", student=student, path=f)
+    store = MemoryStore()
+    make_pipeline(spool, bigsum, store, FakeExecutor(bigsum)).run()
+    recs = {r.student: r.result for r in store.subs.values()}
+    assert recs["gus"].verdict is Verdict.JE and recs["gus"].message == "the sandbox broke"
+    assert recs["hal"].verdict is Verdict.CE and recs["hal"].compile.output == "no source file"
+
+
+def test_shard_samples_reach_the_store_with_their_batch(course, bigsum):
+    store, ex = MemoryStore(), FakeExecutor(bigsum)
+    ex.shard_samples = [ShardSample(Sample("perf", "instructions", 5e9), 3, "n1", "7", "0")]
+    make_pipeline(course, bigsum, store, ex).run()
+    (batch, samples), = store.metrics.items()
+    assert batch.startswith("b") and samples[0].sample.source == "perf"
+
+
+def test_regrade_grades_only_outdated_results_again(course, bigsum, tmp_path):
+    store, ex = MemoryStore(), FakeExecutor(bigsum)
+    make_pipeline(course, bigsum, store, ex).run()
+    changed = replace(bigsum, version="v2")
+    ex2 = FakeExecutor(changed)
+    pipe = make_pipeline(course, changed, store, ex2)
+    n = regrade(pipe, changed, "c", store)
+    assert n == 4 and len(ex2.dispatched) == 3  # identical content once, again
+    assert len(store.results) == 8
+    assert {r.problem_version for (_, v), r in store.results.items() if v == "v2"} == {"v2"}
+    assert regrade(pipe, changed, "c", store) == 0
+
+
+def test_plan_splits_leaders_followers_and_stored(bigsum):
+    def cand(key: str, content: str) -> dedupe.Candidate:
+        return dedupe.Candidate(key, GradingJob(bigsum.path, Path(key)), bigsum, content)
+
+    stored = result(bigsum, True, "s")
+    p = dedupe.plan([cand("a", "h1"), cand("b", "h1"), cand("c", "h2"), cand("d", "h3")],
+                    lookup=lambda v, h: ("old", stored) if h == "h3" else None)
+    assert [c.key for c in p.leaders] == ["a", "c"]
+    assert {k: [c.key for c in v] for k, v in p.followers.items()} == {"a": ["b"]}
+    assert [(c.key, src) for c, src, _ in p.stored] == [("d", "old")] and p.reused == 2
+    assert len(dedupe.plan([cand("a", "h1"), cand("b", "h1")], dedupe=False).leaders) == 2
+
+
+def test_journal_skips_a_torn_last_line(tmp_path):
+    j = Journal(tmp_path)
+    rec = SubmissionRecord("s1", "c", "a", "x", "t", "b", "graded", "t", "t")
+    j.append(rec)
+    with j.path.open("a") as f:
+        f.write('{"spool_id": "s2", "cour')  # a crash mid-write
+    assert j.read() == {"s1": rec}
+
+
+@pytest.mark.parametrize(("marks", "status"), [((), OK), (("NOLANG",), SUBMISSION_FAULT),
+                                               (("NOLANG", "BREAK"), OUR_FAULT)])
+def test_array_task_exit_status_says_whose_fault(tmp_path, bigsum, marks, status):
+    sources = []
+    for i, mark in enumerate(("ok", *marks)):
+        f = tmp_path / f"s{i}" / "sum.cpp"
+        f.parent.mkdir()
+        f.write_text(f"// {mark}\n")
+        sources.append(f)
+    array = ArrayDir.create(tmp_path / "batch")
+    shard = array.shard(0)
+    shard.write_jobs([GradingJob(bigsum.path, s) for s in sources])
+    ex = FakeExecutor(bigsum)
+    said: list[str] = []
+    rc = run_shard(shard, cpus=CpuSet([0]), grade=ex.run, slurm=SlurmTask(node="n1"),
+                   say=said.append)
+    assert rc == status and len(shard.read_outcomes()[0]) == len(sources)
+    # a requeued task grades only what has no outcome yet
+    assert run_shard(shard, cpus=CpuSet([0]), grade=ex.run, slurm=SlurmTask(),
+                     say=said.append) == OK
+    assert len(ex.dispatched) == len(sources)
+
+
+def test_array_task_with_an_unreadable_shard_is_our_fault(tmp_path):
+    array = ArrayDir.create(tmp_path / "batch")
+    array.shard(0).spec.write_text(json.dumps({"broken": True}))
+    assert run_shard(array.shard(0), cpus=CpuSet([0]), grade=lambda jobs: iter(()),
+                     slurm=SlurmTask(), say=lambda _: None) == OUR_FAULT

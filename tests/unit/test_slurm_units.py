@@ -1,0 +1,45 @@
+from pathlib import Path
+
+import pytest
+
+from grader.adapters.scheduler.base import SchedulerError, expand_tasks
+from grader.adapters.scheduler.script import ArrayRequest, array_script
+from grader.adapters.scheduler.slurm import parse_job_cpus
+from grader.pipeline.slurm_executor import shard_size, task_command
+
+
+def test_shard_size_targets_a_minute_per_task():
+    assert shard_size([1.0] * 100_000, 1, total_cpus=64) == 60
+    assert shard_size([1.0] * 10_000, 1, total_cpus=64) == 40  # balance caps it
+    assert shard_size([2.0] * 100_000, 2, total_cpus=64) == 60
+
+
+def test_shard_size_keeps_small_batches_balanced():
+    # 191 submissions on 2 cores: about 4 tasks per core, not 4 tasks in all.
+    assert shard_size([1.1] * 191, 1, total_cpus=2) == 24
+    assert shard_size([1.0] * 3, 1, total_cpus=2) == 1
+
+
+def test_expand_array_task_strings():
+    assert expand_tasks("0-3,7,9-10%2") == [0, 1, 2, 3, 7, 9, 10]
+    assert expand_tasks("") == []
+
+
+def test_array_script_runs_the_lean_task_entry_with_every_argument_quoted():
+    d = Path("/shared/spool dir/cur/b1/array-0")
+    text = array_script(ArrayRequest("gradeline-b1-0", tasks=4, cpus_per_task=2, minutes=7,
+                                     output=d / "logs" / "%a.log", throttle=3,
+                                     partition="grading"), task_command(d))
+    lines = text.splitlines()
+    assert "#SBATCH --array=0-3%3" in lines and "#SBATCH --cpus-per-task=2" in lines
+    assert "#SBATCH --partition=grading" in lines and "#SBATCH --time=7" in lines
+    assert lines[-1].endswith("-m grader.cli.task '/shared/spool dir/cur/b1/array-0'")
+
+
+def test_job_cpus_of_this_node_from_scontrol():
+    text = ("JobId=7 ArrayJobId=7 ArrayTaskId=0\n   Nodes=n1 CPU_IDs=2-3 Mem=100\n"
+            "JobId=8 ArrayJobId=7 ArrayTaskId=1\n   Nodes=n2 CPU_IDs=0,5 Mem=100\n")
+    assert parse_job_cpus(text, "8", "n2") == (0, 5)
+    assert parse_job_cpus(text, "7", "n1") == (2, 3)
+    with pytest.raises(SchedulerError, match="no CPU_IDs"):
+        parse_job_cpus("JobId=9 JobState=PENDING", "9", "n1")

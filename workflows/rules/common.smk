@@ -1,0 +1,35 @@
+# Helpers and config validation shared by the gradeline rules.
+from snakemake.utils import validate
+
+
+validate(config, schema="../schemas/config.schema.yaml")
+
+RESULTS = f"results/{config['run_id']}"
+
+
+def gradeline_options():
+    """Options every gradeline stage gets from the config."""
+    opts = f"--spool {config['spool']} --course {config['course']}"
+    for a in config.get("assignments", []):
+        opts += f" --assignments {a}"
+    return opts
+
+
+def dispatch_options():
+    """Where and how the grading stage runs (set by the profile)."""
+    opts = f"--executor {config.get('executor', 'auto')}"
+    if config.get("shard_size", 0):
+        opts += f" --shard-size {config['shard_size']}"
+    return opts
+
+
+def batch_name(wildcards):
+    """The batch the intake checkpoint claimed (empty when nothing was waiting)."""
+    with open(checkpoints.intake.get().output.batch) as f:
+        return f.read().strip()
+
+
+def stored_batches(wildcards):
+    """The stored-marker of the claimed batch, or nothing for an empty spool."""
+    name = batch_name(wildcards)
+    return [f"{RESULTS}/batches/{name}/stored.txt"] if name else []
