@@ -60,17 +60,17 @@ def main() -> None:
     os.sched_setaffinity(0, [args.cpu])
     problem = load_problem(PROBLEM)
     assert len(problem.cases) == 10
-    sandbox = open_sandbox(sandbox_config(load()), slot=args.cpu)
     scratch = Path(tempfile.mkdtemp(prefix="gl-bench-", dir="/var/tmp"))
     scratch.chmod(0o755)
+    sandbox = open_sandbox(sandbox_config(load()), scratch, slot=args.cpu, cpus=[args.cpu])
     judge = Judge(sandbox, scratch / "work", [args.cpu])
     judge.grade(problem, SUBMISSION)  # warm-up: page cache, validator, image
 
     split: dict[str, list[float]] = {k: [] for k in
-                                     ("sandbox_start_s", "compile_s", "run_s", "validate_s",
+                                     ("empty_run_s", "compile_s", "run_s", "validate_s",
                                       "total_s")}
     for _ in range(args.repeat):
-        split["sandbox_start_s"].append(empty_run_s(sandbox, scratch, args.cpu))
+        split["empty_run_s"].append(empty_run_s(sandbox, scratch, args.cpu))
         r = judge.grade(problem, SUBMISSION)
         assert r.verdict.value == "AC"
         for k in ("compile_s", "run_s", "validate_s", "total_s"):
@@ -88,8 +88,12 @@ def main() -> None:
     assert meta.ok, (scratch / "c.err").read_text()
     bare, boxed = [], []
     lim = Limits(cpu_time_s=5.0)
+    inputs = []
+    for i, case in enumerate(problem.cases):  # the container sees only its work root
+        inputs.append(scratch / f"{i}.in")
+        shutil.copy(case.input_path, inputs[-1])
     for _ in range(args.repeat):
-        for case in problem.cases:
+        for case, stdin in zip(problem.cases, inputs, strict=True):
             with case.input_path.open("rb") as fin, (scratch / "bare.out").open("wb") as fout:
                 t0 = time.perf_counter()
                 subprocess.run([str(build / "sol")], stdin=fin, stdout=fout, check=True)
@@ -97,10 +101,11 @@ def main() -> None:
             assert validate_files(scratch / "bare.out", case.answer_path, ()).accepted
             t0 = time.perf_counter()
             m = sandbox.run(RunRequest(["./sol"], build, lim, stdout=scratch / "box.out",
-                                       stderr=scratch / "box.err", stdin=case.input_path,
+                                       stderr=scratch / "box.err", stdin=stdin,
                                        cpus=[args.cpu]))
             boxed.append(time.perf_counter() - t0)
             assert m.ok
+    judge.close()
     shutil.rmtree(scratch, ignore_errors=True)
 
     print(f"bigsum/sum.cpp, 10 tests, runtime {sandbox.runtime}, cpu {args.cpu}, "

@@ -14,7 +14,7 @@ EX=$($G examples | head -1 | xargs dirname)
 tail -n +2 "$W/course/manifest.csv" | cut -d, -f3,6 | tr , ' ' \
   | awk -v ex="$EX" -v c="$W/course" '{print ex"/"$1" "c"/"$2}' > "$W/jobs.txt"
 t0=$(date +%s.%N)
-parallel -j "$NCPU" --colsep ' ' grader/bare_one.sh {1} {2} < "$W/jobs.txt"
+parallel -j "$NCPU" --colsep ' ' grader/measure/bare_one.sh {1} {2} < "$W/jobs.txt"
 t1=$(date +%s.%N)
 bare=$(echo "$t1 - $t0" | bc)
 URL=$($G db url)

@@ -46,6 +46,8 @@ KNOBS: tuple[Knob, ...] = (
          "on PATH)"),
     Knob("GRADELINE_IMAGE_DEF", "image_def", "the grading image definition (default "
          "containers/grader.def of this checkout)"),
+    Knob("GRADELINE_IMAGE_DIR", "image_dir", "where built images live (default "
+         "<state>/images); a site points users at one an admin built, read-only to them"),
     Knob("GRADELINE_DEBIAN_MIRROR", "debian_mirror", "mirror for image builds (default: "
          "the definition's MirrorURL)"),
     Knob("GRADELINE_SANDBOX_UID_BASE", "sandbox_uid_base", "as root: sandbox uid = base + "
@@ -101,6 +103,7 @@ class Settings:
     executor: ExecutorChoice = "auto"
     runtime: RuntimeChoice = "auto"
     image_def: Path | None = None
+    image_dir: Path | None = None
     debian_mirror: str | None = None
     sandbox_uid_base: int = DEFAULT_UID_BASE
     cgroups: bool = True
@@ -163,6 +166,7 @@ class Settings:
             executor=cast(ExecutorChoice, choice("GRADELINE_EXECUTOR", get_args(ExecutorChoice))),
             runtime=cast(RuntimeChoice, choice("GRADELINE_RUNTIME", get_args(RuntimeChoice))),
             image_def=path("GRADELINE_IMAGE_DEF"),
+            image_dir=path("GRADELINE_IMAGE_DIR"),
             debian_mirror=get("GRADELINE_DEBIAN_MIRROR"),
             sandbox_uid_base=int(number("GRADELINE_SANDBOX_UID_BASE", DEFAULT_UID_BASE, int)),
             cgroups=get("GRADELINE_CGROUPS") != "0",

@@ -58,7 +58,20 @@ write_conf() {
             nodes_conf+=$'\n'
         done
     fi
+    local task=task/affinity proctrack=proctrack/linuxproc
+    if grep -q '^cgroup [^ ]* cgroup .*memory' /proc/mounts; then  # cgroup v1 with memory
+        task=task/cgroup,task/affinity proctrack=proctrack/cgroup
+        printf '%s\n' "# written by slurm/local-cluster.sh" "CgroupPlugin=cgroup/v1" \
+            "CgroupMountpoint=/sys/fs/cgroup" "ConstrainCores=yes" "ConstrainRAMSpace=yes" \
+            "ConstrainSwapSpace=no" > "$STATE/cgroup.conf.tmp"
+        cmp -s "$STATE/cgroup.conf" "$STATE/cgroup.conf.tmp" || stop_daemons
+        mv "$STATE/cgroup.conf.tmp" "$STATE/cgroup.conf"
+    else
+        echo "local-cluster: no cgroup v1 memory controller here: tasks are pinned, not" \
+             "confined (task/affinity)" >&2
+    fi
     sed -e "s|@HOST@|$host|" -e "s|@STATE@|$STATE|g" -e "s|@REPO@|$REPO|g" \
+        -e "s|@TASK_PLUGIN@|$task|" -e "s|@PROCTRACK@|$proctrack|" \
         -e "s|@CTLD_PORT@|${GRADELINE_SLURMCTLD_PORT:-6817}|" \
         -e "s|@SLURMD_PORT@|${GRADELINE_SLURMD_PORT:-6818}|" \
         -e "s|@MEM_PER_CPU@|$(( mem / cpus / 2 ))|" \

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import os
 import shutil
+import subprocess
 import tempfile
 from pathlib import Path
 
@@ -50,17 +51,28 @@ def worker_spec(settings):
 
 @pytest.fixture(scope="session")
 def sandbox_factory(worker_spec):
-    """open_sandbox for a CPU list, skipping (or failing) when no sandbox is usable."""
+    """open_sandbox(cpus, workroot) for one worker, skipping (or failing) when no sandbox
+    is usable; every sandbox it made is closed (its container ended) at the end."""
     from grader.adapters.sandbox import open_sandbox
     from grader.core.errors import GradelineError
 
     if shutil.which("bwrap") is None and shutil.which("apptainer") is None:
         _unavailable("neither bwrap nor apptainer is installed (apt-get install bubblewrap)")
     try:
-        open_sandbox(worker_spec.sandbox, build=False)
+        open_sandbox(worker_spec.sandbox, worker_spec.workroot, build=False).close()
     except GradelineError as e:
         _unavailable(f"no usable sandbox: {e} (run 'gradeline image build')")
-    return lambda cpus: open_sandbox(worker_spec.sandbox, slot=min(cpus), build=False)
+    made = []
+
+    def make(cpus, workroot):
+        box = open_sandbox(worker_spec.sandbox, workroot, slot=min(cpus), cpus=cpus,
+                           build=False)
+        made.append(box)
+        return box
+
+    yield make
+    for box in made:
+        box.close()
 
 
 @pytest.fixture
@@ -78,7 +90,9 @@ def judge(sandbox_factory, sbx_tmp):
     from grader.judge.judge import Judge
 
     work = sbx_tmp / "work"
-    return Judge(sandbox_factory([0]), work, [0], compile_cache=CompileCache(work / "cc"))
+    judge = Judge(sandbox_factory([0], work), work, [0], compile_cache=CompileCache(work / "cc"))
+    yield judge
+    judge.close()
 
 
 @pytest.fixture
@@ -133,3 +147,26 @@ def db(pg_url):
     with Store(pg_url) as s:
         s.migrate()
     return pg_url
+
+
+SLURM_NODES = 2  # two slurmd "nodes" on this machine, one core each
+
+
+@pytest.fixture(scope="session")
+def slurm_conf():
+    """The project's local cluster of two fake nodes (started by its own script)."""
+    reason = None
+    if os.geteuid() != 0:
+        reason = "the local Slurm cluster needs root"
+    else:
+        r = subprocess.run([str(ROOT / "slurm/local-cluster.sh"), "start", str(SLURM_NODES)],
+                           capture_output=True, text=True, timeout=600)
+        if r.returncode != 0:
+            reason = f"local Slurm cluster did not start: {r.stderr.strip()[-500:]}"
+    if reason:
+        if os.environ.get("GRADELINE_REQUIRE_SLURM") == "1":
+            pytest.fail(f"Slurm required (GRADELINE_REQUIRE_SLURM=1) but {reason}")
+        pytest.skip(reason)
+    conf = subprocess.run([str(ROOT / "slurm/local-cluster.sh"), "conf"], capture_output=True,
+                          text=True).stdout.strip()
+    return conf

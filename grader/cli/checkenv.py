@@ -53,6 +53,7 @@ def checks(ctx: Context) -> list[Check]:
     out.append(Check("cgroups", cg is not None, cg.describe() if cg else "none usable",
                      "run as root on a host with the memory and pids controllers; without "
                      "them limits fall back to rlimits", required=False))
+    out.extend(_limit_checks(cg, runtime, root))
     if runtime in ("bwrap", "apptainer"):
         config = ctx.sandbox_config
         img = config.images().find(config.definition_path, runtime)  # type: ignore[arg-type]
@@ -66,6 +67,59 @@ def checks(ctx: Context) -> list[Check]:
     out.append(_database_check(ctx))
     out.append(_slurm_check(ctx))
     out.extend(_measurement_checks(ctx))
+    return out
+
+
+def _userns_ok() -> tuple[bool, str]:
+    try:
+        n = int(Path("/proc/sys/user/max_user_namespaces").read_text())
+    except (OSError, ValueError):
+        return True, "no user.max_user_namespaces (assumed allowed)"
+    return n > 0, f"user.max_user_namespaces = {n}"
+
+
+def _outer_bound() -> str:
+    """The memory limit of our own cgroup (a Slurm job's, under task/cgroup)."""
+    for line in Path("/proc/self/cgroup").read_text().splitlines():
+        _, ctrls, path = line.split(":", 2)
+        if "memory" in ctrls.split(","):
+            d = Path("/sys/fs/cgroup/memory") / path.lstrip("/")
+            for up in (d, *d.parents):
+                limit = up / "memory.limit_in_bytes"
+                try:
+                    value = int(limit.read_text())
+                except (OSError, ValueError):
+                    continue
+                if value < 1 << 60:
+                    return f"{value >> 20} MiB in {up}"
+    return "none"
+
+
+def _limit_checks(cg: CgroupManager | None, runtime: str, root: bool) -> list[Check]:
+    """Per limit: enforced or not, and by what (CONTRACT.md's table, for this user)."""
+    ok, ns = _userns_ok()
+    out = [Check("user namespaces", ok, f"{ns}: every run gets its own",
+                 "sysctl user.max_user_namespaces=10000 (and on Debian "
+                 "kernel.unprivileged_userns_clone=1)")]
+    if runtime == "apptainer" and not root:
+        fuse = os.access("/dev/fuse", os.R_OK | os.W_OK)
+        out.append(Check("/dev/fuse", fuse, "users may open it (SIF via squashfuse)" if fuse
+                         else "not openable", "chmod 0666 /dev/fuse (Debian's default) and "
+                         "install squashfuse"))
+    ctrls = set(cg.controllers) if cg else set()
+    exact = {
+        "memory": ("cgroup memory limit per run (OOM kill, peak charge)" if "memory" in ctrls
+                   else "RLIMIT_AS + 64 MiB headroom; MLE by heuristic (CONTRACT.md)"),
+        "processes": ("cgroup pids.max per run" if "pids" in ctrls else
+                      "RLIMIT_NPROC, counted per run's user namespace"),
+        "cpu time": "rusage of the run + RLIMIT_CPU per process",
+        "wall time": "gl-runner's pidfd timer, then SIGKILL to the run's namespace",
+        "output": "RLIMIT_FSIZE on every file",
+        "tmpfs": "tmpfs size of /tmp, /var/tmp, /dev/shm",
+        "outer bound": f"this process's cgroup memory limit: {_outer_bound()}",
+    }
+    for name, how in exact.items():
+        out.append(Check(f"limit: {name}", True, how, required=False))
     return out
 
 

@@ -64,13 +64,14 @@ class Context:
 
     def prepare_image(self) -> None:
         """Build the grading image once, up front (workers only look it up)."""
-        open_sandbox(self.sandbox_config, build=True)
+        open_sandbox(self.sandbox_config, self.workroot, build=True).close()
 
     def judge(self, cpus: CpuSet, *, keep_workdirs: bool = False) -> Judge:
         cache = CompileCache(self.workroot / "compile-cache") \
             if self.settings.compile_cache else None
-        return Judge(open_sandbox(self.sandbox_config, slot=cpus.first), self.workroot, cpus,
-                     keep_workdirs=keep_workdirs, compile_cache=cache)
+        return Judge(open_sandbox(self.sandbox_config, self.workroot, slot=cpus.first,
+                                  cpus=cpus), self.workroot, cpus, keep_workdirs=keep_workdirs,
+                     compile_cache=cache)
 
     def local_executor(self, cpus: CpuSet, label: str = "grading") -> LocalExecutor:
         return LocalExecutor(cpus, self.worker(), Progress(label))

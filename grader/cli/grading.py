@@ -24,7 +24,10 @@ from grader.pipeline.batch import grade_manifest, self_check, self_check_jobs
 def cmd_grade(args: argparse.Namespace, ctx: Context) -> int:
     problem = load_problem(args.assignment)
     judge = ctx.judge(ctx.cpus(args.cpus), keep_workdirs=args.keep)
-    result = judge.grade(problem, args.submission, args.language)
+    try:
+        result = judge.grade(problem, args.submission, args.language)
+    finally:
+        judge.close()
     fmt = "json" if args.json else args.format
     if fmt == "json":
         print(json.dumps(result.to_dict(), indent=2))

@@ -11,6 +11,7 @@ import argparse
 import contextlib
 import logging
 import sys
+import traceback
 from collections.abc import Iterator, Sequence
 from pathlib import Path
 
@@ -35,11 +36,20 @@ def build_parser() -> argparse.ArgumentParser:
 
 
 @contextlib.contextmanager
-def _errors() -> Iterator[None]:
+def _errors(verbose: bool) -> Iterator[None]:
     try:
         yield
     except GradelineError as e:
         print(f"gradeline: error: {e}", file=sys.stderr)
+        raise SystemExit(2) from e
+    except OSError as e:  # a file or program the environment lacks: say which
+        print(f"gradeline: error: {e}", file=sys.stderr)
+        raise SystemExit(2) from e
+    except Exception as e:  # a bug of ours: one line, the traceback with -v
+        if verbose:
+            traceback.print_exc()
+        print(f"gradeline: internal error: {type(e).__name__}: {e}"
+              + ("" if verbose else " (run with -v for the traceback)"), file=sys.stderr)
         raise SystemExit(2) from e
 
 
@@ -47,7 +57,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     args = build_parser().parse_args(argv)
     logging.basicConfig(level=logging.INFO if args.verbose else logging.WARNING,
                         format="%(levelname)s %(name)s: %(message)s")
-    with _errors():
+    with _errors(args.verbose):
         settings = load()
         faults.arm(settings.fault, settings.fault_dir)
         ctx = Context(settings, args.state_dir or settings.state_dir)

@@ -14,7 +14,8 @@ def sandbox_config(settings: Settings, state_dir: Path | None = None) -> Sandbox
     return SandboxConfig(state_dir=state_dir or settings.state_dir,
                          definition=settings.image_def, runtime=settings.runtime,
                          uid_base=settings.sandbox_uid_base, cgroups=settings.cgroups,
-                         debian_mirror=settings.debian_mirror)
+                         debian_mirror=settings.debian_mirror,
+                         image_dir=settings.image_dir)
 
 
 def workroot(state_dir: Path) -> Path:

@@ -71,6 +71,10 @@ class Judge:
         workroot.mkdir(parents=True, exist_ok=True)
         workroot.chmod(0o711)
 
+    def close(self) -> None:
+        """End the judge's sandbox (its container)."""
+        self.sandbox.close()
+
     # -- one job, whatever happens -------------------------------------------
     def grade_job(self, job: GradingJob) -> Outcome:
         """Grade one job; every failure of ours becomes a JudgeFault with its reason."""
@@ -109,7 +113,7 @@ class Judge:
             build.mkdir(mode=0o755)
             out.mkdir(mode=0o700)
             sub.copy_to(build)
-            self.sandbox.own(build)
+            self.sandbox.own(work)  # the sandbox's user compiles here and writes outputs
             timing: dict[str, float] = {}
             t0 = time.monotonic()
             try:

@@ -75,3 +75,7 @@ class Sandbox(Protocol):
         """Facts for the result record and logs (runtime, image, isolation)."""
         ...
 
+    def close(self) -> None:
+        """Release the sandbox (its container); idempotent."""
+        ...
+

@@ -133,7 +133,7 @@ class Validators:
         for src, name in ((case.input_path, "input"), (case.answer_path, "answer")):
             shutil.copyfile(src, data / name)
             (data / name).chmod(0o644)
-        self.sandbox.own(feedback)
+        self.sandbox.own(jdir)  # the validator's user writes feedback and output here
         full = [*argv, f"{JUDGE}/data/input", f"{JUDGE}/data/answer", f"{JUDGE}/feedback/",
                 *group.validator_flags]
         meta = self.sandbox.run(RunRequest(

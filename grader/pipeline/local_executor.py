@@ -6,6 +6,7 @@ sandboxes, and each worker's slot (its CPU) gives it a sandbox uid of its own.
 
 from __future__ import annotations
 
+import atexit
 import multiprocessing as mp
 import os
 from collections.abc import Callable, Iterator, Sequence
@@ -40,8 +41,8 @@ class WorkerSpec:
         """A judge pinned to ``cpu``, in the slot of that CPU."""
         os.sched_setaffinity(0, [cpu])
         cache = CompileCache(self.workroot / "compile-cache") if self.compile_cache else None
-        judge = Judge(open_sandbox(self.sandbox, slot=cpu, build=False), self.workroot, [cpu],
-                      compile_cache=cache)
+        judge = Judge(open_sandbox(self.sandbox, self.workroot, slot=cpu, cpus=[cpu],
+                                   build=False), self.workroot, [cpu], compile_cache=cache)
         judge.extra_runtime.update(self.runtime_extra)
         return judge
 
@@ -52,6 +53,7 @@ _judge: Judge | None = None
 def _init(slots: mp.Queue, spec: WorkerSpec) -> None:  # type: ignore[type-arg]
     global _judge
     _judge = spec.judge(slots.get())
+    atexit.register(_judge.close)  # the worker's container ends with the worker
 
 
 def _grade(job: GradingJob) -> Outcome:
@@ -62,8 +64,11 @@ def _grade(job: GradingJob) -> Outcome:
 def grade_inline(jobs: Sequence[GradingJob], cpu: int, spec: WorkerSpec) -> Iterator[Outcome]:
     """Grade in this process on one CPU (an array task with one core: no pool start-up)."""
     judge = spec.judge(cpu)
-    for job in jobs:
-        yield judge.grade_job(job)
+    try:
+        for job in jobs:
+            yield judge.grade_job(job)
+    finally:
+        judge.close()
 
 
 def grade_many(jobs: Sequence[GradingJob], cpus: Sequence[int], spec: WorkerSpec,

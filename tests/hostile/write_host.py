@@ -1,8 +1,9 @@
 # expect: AC
-# Tries to leave files on the host: /tmp and /var/tmp here are private or read-only.
+# Tries to leave files on the host or for the next run: /tmp, /var/tmp and /dev/shm are
+# private to the run (and checked on the host by the test); the rest is read-only.
 import os
 left = []
-for d in ("/var/tmp", "/work", "/etc", "/usr", "/"):
+for d in ("/work", "/etc", "/usr", "/", "/dev", "/gl", "/var/lib", "/run"):
     try:
         with open(os.path.join(d, "gradeline-hostile-marker"), "w") as f:
             f.write("x")

@@ -17,33 +17,13 @@ from grader.core.jobs import GradingJob, JudgeFault
 from grader.measure.corpus import generate_course
 from grader.pipeline.local_executor import grade_many
 
-from ..conftest import EXAMPLES, ROOT, proc_files
+from ..conftest import EXAMPLES, ROOT, SLURM_NODES, proc_files
 
 BIN = Path(sys.executable).parent / "gradeline"
 pytestmark = [pytest.mark.sandbox, pytest.mark.slow]
 
 
-NODES = 2  # two slurmd "nodes" on this machine, one core each
-
-
-@pytest.fixture(scope="session")
-def slurm_conf():
-    """The project's local cluster of two fake nodes (started by its own script)."""
-    reason = None
-    if os.geteuid() != 0:
-        reason = "the local Slurm cluster needs root"
-    else:
-        r = subprocess.run([str(ROOT / "slurm/local-cluster.sh"), "start", str(NODES)],
-                           capture_output=True, text=True, timeout=600)
-        if r.returncode != 0:
-            reason = f"local Slurm cluster did not start: {r.stderr.strip()[-500:]}"
-    if reason:
-        if os.environ.get("GRADELINE_REQUIRE_SLURM") == "1":
-            pytest.fail(f"Slurm required (GRADELINE_REQUIRE_SLURM=1) but {reason}")
-        pytest.skip(reason)
-    conf = subprocess.run([str(ROOT / "slurm/local-cluster.sh"), "conf"], capture_output=True,
-                          text=True).stdout.strip()
-    return conf
+NODES = SLURM_NODES
 
 
 def spool_course(tmp_path, count, seed=5):

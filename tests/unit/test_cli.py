@@ -15,6 +15,9 @@ def test_grade_json_calls_the_library(monkeypatch, capsys, tmp_path):
     calls = {}
 
     class FakeJudge:
+        def close(self):
+            calls["closed"] = True
+
         def grade(self, problem, submission, language):
             calls["grade"] = (problem.short_name, submission, language)
             return make_result({"secret/small/01": Verdict.WA})
@@ -28,7 +31,7 @@ def test_grade_json_calls_the_library(monkeypatch, capsys, tmp_path):
     assert cli.main(["grade", str(EXAMPLES / "bigsum"), "x.cpp", "--json", "--cpus", "1"]) == 0
     out = json.loads(capsys.readouterr().out)
     assert out["verdict"] == "WA" and out["score"] == 70
-    assert calls == {"cpus": [1], "grade": ("bigsum", "x.cpp", None)}
+    assert calls == {"cpus": [1], "grade": ("bigsum", "x.cpp", None), "closed": True}
 
 
 def test_errors_exit_2_with_message(capsys, tmp_path):

@@ -1,4 +1,5 @@
-"""Sandbox pieces that need no running sandbox: cgroup files, command lines, exit codes."""
+"""Sandbox pieces that need no running container: cgroup files, command lines, the
+runner's request and reply, and the verdict order."""
 import signal
 from pathlib import Path
 
@@ -7,7 +8,10 @@ import pytest
 from grader.adapters.sandbox.apptainer import ApptainerSandbox
 from grader.adapters.sandbox.bwrap import BwrapSandbox
 from grader.adapters.sandbox.cgroups import CgroupManager
-from grader.adapters.sandbox.outcome import RawOutcome, interpret, split_exit
+from grader.adapters.sandbox.container import ContainerSandbox
+from grader.adapters.sandbox.outcome import RawOutcome, interpret
+from grader.adapters.sandbox.runtime import Identity
+from grader.core.errors import SandboxError
 from grader.core.limits import MIB, Limits
 from grader.judge.ports import Bind, RunRequest
 
@@ -20,41 +24,43 @@ def fake_proc(tmp_path: Path, mounts: str, cgroup: str) -> Path:
     return proc
 
 
-def test_cgroup_v1_detect_and_create(tmp_path):
+def test_cgroup_v1_shard_is_made_below_our_own(tmp_path):
     root = tmp_path / "cg"
     mounts = ""
     for c in ("memory", "pids", "cpuacct", "cpuset"):
         (root / c / "job1").mkdir(parents=True)
         mounts += f"cgroup {root / c} cgroup rw,relatime,{c} 0 0\n"
     (root / "cpuset" / "job1" / "cpuset.mems").write_text("0\n")
-    (root / "cpuset" / "job1" / "cpuset.cpus").write_text("0-3\n")
     proc = fake_proc(tmp_path, mounts, "4:memory:/job1\n8:pids:/job1\n2:cpuacct:/job1\n"
                                        "3:cpuset:/job1\n")
     mgr = CgroupManager.detect(proc)
     assert mgr is not None and mgr.version == 1
-    # Created under our own cgroup (so a batch system's limits still apply).
+    # Below our own cgroup, so a batch system's limits still bound everything in it.
     assert mgr.bases["memory"] == root / "memory" / "job1"
-    cg = mgr.create(memory_bytes=64 * MIB, processes=16, cpus=[2])
-    assert (cg.dirs["memory"] / "memory.limit_in_bytes").read_text() == str(64 * MIB)
-    assert (cg.dirs["pids"] / "pids.max").read_text() == "16"
+    cg = mgr.create_shard([2])
+    assert all(d.parent == root / c / "job1" for c, d in cg.dirs.items())
     assert (cg.dirs["cpuset"] / "cpuset.cpus").read_text() == "2"
     assert (cg.dirs["cpuset"] / "cpuset.mems").read_text() == "0"
-    (cg.dirs["memory"] / "memory.oom_control").write_text("oom_kill_disable 0\noom_kill 1\n")
-    (cg.dirs["cpuacct"] / "cpuacct.usage").write_text("1500000000\n")
-    assert cg.oom_killed() and cg.cpu_time_s() == 1.5
+    args = cg.runner_args("/gl/cgroup")
+    assert args[::2] == ["--cgroup-v1"] * 4
+    assert set(args[1::2]) == {f"{c}=/gl/cgroup/{c}" for c in ("memory", "pids", "cpuacct",
+                                                                 "cpuset")}
+    assert ("/gl/cgroup/memory" in {dst for _, dst in cg.binds("/gl/cgroup")})
+    (cg.dirs["memory"] / "run1").mkdir()  # a run the runner left behind
+    cg.remove()
+    # gone, runs first (a real cgroupfs ignores control files; here cpuset's are files)
+    assert not any(cg.dirs[c].exists() for c in ("memory", "pids", "cpuacct"))
 
 
-def test_cgroup_v2_detect_and_create(tmp_path):
+def test_cgroup_v2_shard(tmp_path):
     root = tmp_path / "unified"
     (root / "job").mkdir(parents=True)
     (root / "job" / "cgroup.subtree_control").write_text("")
     proc = fake_proc(tmp_path, f"cgroup2 {root} cgroup2 rw 0 0\n", "0::/job\n")
     mgr = CgroupManager.detect(proc)
     assert mgr is not None and mgr.version == 2
-    cg = mgr.create(memory_bytes=MIB, processes=4, cpus=None)
-    assert (cg.dirs["unified"] / "memory.max").read_text() == str(MIB)
-    (cg.dirs["unified"] / "memory.events").write_text("oom 1\noom_kill 2\n")
-    assert cg.oom_killed()
+    cg = mgr.create_shard(None)
+    assert cg.runner_args() == ["--cgroup-v2", "/gl/cgroup/unified"]
 
 
 def test_no_cgroups_without_controllers(tmp_path):
@@ -62,54 +68,95 @@ def test_no_cgroups_without_controllers(tmp_path):
     assert CgroupManager.detect(proc) is None
 
 
-def request(tmp_path, **kw):
-    return RunRequest(["./sol"], tmp_path / "build", Limits(cpu_time_s=1.0),
-                      stdout=tmp_path / "o", stderr=tmp_path / "e", **kw)
-
-
-def test_bwrap_command_isolates(tmp_path):
+def rootfs(tmp_path: Path) -> Path:
     root = tmp_path / "rootfs"
-    for d in ("work", "judge", "tmp", "proc", "dev"):
+    for d in ("work", "judge", "tmp", "proc", "dev", "gl/work", "usr/local/bin"):
         (root / d).mkdir(parents=True)
-    sb = BwrapSandbox(root, bwrap="/usr/bin/bwrap")
-    argv = sb.command(request(tmp_path, binds=[Bind(tmp_path / "fb", "/judge/feedback", True)]),
-                      7)
-    assert argv[:2] == ["/usr/bin/bwrap", "--unshare-all"]
-    assert "--die-with-parent" in argv and "--clearenv" in argv
-    i = argv.index("--ro-bind")
-    assert argv[i + 1:i + 3] == [str(root), "/"]
-    assert ["--ro-bind", str(tmp_path / "build"), "/work"] == argv[argv.index("/work") - 2:
-                                                                   argv.index("/work") + 1]
-    assert ["--bind", str(tmp_path / "fb"), "/judge/feedback"] == \
-        argv[argv.index("/judge/feedback") - 2:argv.index("/judge/feedback") + 1]
-    assert argv[argv.index("--size") + 1] == str(64 * MIB)
-    assert argv[-2:] == ["--", "./sol"] and "--share-net" not in argv
+    (root / "usr/local/bin/gl-runner").touch()
+    return root
 
 
-def test_bwrap_refuses_an_image_without_mount_points(tmp_path):
-    from grader.core.errors import SandboxError
+def test_bwrap_container_as_the_sandbox_uid(tmp_path):
+    sb = BwrapSandbox(rootfs(tmp_path), tmp_path / "w", identity=Identity(61003, 61003),
+                      bwrap="/usr/bin/bwrap", image_env={"LANG": "C.UTF-8"})
+    argv = sb.container_argv([(tmp_path / "w", "/gl/work")], ["/usr/local/bin/gl-runner"])
+    assert argv[1:4] == ["--reuid=61003", "--regid=61003", "--clear-groups"]
+    b = argv.index("/usr/bin/bwrap")
+    assert argv[b + 1] == "--unshare-all" and "--die-with-parent" in argv
+    r = argv.index("--ro-bind")
+    assert argv[r + 1:r + 3] == [str(tmp_path / "rootfs"), "/"]
+    assert ["--bind", str(tmp_path / "w"), "/gl/work"] == \
+        argv[argv.index("/gl/work") - 2:argv.index("/gl/work") + 1]
+    assert argv[argv.index("LANG") + 1] == "C.UTF-8" and "--share-net" not in argv
+    assert argv[-2:] == ["--", "/usr/local/bin/gl-runner"]
+    caller = BwrapSandbox(rootfs(tmp_path / "2"), tmp_path / "w", bwrap="/usr/bin/bwrap")
+    assert caller.container_argv([], ["r"])[0] == "/usr/bin/bwrap"  # a site: as the caller
+
+
+def test_bwrap_refuses_an_image_without_the_runner(tmp_path):
     with pytest.raises(SandboxError, match="lacks /work"):
-        BwrapSandbox(tmp_path, bwrap="/usr/bin/bwrap")
+        BwrapSandbox(tmp_path, tmp_path / "w", bwrap="/usr/bin/bwrap")
 
 
-def test_apptainer_command(tmp_path):
-    sb = ApptainerSandbox(tmp_path / "g.sif", apptainer="/usr/bin/apptainer")
-    argv = sb.command(request(tmp_path, workdir_writable=True))
+def test_apptainer_container(tmp_path):
+    sb = ApptainerSandbox(tmp_path / "g.sif", tmp_path / "w", apptainer="/usr/bin/apptainer")
+    argv = sb.container_argv([(tmp_path / "w", "/gl/work")], ["/usr/local/bin/gl-runner"])
     for flag in ("--containall", "--cleanenv", "--no-home", "--net"):
         assert flag in argv
     assert argv[argv.index("--network") + 1] == "none"
-    assert f"{tmp_path / 'build'}:/work:rw" in argv
-    assert argv[-2:] == [str(tmp_path / "g.sif"), "./sol"]
+    assert f"{tmp_path / 'w'}:/gl/work:rw" in argv
+    assert argv[-2:] == [str(tmp_path / "g.sif"), "/usr/local/bin/gl-runner"]
+    assert "--memory" not in argv and "--apply-cgroups" not in argv  # stays in Slurm's cgroup
 
 
-def test_split_exit():
-    assert split_exit(0) == (0, None)
-    assert split_exit(3) == (3, None)
-    assert split_exit(128 + signal.SIGSEGV) == (None, signal.SIGSEGV)
+class Box(ContainerSandbox):
+    runtime = "test"
+
+
+def test_request_translates_paths_escapes_and_hides(tmp_path):
+    work = tmp_path / "w"
+    (work / "sub/build").mkdir(parents=True)
+    box = Box(tmp_path, work, identity=Identity(61001, 61001))
+    box.runner_is_root = True
+    req = RunRequest(["sh", "-c", "echo a\tb\nc\\d"], work / "sub/build",
+                     Limits(cpu_time_s=1.5, memory_bytes=64 * MIB, processes=8),
+                     stdout=work / "sub/out/0.out", stderr=work / "sub/out/0.err",
+                     stdin=work / "sub/out/0", cpus=[1, 3],
+                     binds=(Bind(work / "sub/judge", "/judge/data"),))
+    lines = box._request(req).splitlines()
+    assert lines[:3] == ["argv sh", "argv -c", r"argv echo a\tb\nc\\d"]
+    assert "workdir /gl/work/sub/build" in lines and "stdin /gl/work/sub/out/0" in lines
+    assert r"bind /gl/work/sub/judge\t/judge/data\t0" in lines
+    assert {"hide /gl/work", "hide /gl/cgroup", "hide /sys/fs/cgroup"} <= set(lines)
+    assert {"uid 61001", "gid 61001", "cpus 1,3", "cpu_hard_s 3", "wall_ms 4500",
+            f"memory {64 * MIB}", "procs 8"} <= set(lines)
+    assert lines[-1] == "run"
+    box.runner_is_root = False  # a site's runner is the user: no uid to map to
+    assert not any(ln.startswith("uid ") for ln in box._request(req).splitlines())
+    with pytest.raises(SandboxError, match="outside the work root"):
+        box.inside(tmp_path / "elsewhere")
+
+
+def test_reply_becomes_run_meta(tmp_path):
+    box = Box(tmp_path, tmp_path)
+    req = RunRequest(["./sol"], tmp_path, Limits(cpu_time_s=1.0, output_bytes=100),
+                     stdout=tmp_path / "o", stderr=tmp_path / "e")
+    (tmp_path / "e").write_bytes(b"terminate called after throwing std::bad_alloc\n")
+    base = {"status": "ok", "cpu-time-s": "0.2", "wall-time-s": "0.3",
+            "max-rss-bytes": "5000000", "oom-killed": "0", "wall-timed-out": "0",
+            "stdout-bytes": "7", "stderr-bytes": "40", "cgroup": "0"}
+    meta = box._meta(req, {**base, "signal": "6"})
+    assert meta.signal == 6 and meta.termination == "memory"  # no cgroup: the program said
+    assert meta.memory_bytes == 5000000
+    cg = box._meta(req, {**base, "cgroup": "1", "memory-peak-bytes": "9000000",
+                         "exit-code": "0"})
+    assert cg.ok and cg.memory_bytes == 9000000
+    missing = box._meta(req, {**base, "exit-code": "127", "exec-error": "No such file"})
+    assert missing.exit_code == 127 and "cannot execute ./sol: No such file" in missing.message
 
 
 def raw(**kw):
-    base = dict(status=0, wall_time_s=0.1, cpu_time_s=0.05, memory_bytes=MIB, oom_killed=False,
+    base = dict(wall_time_s=0.1, cpu_time_s=0.05, memory_bytes=MIB, oom_killed=False,
                 memory_error_reported=False, wall_timed_out=False, stdout_bytes=10,
                 stderr_bytes=0, cgroup=True)
     return RawOutcome(**{**base, **kw})
@@ -122,11 +169,22 @@ def test_interpret_order():
         "memory"
     assert interpret(raw(wall_timed_out=True), lim, None, 9).termination == "wall-time"
     assert interpret(raw(cpu_time_s=1.2), lim, 0, None).termination == "cpu-time"
+    # a loaded host: the wall limit fired, but the program had used its CPU time
+    assert interpret(raw(cpu_time_s=1.1, wall_timed_out=True), lim, None, 9).termination == \
+        "cpu-time"
     assert interpret(raw(stdout_bytes=100), lim, None, signal.SIGXFSZ).termination == "output"
-    # Without cgroups, MLE only from the program's own report of a failed allocation.
+    # Without cgroups: MLE from the program's own report of a failed allocation, or
+    # from a resident size at the limit (it spins on failing mallocs: not TLE).
     assert interpret(raw(cgroup=False, memory_error_reported=True), lim, 1, None
                      ).termination == "memory"
     assert interpret(raw(cgroup=False), lim, 1, None).termination is None
+    mem = Limits(cpu_time_s=1.0, memory_bytes=64 * MIB)
+    assert interpret(raw(cgroup=False, memory_bytes=70 * MIB, cpu_time_s=2.0), mem, None,
+                     signal.SIGXCPU).termination == "memory"
+    assert interpret(raw(cgroup=False, memory_bytes=60 * MIB, cpu_time_s=2.0), mem, None,
+                     signal.SIGXCPU).termination == "cpu-time"
+    # with a cgroup the peak charge is only a measurement: the OOM killer decides
+    assert interpret(raw(memory_bytes=70 * MIB), mem, 0, None).termination is None
 
 
 def test_limits_validate():

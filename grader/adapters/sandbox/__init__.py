@@ -10,22 +10,19 @@ from __future__ import annotations
 import logging
 import os
 import shutil
+from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Literal
 
 from grader.adapters.sandbox.apptainer import ApptainerSandbox
 from grader.adapters.sandbox.bwrap import BwrapSandbox
 from grader.adapters.sandbox.cgroups import CgroupManager
-from grader.adapters.sandbox.image import ImageStore, default_definition
-from grader.adapters.sandbox.supervisor import Identity
+from grader.adapters.sandbox.image import ImageStore, Runtime, default_definition
+from grader.adapters.sandbox.runtime import Identity
 from grader.core.errors import CapabilityError, ImageError
 from grader.judge.ports import Sandbox
 
 log = logging.getLogger(__name__)
-
-Runtime = Literal["apptainer", "bwrap"]
-
 
 @dataclass(frozen=True, slots=True)
 class SandboxConfig:
@@ -42,13 +39,14 @@ class SandboxConfig:
     uid_base: int = 61000
     cgroups: bool = True
     debian_mirror: str | None = None
+    image_dir: Path | None = None  # default: <state_dir>/images
 
     @property
     def definition_path(self) -> Path:
         return self.definition or default_definition()
 
     def images(self) -> ImageStore:
-        return ImageStore(self.state_dir, mirror=self.debian_mirror)
+        return ImageStore(self.image_dir or self.state_dir / "images", mirror=self.debian_mirror)
 
 
 def choose_runtime(wanted: str = "auto") -> tuple[Runtime, str]:
@@ -64,12 +62,15 @@ def choose_runtime(wanted: str = "auto") -> tuple[Runtime, str]:
     raise CapabilityError("neither apptainer nor bwrap is installed: apt-get install bubblewrap")
 
 
-def open_sandbox(config: SandboxConfig, *, slot: int = 0, build: bool = True) -> Sandbox:
-    """A ready sandbox for one worker slot; builds the image when missing and ``build``.
+def open_sandbox(config: SandboxConfig, workroot: Path, *, slot: int = 0,
+                 cpus: Sequence[int] | None = None, build: bool = True) -> Sandbox:
+    """A sandbox for one worker: its container starts on the first run and lives until
+    ``close()``; builds the image when missing and ``build``.
 
+    :param workroot: the worker's scratch space; every file of a run lives under it.
     :param slot: the worker's slot on this machine. As root it selects the sandbox
-        uid, so concurrent workers never share one (the process limit's fallback,
-        RLIMIT_NPROC, counts per uid).
+        uid, so concurrent workers never share one.
+    :param cpus: the worker's CPUs (the container's cgroup gets them).
     """
     runtime, reason = choose_runtime(config.runtime)
     store = config.images()
@@ -87,7 +88,7 @@ def open_sandbox(config: SandboxConfig, *, slot: int = 0, build: bool = True) ->
     log.info("runtime: %s (%s); image %s; limits by %s", runtime, reason, image.image_id,
              cgroups.describe() if cgroups else "rlimits")
     if runtime == "apptainer":
-        return ApptainerSandbox(image.path, identity=identity, cgroups=cgroups,
-                                image_id=image.image_id)
-    return BwrapSandbox(image.path, identity=identity, cgroups=cgroups, image_id=image.image_id,
-                        image_env=image.environment)
+        return ApptainerSandbox(image.path, workroot, identity=identity, cgroups=cgroups,
+                                image_id=image.image_id, cpus=cpus)
+    return BwrapSandbox(image.path, workroot, identity=identity, cgroups=cgroups,
+                        image_id=image.image_id, image_env=image.environment, cpus=cpus)

@@ -1,9 +1,11 @@
-"""Per-run control groups (v1 or v2): memory and process limits, CPU accounting, kill-all.
+"""The shard's control group (v1 or v2), delegated to the runner inside the container.
 
-The facade ``CgroupManager.detect()`` returns None when no usable hierarchy
-exists (not root, no controllers); callers then fall back to rlimits and say so.
-Each run's cgroup is created *below the current process's own cgroup*, so limits
-a batch system set for us (Slurm's task/cgroup) keep applying to the sandbox.
+The facade ``CgroupManager.detect()`` returns None when no usable hierarchy exists
+(not root, nothing delegated); runs then fall back to rlimits and say so. A shard's
+cgroup is created *below the current process's own cgroup*, so limits a batch
+system set for us (Slurm's task/cgroup) keep bounding everything in it; the runner
+(``containers/runner/gl-runner.c``) makes one child per run with that run's memory
+and process limits, and reads its peak memory, OOM kills and CPU time.
 """
 
 from __future__ import annotations
@@ -29,100 +31,57 @@ def _write(path: Path, value: str) -> None:
     path.write_text(value, encoding="ascii")
 
 
-def _read_int(path: Path) -> int | None:
-    try:
-        return int(path.read_text(encoding="ascii").split()[0])
-    except (OSError, ValueError, IndexError):
-        return None
-
-
-def _kv(path: Path) -> dict[str, int]:
-    out: dict[str, int] = {}
-    try:
-        for line in path.read_text(encoding="ascii").splitlines():
-            k, _, v = line.partition(" ")
-            with contextlib.suppress(ValueError):
-                out[k] = int(v)
-    except OSError:
-        pass
-    return out
-
-
 @dataclass
-class RunCgroup:
-    """The cgroup(s) of one run. ``procs_files`` are written by the child before exec."""
+class ShardCgroup:
+    """The cgroup of one container: a directory per controller (``unified`` on v2)."""
 
     version: int
-    dirs: dict[str, Path]  # controller -> directory ("unified" for v2)
+    dirs: dict[str, Path]
 
-    @property
-    def procs_files(self) -> list[str]:
-        return [str(d / "cgroup.procs") for d in self.dirs.values()]
+    def runner_args(self, inside: str = "/gl/cgroup") -> list[str]:
+        """gl-runner's options for these directories, bound under ``inside``."""
+        if self.version == 2:
+            return ["--cgroup-v2", f"{inside}/unified"]
+        return [a for c in self.dirs for a in ("--cgroup-v1", f"{c}={inside}/{c}")]
 
-    def attach_pid_files(self) -> list[str]:
-        """Files to write the child's pid into (called in the child, before exec)."""
-        return self.procs_files
-
-    def cpu_time_s(self) -> float | None:
-        if self.version == 1:
-            ns = _read_int(self.dirs["cpuacct"] / "cpuacct.usage") if "cpuacct" in self.dirs \
-                else None
-            return None if ns is None else ns / 1e9
-        usec = _kv(self.dirs["unified"] / "cpu.stat").get("usage_usec")
-        return None if usec is None else usec / 1e6
-
-    def memory_peak_bytes(self) -> int | None:
-        if self.version == 1:
-            return _read_int(self.dirs["memory"] / "memory.max_usage_in_bytes") \
-                if "memory" in self.dirs else None
-        return _read_int(self.dirs["unified"] / "memory.peak")
-
-    def oom_killed(self) -> bool:
-        if self.version == 1:
-            if "memory" not in self.dirs:
-                return False
-            return _kv(self.dirs["memory"] / "memory.oom_control").get("oom_kill", 0) > 0
-        return _kv(self.dirs["unified"] / "memory.events").get("oom_kill", 0) > 0
+    def binds(self, inside: str = "/gl/cgroup") -> list[tuple[Path, str]]:
+        """(host directory, path in the container) for each controller."""
+        return [(d, f"{inside}/{c}") for c, d in self.dirs.items()]
 
     def pids(self) -> set[int]:
         found: set[int] = set()
         for d in self.dirs.values():
-            with contextlib.suppress(OSError):
-                found.update(int(x) for x in (d / "cgroup.procs").read_text().split())
+            for procs in d.rglob("cgroup.procs"):
+                with contextlib.suppress(OSError, ValueError):
+                    found.update(int(x) for x in procs.read_text().split())
         return found
 
-    def kill_all(self, timeout_s: float = 5.0) -> bool:
-        """SIGKILL every process in the cgroup until it is empty; True when it is."""
-        if self.version == 2:
-            with contextlib.suppress(OSError):
-                _write(self.dirs["unified"] / "cgroup.kill", "1")
+    def remove(self, timeout_s: float = 5.0) -> None:
+        """Kill whatever is left, then remove the runs' and the shard's directories."""
         deadline = time.monotonic() + timeout_s
-        while True:
-            pids = self.pids()
-            if not pids:
-                return True
+        while (pids := self.pids()) and time.monotonic() < deadline:
             for pid in pids:
                 with contextlib.suppress(ProcessLookupError, PermissionError):
                     os.kill(pid, signal.SIGKILL)
-            if time.monotonic() > deadline:
-                log.error("cgroup %s still has processes %s after SIGKILL",
-                          next(iter(self.dirs.values())), sorted(pids))
-                return False
-            time.sleep(0.005)
-
-    def remove(self) -> None:
+            time.sleep(0.01)
         for d in self.dirs.values():
-            for _ in range(200):
-                try:
-                    d.rmdir()
-                    break
-                except FileNotFoundError:
-                    break
-                except OSError as e:
-                    if e.errno != errno.EBUSY:
-                        log.warning("cannot remove cgroup %s: %s", d, e)
-                        break
-                    time.sleep(0.005)
+            for sub in sorted((p for p in d.glob("*") if p.is_dir()), reverse=True):
+                _rmdir(sub)
+            _rmdir(d)
+
+
+def _rmdir(d: Path) -> None:
+    for _ in range(200):
+        try:
+            d.rmdir()
+            return
+        except FileNotFoundError:
+            return
+        except OSError as e:
+            if e.errno != errno.EBUSY:
+                log.warning("cannot remove cgroup %s: %s", d, e)
+                return
+            time.sleep(0.005)
 
 
 class CgroupManager:
@@ -196,44 +155,35 @@ class CgroupManager:
                 return False
         return True
 
-    def create(self, *, memory_bytes: int | None, processes: int | None,
-               cpus: Sequence[int] | None) -> RunCgroup:
-        """A fresh cgroup with the limits set; the caller must ``remove()`` it."""
+    def create_shard(self, cpus: Sequence[int] | None, owner: int | None = None
+                     ) -> ShardCgroup:
+        """A fresh cgroup for one container, delegated to ``owner`` (the uid the runner
+        runs as, when not ours); the caller must ``remove()`` it.
+
+        :raises OSError: when the hierarchy refuses.
+        """
         name = f"gradeline-{os.getpid()}-{next(_counter)}"
         dirs: dict[str, Path] = {}
         try:
-            if self.version == 1:
-                for c, base in self.bases.items():
-                    d = base / name
-                    d.mkdir()
-                    dirs[c] = d
-                if memory_bytes is not None and "memory" in dirs:
-                    _write(dirs["memory"] / "memory.limit_in_bytes", str(memory_bytes))
-                    swap = dirs["memory"] / "memory.memsw.limit_in_bytes"
-                    if swap.exists():
-                        _write(swap, str(memory_bytes))
-                if processes is not None and "pids" in dirs:
-                    _write(dirs["pids"] / "pids.max", str(processes))
-                if "cpuset" in dirs:
-                    parent = self.bases["cpuset"]
-                    _write(dirs["cpuset"] / "cpuset.mems",
-                           (parent / "cpuset.mems").read_text().strip())
-                    allowed = (parent / "cpuset.cpus").read_text().strip()
-                    _write(dirs["cpuset"] / "cpuset.cpus",
-                           ",".join(map(str, cpus)) if cpus else allowed)
-            else:
-                d = self.bases["unified"] / name
+            for c, base in self.bases.items():
+                d = base / name
                 d.mkdir()
-                dirs["unified"] = d
-                if memory_bytes is not None:
-                    _write(d / "memory.max", str(memory_bytes))
+                dirs[c] = d
+                if c == "cpuset" or self.version == 2:
                     with contextlib.suppress(OSError):
-                        _write(d / "memory.swap.max", "0")
-                if processes is not None:
-                    _write(d / "pids.max", str(processes))
-                if cpus and (d / "cpuset.cpus").exists():
-                    _write(d / "cpuset.cpus", ",".join(map(str, cpus)))
+                        if self.version == 1:
+                            _write(d / "cpuset.mems", (base / "cpuset.mems").read_text().strip())
+                        if cpus:
+                            _write(d / "cpuset.cpus", ",".join(map(str, cpus)))
+                if self.version == 2:
+                    with contextlib.suppress(OSError):
+                        _write(d / "cgroup.subtree_control", "+memory +pids +cpu +cpuset")
+                if owner is not None:
+                    os.chown(d, owner, -1)
+                    for f in ("cgroup.procs", "tasks", "cgroup.subtree_control"):
+                        with contextlib.suppress(FileNotFoundError):
+                            os.chown(d / f, owner, -1)
         except OSError:
-            RunCgroup(self.version, dirs).remove()
+            ShardCgroup(self.version, dirs).remove()
             raise
-        return RunCgroup(self.version, dirs)
+        return ShardCgroup(self.version, dirs)

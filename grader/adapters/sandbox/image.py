@@ -1,12 +1,14 @@
 """The grading image: parse an Apptainer definition file and build it.
 
-With ``apptainer`` present the definition is built to a SIF. Without it (the
-dev machine: Apptainer is in no registry it reaches) the *same* definition is
-realised as a root file system -- debootstrap with the header's OSVersion,
-MirrorURL and Include, then its %post in a chroot -- for the bubblewrap
-runtime. Builds are cached under the state dir by the definition's content
-hash, built in a temporary directory and renamed into place (atomic), and
-serialised with a lock so concurrent callers build once.
+The definition is realised as a root file system -- debootstrap with the header's
+OSVersion, MirrorURL and Include, its %files copied in, then its %post in a chroot
+-- which bubblewrap runs directly; for Apptainer the SIF is squashed from that same
+root file system (`apptainer build img.sif DIR`), so both runtimes run identical
+bits. Without root (no debootstrap) the SIF is built by `apptainer build --fakeroot`
+from the definition itself. Builds are cached under the image directory by the
+definition's content hash (its text and every %files source), built in a temporary
+place and renamed into place (atomic), and serialised with a lock so concurrent
+callers build once.
 """
 
 from __future__ import annotations
@@ -31,21 +33,40 @@ from grader.core.errors import ImageError
 
 log = logging.getLogger(__name__)
 
-BUILDER_VERSION = "1"  # bump when the realisation of a def changes
+SYSTEM_PATH = "/usr/sbin:/usr/bin:/sbin:/bin"
+BUILDER_VERSION = "2"  # bump when the realisation of a def changes (2: %files)
 Runtime = Literal["apptainer", "bwrap"]
 
 
 @dataclass(frozen=True, slots=True)
 class Definition:
-    """A parsed Apptainer definition file (header keys and % sections)."""
+    """A parsed Apptainer definition file (header keys and % sections).
+
+    :param file_digests: sha256 of each %files source (read by ``ImageStore.load_def``),
+        so that changing a file the image is built from changes its hash.
+    """
 
     header: dict[str, str]
     sections: dict[str, str]
     text: str
+    file_digests: tuple[str, ...] = ()
 
     @property
     def content_hash(self) -> str:
-        return hashlib.sha256((BUILDER_VERSION + "\0" + self.text).encode()).hexdigest()
+        h = hashlib.sha256((BUILDER_VERSION + "\0" + self.text).encode())
+        for d in self.file_digests:
+            h.update(d.encode())
+        return h.hexdigest()
+
+    @property
+    def files(self) -> list[tuple[str, str]]:
+        """(source relative to the definition's directory, destination in the image)."""
+        out = []
+        for line in self.sections.get("files", "").splitlines():
+            parts = line.split()
+            if parts and not parts[0].startswith("#"):
+                out.append((parts[0], parts[1] if len(parts) > 1 else parts[0]))
+        return out
 
     @property
     def environment(self) -> dict[str, str]:
@@ -118,10 +139,10 @@ def _locked(path: Path) -> Iterator[None]:
 
 
 class ImageStore:
-    """Builds and finds images under ``<state>/images``."""
+    """Builds and finds images in one directory (``<state>/images`` by default)."""
 
-    def __init__(self, state_dir: Path, *, mirror: str | None = None) -> None:
-        self.root = state_dir / "images"
+    def __init__(self, root: Path, *, mirror: str | None = None) -> None:
+        self.root = root
         self.mirror = mirror  # overrides the definition's MirrorURL
 
     def _target(self, definition: Definition, name: str, runtime: Runtime) -> Path:
@@ -140,9 +161,13 @@ class ImageStore:
     @staticmethod
     def load_def(def_path: Path) -> Definition:
         try:
-            return parse_definition(def_path.read_text(encoding="utf-8"), str(def_path))
+            d = parse_definition(def_path.read_text(encoding="utf-8"), str(def_path))
+            digests = tuple(hashlib.sha256((def_path.parent / src).read_bytes()).hexdigest()
+                            for src, _ in d.files)
         except OSError as e:
-            raise ImageError(f"cannot read image definition {def_path}: {e}") from e
+            raise ImageError(f"cannot read image definition {def_path} or its %files: {e}") \
+                from e
+        return Definition(d.header, d.sections, d.text, digests)
 
     def ensure(self, def_path: Path, runtime: Runtime, *, force: bool = False) -> Image:
         """Return the cached image, building it first when needed."""
@@ -159,28 +184,38 @@ class ImageStore:
             target = self._target(d, def_path.stem, runtime)
             t0 = time.monotonic()
             if runtime == "apptainer":
-                self._build_sif(def_path, target)
+                rootfs = self._target(d, def_path.stem, "bwrap")
+                if os.geteuid() == 0 and not (rootfs / ".gradeline-image.json").exists():
+                    self._build_rootfs(d, def_path.parent, rootfs)
+                self._build_sif(def_path, rootfs, target)
             else:
-                self._build_rootfs(d, target)
+                self._build_rootfs(d, def_path.parent, target)
             log.info("built %s image %s in %.1f s", runtime, target, time.monotonic() - t0)
         found = self.find(def_path, runtime)
         assert found is not None
         return found
 
-    def _build_sif(self, def_path: Path, target: Path) -> None:
+    def _build_sif(self, def_path: Path, rootfs: Path, target: Path) -> None:
+        """The SIF squashed from the root file system (root), or, without root, built
+        by Apptainer from the definition with --fakeroot (run in its directory)."""
         apptainer = shutil.which("apptainer")
         if apptainer is None:
             raise ImageError("apptainer not found; cannot build a SIF")
         tmp = target.with_suffix(".sif.tmp")
-        cmd = [apptainer, "build", "--force"]
-        if os.geteuid() != 0:
-            cmd.append("--fakeroot")
-        r = subprocess.run([*cmd, str(tmp), str(def_path)], check=False)
+        squash = ["--mksquashfs-args", "-comp zstd -Xcompression-level 3"]
+        if (rootfs / ".gradeline-image.json").exists():
+            cmd = [apptainer, "build", "--force", *squash, str(tmp), str(rootfs)]
+        else:
+            cmd = [apptainer, "build", "--force", "--fakeroot", *squash, str(tmp),
+                   def_path.name]
+        r = subprocess.run(cmd, capture_output=True, check=False, cwd=def_path.parent)
         if r.returncode != 0:
-            raise ImageError(f"apptainer build failed (exit {r.returncode}) for {def_path}")
+            raise ImageError(f"apptainer build failed (exit {r.returncode}) for {def_path}: "
+                             + (r.stderr + r.stdout).decode(errors="replace")[-3000:])
+        tmp.chmod(0o644)
         tmp.rename(target)
 
-    def _build_rootfs(self, d: Definition, target: Path) -> None:
+    def _build_rootfs(self, d: Definition, base: Path, target: Path) -> None:
         if d.header.get("Bootstrap") != "debootstrap":
             raise ImageError(f"without apptainer only 'Bootstrap: debootstrap' definitions can "
                              f"be realised, not {d.header.get('Bootstrap')!r}")
@@ -208,19 +243,23 @@ class ImageStore:
                 raise ImageError("debootstrap failed: " +
                                  r.stdout.decode(errors="replace")[-3000:] +
                                  r.stderr.decode(errors="replace")[-3000:])
+            for src, dst in d.files:
+                dest = tmp / dst.lstrip("/")
+                dest.parent.mkdir(parents=True, exist_ok=True)
+                shutil.copyfile(base / src, dest)
+            chroot = shutil.which("chroot", path=SYSTEM_PATH) or "chroot"
             post = d.sections.get("post", "")
             if post:
-                r = subprocess.run(["chroot", str(tmp), "/bin/sh", "-e", "-c", post],
+                r = subprocess.run([chroot, str(tmp), "/bin/sh", "-e", "-c", post],
                                    capture_output=True, check=False,
-                                   env={"PATH": "/usr/sbin:/usr/bin:/sbin:/bin",
-                                        "LC_ALL": "C"})
+                                   env={"PATH": SYSTEM_PATH, "LC_ALL": "C"})
                 if r.returncode != 0:
                     raise ImageError("%post failed: " + r.stderr.decode(errors="replace")[-3000:])
             test = d.sections.get("test", "")
             if test:
-                r = subprocess.run(["chroot", str(tmp), "/bin/sh", "-e", "-c", test],
-                                   capture_output=True, check=False,
-                                   env={"PATH": "/usr/sbin:/usr/bin:/sbin:/bin"})
+                r = subprocess.run([chroot, str(tmp), "/bin/sh", "-e", "-c", test],
+                                   capture_output=True, check=False,  # as Apptainer: the
+                                   env={"PATH": SYSTEM_PATH, **d.environment})  # image env
                 if r.returncode != 0:
                     raise ImageError("%test failed: " + r.stderr.decode(errors="replace")[-3000:])
             (tmp / ".gradeline-image.json").write_text(json.dumps({

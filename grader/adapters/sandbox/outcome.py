@@ -16,20 +16,17 @@ from grader.core.runmeta import RunMeta, TerminationReason
 
 @dataclass(frozen=True, slots=True)
 class RawOutcome:
-    """What the supervisor observed, before the adapter interprets the exit status."""
+    """What gl-runner measured of one run, before it is interpreted."""
 
-    status: int  # raw wait status of the direct child (the runtime, e.g. bwrap)
     wall_time_s: float
     cpu_time_s: float
-    memory_bytes: int | None  # cgroup peak charge; None: not measured
+    memory_bytes: int | None  # cgroup peak charge, else max RSS; None: not measured
     oom_killed: bool
     memory_error_reported: bool  # rlimit fallback: stderr shows an allocation failure
     wall_timed_out: bool
     stdout_bytes: int
     stderr_bytes: int
-    cgroup: bool  # limits were enforced by a cgroup
-    status_text: str = ""  # what a gated runtime wrote on its status pipe
-    released: bool = True  # gated: the runtime was confined and released
+    cgroup: bool  # the memory limit was enforced by a cgroup
 
 
 def interpret(raw: RawOutcome, limits: Limits, exit_code: int | None, sig: int | None,
@@ -46,6 +43,11 @@ def interpret(raw: RawOutcome, limits: Limits, exit_code: int | None, sig: int |
     elif not raw.cgroup and limits.memory_bytes is not None and (sig is not None or exit_code) \
             and raw.memory_error_reported:
         termination = TerminationReason.MEMORY  # rlimit fallback: a heuristic, see CONTRACT
+    elif not raw.cgroup and limits.memory_bytes is not None and raw.memory_bytes is not None \
+            and raw.memory_bytes >= limits.memory_bytes:
+        # rlimit fallback: the address-space limit has headroom, so a program can hold
+        # more than its memory limit resident (and then spin on failing allocations)
+        termination = TerminationReason.MEMORY
     elif raw.cpu_time_s > limits.cpu_time_s or sig == signal.SIGXCPU:
         termination = TerminationReason.CPU_TIME
     elif raw.wall_timed_out:
@@ -59,10 +61,3 @@ def interpret(raw: RawOutcome, limits: Limits, exit_code: int | None, sig: int |
         stdout_bytes=raw.stdout_bytes,
         stderr_bytes=raw.stderr_bytes, termination=termination, message=message,
     )
-
-
-def split_exit(code: int) -> tuple[int | None, int | None]:
-    """A shell-style exit code (128+N means signal N) as (exit_code, signal)."""
-    if code > 128 and (code - 128) in {s.value for s in signal.Signals}:
-        return None, code - 128
-    return code, None

@@ -1,0 +1,284 @@
+"""The Sandbox port over one long-lived container per worker, gl-runner inside.
+
+Theory of operation
+-------------------
+Starting a container costs ~10 ms (bubblewrap) to ~200 ms (Apptainer); a test run
+must cost ~1 ms more than the bare program. So each worker starts its container
+once, on its first run, and keeps it: the container's only process is gl-runner
+(``containers/runner/gl-runner.c``), which isolates every run in namespaces of its
+own (see CONTRACT.md). Per run, the judge writes a request on the runner's stdin
+and reads its reply; the reply's measurements become a RunMeta through
+``outcome.interpret`` (the same pure decision for every runtime).
+
+The worker's work root is bound into the container at ``/gl/work`` (paths are
+translated: every file of a run lives under the work root), its cgroup, when one
+is delegated, at ``/gl/cgroup``; both are hidden from the programs themselves.
+
+Who the runner is: root (Apptainer as root: each run is mapped to the slot's
+sandbox uid), or an ordinary uid (a site's array task, or bubblewrap started as the
+slot's uid by root): each run is mapped to that same uid, which has no capabilities
+once it execs. A runner that dies or stops answering is killed with its container
+(SandboxError: the run is JE) and started again for the next run.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import logging
+import os
+import select
+import signal
+import subprocess
+import tempfile
+import time
+from collections.abc import Sequence
+from pathlib import Path
+from typing import IO, Any
+
+from grader.adapters.sandbox.cgroups import CgroupManager, ShardCgroup
+from grader.adapters.sandbox.outcome import RawOutcome, interpret
+from grader.adapters.sandbox.runtime import AS_CALLER, Identity, RuntimeBase
+from grader.core.errors import SandboxError
+from grader.core.runmeta import RunMeta
+from grader.judge.ports import RunRequest
+
+log = logging.getLogger(__name__)
+
+INSIDE = "/gl/work"  # the work root, inside the container
+CGROUP_INSIDE = "/gl/cgroup"
+RUNNER = "/usr/local/bin/gl-runner"
+HIDDEN = (INSIDE, CGROUP_INSIDE, "/sys/fs/cgroup")  # covered by an empty tmpfs per run
+START_TIMEOUT_S = 120.0  # the first Apptainer start may build its caches
+REPLY_SLACK_S = 30.0  # beyond a run's own wall limit, before the runner counts as hung
+MEMORY_ERROR_MARKERS = (b"MemoryError", b"bad_alloc", b"Cannot allocate memory",
+                        b"out of memory")
+
+
+def _escape(value: str) -> str:
+    return value.replace("\\", "\\\\").replace("\n", "\\n").replace("\t", "\\t")
+
+
+class ContainerSandbox(RuntimeBase):
+    """A Sandbox whose runs go to gl-runner in one container; subclasses say how the
+    container starts (``container_argv``) and whether the runner is root."""
+
+    runtime = "?"
+    #: the runner runs as root (and maps each run to the sandbox uid)
+    runner_is_root = False
+
+    def __init__(self, image: Path, workroot: Path, *, identity: Identity = AS_CALLER,
+                 cgroups: CgroupManager | None = None, image_id: str = "",
+                 cpus: Sequence[int] | None = None) -> None:
+        super().__init__(image, identity=identity, cgroups=cgroups, image_id=image_id)
+        self.workroot = workroot.resolve()
+        self.cpus = list(cpus) if cpus else None
+        self.proc: subprocess.Popen[bytes] | None = None
+        self.cgroup: ShardCgroup | None = None
+        self.log: IO[bytes] | None = None
+        self.starts = 0
+
+    # -- what a runtime provides ---------------------------------------------------
+    def container_argv(self, binds: Sequence[tuple[Path, str]], runner: Sequence[str]
+                       ) -> list[str]:
+        """The command that starts ``runner`` in the image with ``binds`` (host path,
+        path inside) and nothing else of the host."""
+        raise NotImplementedError
+
+    # -- the container ---------------------------------------------------------------
+    def _start(self) -> subprocess.Popen[bytes]:
+        self.workroot.mkdir(parents=True, exist_ok=True)
+        if self.identity.uid is not None:  # the runner writes the runs' output files here
+            gid = self.identity.gid if self.identity.gid is not None else self.identity.uid
+            os.chown(self.workroot, self.identity.uid, gid)
+        owner = None if self.runner_is_root else self.identity.uid
+        if self.cgroups is not None and self.cgroup is None:
+            try:
+                self.cgroup = self.cgroups.create_shard(self.cpus, owner)
+            except OSError as e:
+                raise SandboxError(f"cannot create the container's cgroup: {e}; set "
+                                   "GRADELINE_CGROUPS=0 to fall back to rlimits") from e
+        binds = [(self.workroot, INSIDE)]
+        runner = [RUNNER]
+        if self.cgroup is not None:
+            binds += self.cgroup.binds(CGROUP_INSIDE)
+            runner += self.cgroup.runner_args(CGROUP_INSIDE)
+        self.log = tempfile.TemporaryFile(prefix="gl-container-")  # noqa: SIM115 -- kept open
+        argv = self.container_argv(binds, runner)
+        try:
+            proc = subprocess.Popen(argv, stdin=subprocess.PIPE, stdout=subprocess.PIPE,
+                                    stderr=self.log, start_new_session=True, env=self._env())
+        except OSError as e:
+            raise SandboxError(f"cannot start {argv[0]}: {e}") from e
+        self.proc = proc
+        self.starts += 1
+        ready = self._read_reply(START_TIMEOUT_S)
+        if "ready" not in ready:
+            self._kill()
+            raise SandboxError(f"the {self.runtime} container did not start gl-runner: "
+                               f"{self._log_tail()}")
+        return proc
+
+    def _env(self) -> dict[str, str]:
+        """What the runtime process itself gets (never the student's environment)."""
+        return {"PATH": "/usr/local/bin:/usr/bin:/bin:/usr/sbin:/sbin", "LC_ALL": "C"}
+
+    def _log_tail(self) -> str:
+        if self.log is None:
+            return ""
+        with contextlib.suppress(OSError):
+            self.log.seek(0)
+            return self.log.read()[-2000:].decode("utf-8", "replace").strip()
+        return ""
+
+    def _kill(self) -> None:
+        if self.proc is not None:
+            with contextlib.suppress(ProcessLookupError, PermissionError):
+                os.killpg(self.proc.pid, signal.SIGKILL)
+            with contextlib.suppress(ChildProcessError):
+                self.proc.wait(timeout=10)
+            for f in (self.proc.stdin, self.proc.stdout):
+                with contextlib.suppress(OSError):
+                    if f is not None:
+                        f.close()
+        self.proc = None
+
+    def close(self) -> None:
+        """End the container (EOF ends the runner) and remove its cgroup."""
+        if self.proc is not None and self.proc.poll() is None:
+            with contextlib.suppress(OSError):
+                if self.proc.stdin is not None:
+                    self.proc.stdin.close()
+            with contextlib.suppress(subprocess.TimeoutExpired):
+                self.proc.wait(timeout=10)
+        self._kill()
+        if self.cgroup is not None:
+            self.cgroup.remove()
+            self.cgroup = None
+        if self.log is not None:
+            self.log.close()
+            self.log = None
+
+    def __del__(self) -> None:
+        with contextlib.suppress(Exception):
+            self.close()
+
+    # -- one run ---------------------------------------------------------------------
+    def inside(self, path: Path) -> str:
+        """A host path of a run, as the container sees it."""
+        try:
+            rel = path.resolve().relative_to(self.workroot)
+        except ValueError:
+            raise SandboxError(f"{path} is outside the work root {self.workroot}: the "
+                               "container cannot see it") from None
+        return f"{INSIDE}/{rel}" if str(rel) != "." else INSIDE
+
+    def _request(self, req: RunRequest) -> str:
+        lim = req.limits
+        lines = [f"argv {_escape(a)}" for a in req.argv]
+        lines += [f"env {_escape(f'{k}={v}')}" for k, v in req.env.items()]
+        lines += [f"workdir {_escape(self.inside(req.workdir))}",
+                  f"writable {int(req.workdir_writable)}",
+                  f"stdout {_escape(self.inside(req.stdout))}",
+                  f"stderr {_escape(self.inside(req.stderr))}"]
+        if req.stdin is not None:
+            lines.append(f"stdin {_escape(self.inside(req.stdin))}")
+        for b in req.binds:
+            lines.append("bind " + _escape(f"{self.inside(b.source)}\t{b.target}\t"
+                                          f"{int(b.writable)}"))
+        lines += [f"hide {h}" for h in HIDDEN]
+        if req.cpus:
+            lines.append("cpus " + ",".join(map(str, req.cpus)))
+        if self.runner_is_root and self.identity.uid is not None:
+            gid = self.identity.gid if self.identity.gid is not None else self.identity.uid
+            lines += [f"uid {self.identity.uid}", f"gid {gid}"]
+        lines.append(f"cpu_hard_s {max(1, int(lim.cpu_hard_s + 0.999))}")
+        lines.append(f"wall_ms {int(lim.wall_s * 1000)}")
+        for key, value in (("memory", lim.memory_bytes), ("stack", lim.stack_bytes),
+                           ("procs", lim.processes), ("fsize", lim.output_bytes),
+                           ("tmpfs", lim.tmpfs_bytes)):
+            if value is not None:
+                lines.append(f"{key} {value}")
+        return "\n".join([*lines, "run"]) + "\n"
+
+    def _read_reply(self, timeout_s: float) -> dict[str, str]:
+        """``key: value`` lines up to an empty one; {} when the runner died or hung."""
+        assert self.proc is not None and self.proc.stdout is not None
+        out: dict[str, str] = {}
+        deadline = time.monotonic() + timeout_s
+        fd = self.proc.stdout.fileno()
+        buf = b""
+        while True:
+            while b"\n" in buf:
+                line, buf = buf.split(b"\n", 1)
+                if not line:
+                    if buf:
+                        log.warning("gl-runner sent more than one reply")
+                    return out
+                key, _, value = line.decode("utf-8", "replace").partition(":")
+                out[key.strip()] = value.strip()
+            left = deadline - time.monotonic()
+            ready = select.select([fd], [], [], max(0.0, left))[0] if left > 0 else []
+            if not ready:
+                return {}
+            chunk = os.read(fd, 65536)
+            if not chunk:
+                return {}
+            buf += chunk
+
+    def run(self, request: RunRequest) -> RunMeta:
+        if self.proc is None or self.proc.poll() is not None:
+            if self.proc is not None:
+                log.error("the %s container ended (%s); starting a new one", self.runtime,
+                          self._log_tail()[-300:])
+                self._kill()
+            self._start()
+        assert self.proc is not None and self.proc.stdin is not None
+        try:
+            self.proc.stdin.write(self._request(request).encode())
+            self.proc.stdin.flush()
+        except OSError as e:
+            tail = self._log_tail()
+            self._kill()
+            raise SandboxError(f"the {self.runtime} container is gone: {e}; {tail}") from e
+        reply = self._read_reply(request.limits.wall_s + REPLY_SLACK_S)
+        if not reply:
+            tail = self._log_tail()
+            self._kill()
+            raise SandboxError(f"gl-runner in the {self.runtime} container did not answer: "
+                               f"{tail[-500:]}")
+        if reply.get("status") != "ok":
+            raise SandboxError(f"gl-runner: {reply.get('error', reply)}")
+        return self._meta(request, reply)
+
+    def _meta(self, request: RunRequest, reply: dict[str, str]) -> RunMeta:
+        def num(key: str) -> int | None:
+            return int(reply[key]) if key in reply else None
+
+        cgroup = reply.get("cgroup") == "1"
+        peak = num("memory-peak-bytes")
+        memory_error = False
+        if not cgroup:
+            with contextlib.suppress(OSError), request.stderr.open("rb") as f:
+                f.seek(max(0, os.fstat(f.fileno()).st_size - 4096))
+                tail = f.read()
+                memory_error = any(m in tail for m in MEMORY_ERROR_MARKERS)
+        raw = RawOutcome(
+            wall_time_s=float(reply.get("wall-time-s", 0.0)),
+            cpu_time_s=float(reply.get("cpu-time-s", 0.0)),
+            memory_bytes=peak if cgroup else num("max-rss-bytes"),
+            oom_killed=reply.get("oom-killed") == "1", memory_error_reported=memory_error,
+            wall_timed_out=reply.get("wall-timed-out") == "1",
+            stdout_bytes=num("stdout-bytes") or 0, stderr_bytes=num("stderr-bytes") or 0,
+            cgroup=cgroup)
+        message = f"cannot execute {request.argv[0]}: {reply['exec-error']}" \
+            if "exec-error" in reply else ""
+        return interpret(raw, request.limits, num("exit-code"), num("signal"), message)
+
+    def describe(self) -> dict[str, Any]:
+        facts = super().describe()
+        facts["container"] = "one per worker (gl-runner inside)"
+        facts["limits_by"] = ("cgroup per run below the container's "
+                              f"({self.cgroups.describe()})" if self.cgroups else
+                              "rlimits (no delegated cgroup): memory by address space, "
+                              "processes per user namespace")
+        return facts

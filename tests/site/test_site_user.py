@@ -1,0 +1,116 @@
+"""As a site runs gradeline: an ordinary user (not root), images an admin built,
+array tasks on the local Slurm cluster running as that user under Apptainer.
+
+Run by `make test` as root, which creates the user; each check runs the project's
+own commands as that user (runuser), so nothing here is simulated."""
+import csv
+import os
+import pwd
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from ..conftest import ROOT
+
+pytestmark = [pytest.mark.sandbox, pytest.mark.slow]
+
+USER = "gradeline-ci"
+PY = Path(sys.executable)
+BIN = PY.parent / "gradeline"
+
+
+def _require(reason: str) -> None:
+    if os.environ.get("GRADELINE_REQUIRE_SANDBOX") == "1":
+        pytest.fail(f"site-user tier required but {reason}")
+    pytest.skip(reason)
+
+
+@pytest.fixture(scope="session")
+def site_user(settings, sandbox_factory, tmp_path_factory):
+    """(run as the user, its scratch dir, its environment): created when missing."""
+    if os.geteuid() != 0:
+        pytest.skip("creating the site user needs root (as that user, run tests/contract)")
+    try:
+        pwd.getpwnam(USER)
+    except KeyError:
+        subprocess.run(["useradd", "--create-home", "--shell", "/bin/sh", USER], check=True)
+    readable = subprocess.run(["runuser", "-u", USER, "--", "test", "-r",
+                               str(ROOT / "pyproject.toml"), "-a", "-x", str(PY)])
+    if readable.returncode != 0:
+        _require(f"{USER} cannot read this checkout ({ROOT}) or its venv: a site installs "
+                 "gradeline where its users can read it")
+    home = Path(pwd.getpwnam(USER).pw_dir)
+    scratch = Path("/var/tmp") / f"gradeline-site-user-{os.getpid()}"
+    scratch.mkdir(mode=0o700)
+    os.chown(scratch, pwd.getpwnam(USER).pw_uid, pwd.getpwnam(USER).pw_gid)
+    images = settings.image_dir or settings.state_dir / "images"
+    env = {"HOME": str(home), "USER": USER, "LOGNAME": USER, "LC_ALL": "C.UTF-8",
+           "PATH": f"{PY.parent}:/usr/local/bin:/usr/bin:/bin",
+           "GRADELINE_STATE_DIR": str(scratch / "state"),
+           "GRADELINE_IMAGE_DIR": str(images),  # built by root, read-only to the user
+           "GRADELINE_REQUIRE_SANDBOX": "1", "PYTHONDONTWRITEBYTECODE": "1"}
+    if "SLURM_CONF" in os.environ:
+        env["SLURM_CONF"] = os.environ["SLURM_CONF"]
+
+    def run(argv, extra=None, timeout=900):
+        envs = [f"{k}={v}" for k, v in {**env, **(extra or {})}.items()]
+        return subprocess.run(["runuser", "-u", USER, "--", "env", "-i", *envs, *map(str, argv)],
+                              capture_output=True, text=True, timeout=timeout, cwd=scratch)
+
+    yield run, scratch
+    run([BIN, "db", "stop"], timeout=120)
+    subprocess.run(["rm", "-rf", str(scratch)], check=False)
+
+
+@pytest.mark.parametrize("runtime", ["apptainer", "bwrap"])
+def test_sandbox_contract_and_hostile_corpus_hold_for_an_ordinary_user(site_user, runtime):
+    """Every limit of the contract and every hostile program, without root: user
+    namespaces and rlimits (no cgroup is delegated to an ordinary user here)."""
+    if runtime == "apptainer" and not Path("/usr/local/bin/apptainer").exists() and \
+            subprocess.run(["which", "apptainer"], capture_output=True).returncode != 0:
+        _require("apptainer is not installed (make test installs it as root)")
+    run, _ = site_user
+    r = run([PY, "-m", "pytest", "-q", "-p", "no:cacheprovider", "-x",
+             ROOT / "tests/contract", ROOT / "tests/integration/test_hostile.py"],
+            {"GRADELINE_RUNTIME": runtime})
+    tail = (r.stdout + r.stderr)[-3000:]
+    assert r.returncode == 0, f"as {USER} under {runtime}:\n{tail}"
+    assert " passed" in tail and "skipped" not in tail, tail
+
+
+def test_a_course_graded_through_slurm_as_an_ordinary_user(site_user, slurm_conf):
+    """The production path: the user's own PostgreSQL, `gradeline run` through the
+    local Slurm cluster, array tasks as the user under Apptainer; every verdict is
+    the one the corpus was built to get."""
+    run, scratch = site_user
+    extra = {"SLURM_CONF": slurm_conf, "GRADELINE_RUNTIME": "apptainer"}
+    steps = [
+        [BIN, "corpus", scratch / "course", "--count", "24", "--seed", "11",
+         "--submit-to", scratch / "spool", "--course", "c"],
+        [BIN, "db", "start"],
+        [BIN, "run", "--spool", scratch / "spool", "--course", "c", "--executor", "slurm",
+         "--shard-size", "6"],
+    ]
+    for argv in steps:
+        r = run(argv, extra)
+        assert r.returncode == 0, f"{argv[1]} as {USER}: {(r.stdout + r.stderr)[-2000:]}"
+    manifest = list(csv.DictReader((scratch / "course/manifest.csv").read_text().splitlines()))
+    latest: dict[tuple[str, str], dict[str, str]] = {}
+    for row in manifest:
+        key = (row["student"], row["assignment"])
+        if key not in latest or row["submitted_at"] > latest[key]["submitted_at"]:
+            latest[key] = row
+    graded = 0
+    for assignment in sorted({a for _, a in latest}):
+        r = run([BIN, "results", "--course", "c", "--assignment", assignment], extra)
+        assert r.returncode == 0, r.stderr[-1000:]
+        for row in csv.DictReader(r.stdout.splitlines()):
+            expected = latest[(row["student"], assignment)]["expected_verdict"]
+            assert row["verdict"] == expected, (row, expected)
+            graded += 1
+    assert graded == len(latest)
+    jobs = [line for line in Path(slurm_conf).with_name("jobcomp.log").read_text().splitlines()
+            if "Name=gradeline-" in line and f"UserId={USER}(" in line]
+    assert jobs, "no array task ran as the user"
