@@ -46,6 +46,7 @@ def empty_run_s(sandbox, scratch: Path, cpu: int) -> float:
     """Wall time of ``true`` in the sandbox: what starting it costs."""
     d = Path(tempfile.mkdtemp(dir=scratch))
     d.chmod(0o755)
+    sandbox.own(d)
     meta = sandbox.run(RunRequest(["true"], d, Limits(cpu_time_s=5.0), stdout=d / "o",
                                   stderr=d / "e", cpus=[cpu]))
     shutil.rmtree(d, ignore_errors=True)

@@ -1,8 +1,8 @@
 #!/usr/bin/env bash
-# gradeline through Slurm vs the bare loop (GNU parallel: compile + run + compare, no
+# gradeline through Slurm vs the bare loop (xargs -P: compile + run + compare, no
 # sandbox, no Slurm, no database) on the same example course and the same CPUs.
 #   bench/throughput.sh [COUNT] [SEED]
-# Needs: root, the local Slurm cluster (slurm/local-cluster.sh start), parallel, g++.
+# Needs: root, the local Slurm cluster (slurm/local-cluster.sh start), g++.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 COUNT=${1:-240}; SEED=${2:-1}
@@ -14,7 +14,7 @@ EX=$($G examples | head -1 | xargs dirname)
 tail -n +2 "$W/course/manifest.csv" | cut -d, -f3,6 | tr , ' ' \
   | awk -v ex="$EX" -v c="$W/course" '{print ex"/"$1" "c"/"$2}' > "$W/jobs.txt"
 t0=$(date +%s.%N)
-parallel -j "$NCPU" --colsep ' ' grader/measure/bare_one.sh {1} {2} < "$W/jobs.txt"
+xargs -P "$NCPU" -L 1 grader/measure/bare_one.sh < "$W/jobs.txt" 2>/dev/null  # the killed ones are expected
 t1=$(date +%s.%N)
 bare=$(echo "$t1 - $t0" | bc)
 URL=$($G db url)
@@ -43,7 +43,7 @@ nodedupe=$(GRADELINE_COMPILE_CACHE=0 run_gradeline --no-dedupe)
 rm -rf "$CACHE"   # work avoidance starts cold: only this batch may warm it
 dedupe=$(run_gradeline)
 echo "course: $COUNT submissions (seed $SEED), $NCPU cpus"
-printf "bare loop (GNU parallel -j%s):            %6.1f s  %5.2f subs/s\n" "$NCPU" "$bare" "$(echo "$COUNT / $bare" | bc -l)"
+printf "bare loop (xargs -P%s):                  %6.1f s  %5.2f subs/s\n" "$NCPU" "$bare" "$(echo "$COUNT / $bare" | bc -l)"
 printf "gradeline via Slurm, every submission:   %6.1f s  %5.2f subs/s  ratio %.2f\n" "$nodedupe" "$(echo "$COUNT / $nodedupe" | bc -l)" "$(echo "$bare / $nodedupe" | bc -l)"
 printf "gradeline via Slurm, work avoidance:     %6.1f s  %5.2f subs/s  ratio %.2f\n" "$dedupe" "$(echo "$COUNT / $dedupe" | bc -l)" "$(echo "$bare / $dedupe" | bc -l)"
 rm -rf "$W"
