@@ -517,40 +517,47 @@ static void run(struct req *r) {
     if (write(gate[1], "1", 1) != 1) { /* the init died: reported below */ }
     close(gate[1]);
     gate[1] = -1;
-    int pidfd = (int)syscall(SYS_pidfd_open, init, 0);
-    int timed_out = 0;
-    if (r->wall_ms > 0 && pidfd >= 0) {
-        struct pollfd fds[2] = {{pidfd, POLLIN, 0}, {0, POLLHUP, 0}};
-        for (;;) {
-            int left = (int)(r->wall_ms - (now_s() - t0) * 1000.0);
+    /* Wait for the init's report, not for the init's exit: the report comes once it
+       has reaped every process of the run, while tearing down its namespaces (the
+       mount namespace's unmounts wait for an RCU grace period) takes milliseconds
+       more; that teardown and the cgroup's removal happen after the reply. */
+    int timed_out = 0, init_reaped = 0, st = 0;
+    struct pollfd fds[2] = {{rep_pipe[0], POLLIN, 0}, {0, POLLHUP, 0}};
+    for (;;) {
+        int left = -1;
+        if (r->wall_ms > 0) {
+            left = (int)(r->wall_ms - (now_s() - t0) * 1000.0);
             if (left <= 0) { timed_out = 1; break; }
-            int n = poll(fds, 2, left);
-            if (n < 0 && errno == EINTR) continue;
-            if (n > 0 && (fds[1].revents & (POLLHUP | POLLERR))) { timed_out = 1; break; }  /* judge gone */
-            if (n > 0) break;
         }
-        if (timed_out) kill(init, SIGKILL);  /* the namespace dies with its init */
+        int n = poll(fds, 2, left);
+        if (n < 0 && errno == EINTR) continue;
+        if (n > 0 && (fds[1].revents & (POLLHUP | POLLERR))) { timed_out = 1; break; }  /* judge gone */
+        if (n > 0 && fds[0].revents) break;
     }
-    int st;
-    waitpid(init, &st, 0);
-    double wall = now_s() - t0;
-    if (pidfd >= 0) close(pidfd);
-    char why[512];
-    ssize_t fn = read(fail[0], why, sizeof why - 1);
     struct report rep = {0};
-    int have = read(rep_pipe[0], &rep, sizeof rep) == (ssize_t)sizeof rep;
+    int have = 0;
+    if (!timed_out) have = read(rep_pipe[0], &rep, sizeof rep) == (ssize_t)sizeof rep;
+    double wall = now_s() - t0;
+    if (timed_out || !have) {  /* killed, or died before reporting: reap it now */
+        if (timed_out) kill(init, SIGKILL);  /* the namespace dies with its init */
+        waitpid(init, &st, 0);
+        init_reaped = 1;
+        if (timed_out) wall = now_s() - t0;
+    }
+    char why[512];
+    /* a report means the setup succeeded; otherwise the init has exited (reaped above) */
+    ssize_t fn = have ? 0 : read(fail[0], why, sizeof why - 1);
     long long cg_cpu = -1, peak = -1;
     int oom = 0;
     if (ncgs) cg_measure(dirs, ncgs, &cg_cpu, &peak, &oom);
-    cg_remove(dirs, ncgs);
     if (fn > 0) {
         why[fn] = 0;
         reply_error("setting up the run failed: %s", why);
-        goto close_pipes;
+        goto finish;
     }
     if (!have && !timed_out) {
         reply_error("the run's init ended without a report (status %d)", st);
-        goto close_pipes;
+        goto finish;
     }
     struct stat so, se;
     fstat(out, &so);
@@ -571,6 +578,9 @@ static void run(struct req *r) {
            "cgroup: %d\n\n", oom, timed_out, (long long)so.st_size, (long long)se.st_size,
            ncgs > 0 && memory_cgroup);
     fflush(stdout);
+finish:
+    if (!init_reaped) waitpid(init, &st, 0);
+    cg_remove(dirs, ncgs);
 close_pipes:
     if (gate[1] >= 0) close(gate[1]);
     close(rep_pipe[0]); close(fail[0]);
