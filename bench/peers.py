@@ -93,10 +93,11 @@ def main() -> None:
     def gradeline(runtime: str) -> Callable[[], None]:
         box = boxes[runtime]
 
-        def go() -> None:
+        def go() -> None:  # files of its own: each runner writes as its own uid
             for inp in inputs:
-                m = box.run(RunRequest(["./sol"], build, LIMITS, stdout=out,
-                                       stderr=scratch / "e", stdin=inp, cpus=[args.cpu]))
+                m = box.run(RunRequest(["./sol"], build, LIMITS, stdout=scratch / f"o-{runtime}",
+                                       stderr=scratch / f"e-{runtime}", stdin=inp,
+                                       cpus=[args.cpu]))
                 assert m.ok, m
         return go
 
