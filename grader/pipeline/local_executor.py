@@ -9,7 +9,7 @@ from __future__ import annotations
 import atexit
 import multiprocessing as mp
 import os
-from collections.abc import Callable, Iterator, Sequence
+from collections.abc import Callable, Iterable, Iterator, Sequence
 from concurrent.futures import ProcessPoolExecutor, as_completed
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -61,7 +61,7 @@ def _grade(job: GradingJob) -> Outcome:
     return _judge.grade_job(job)
 
 
-def grade_inline(jobs: Sequence[GradingJob], cpu: int, spec: WorkerSpec) -> Iterator[Outcome]:
+def grade_inline(jobs: Iterable[GradingJob], cpu: int, spec: WorkerSpec) -> Iterator[Outcome]:
     """Grade in this process on one CPU (an array task with one core: no pool start-up)."""
     judge = spec.judge(cpu)
     try:

@@ -2,7 +2,8 @@
 (``pipeline.slurm_executor``) and the array tasks (``pipeline.task``)::
 
     <batch>/array-<n>/shard-<i>.json           the jobs of task i
-    <batch>/array-<n>/shard-<i>.jsonl          their outcomes, one fsync'd line each
+    <batch>/array-<n>/shard-<i>.jsonl          outcomes graded by task i, one fsync'd line each
+    <batch>/array-<n>/claims/<hash>            which task took a submission (O_EXCL)
     <batch>/array-<n>/shard-<i>.metrics.jsonl  counter samples of the whole shard
     <batch>/array-<n>/job.sbatch, job.json     the batch script; the job id
     <batch>/array-<n>/logs/<i>.log             task output
@@ -12,7 +13,9 @@ The batch directory sits on a file system the compute nodes share.
 
 from __future__ import annotations
 
+import hashlib
 import json
+import os
 import time
 from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
@@ -59,6 +62,33 @@ class Shard:
     def read_outcomes(self, offset: int = 0) -> tuple[list[Outcome], int]:
         lines, end = read_lines(self.outcomes, offset)
         return [Outcome.from_json(d) for d in lines], end
+
+    def siblings(self) -> list[Shard]:
+        """The array's other shards, starting after this one (where an idle task steals)."""
+        n = len(list(self.array_dir.glob("shard-*.json")))
+        return [Shard(self.array_dir, (self.index + k) % n) for k in range(1, n)]
+
+    def graded_in_array(self) -> set[str]:
+        """Keys with an outcome from any task of the array (stolen ones included)."""
+        return {o.key for i in range(len(list(self.array_dir.glob("shard-*.json"))))
+                for o in Shard(self.array_dir, i).read_outcomes()[0]}
+
+    def claim(self, job: GradingJob) -> bool:
+        """Take ``job`` for this task: it succeeds once per submission and array (O_EXCL,
+        also on NFS), and again for this task's own requeued instance."""
+        claims = self.array_dir / "claims"
+        claims.mkdir(exist_ok=True)
+        path = claims / hashlib.sha256(job.key.encode()).hexdigest()[:32]
+        try:
+            fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o644)
+        except FileExistsError:
+            try:
+                return path.read_text(encoding="ascii") == str(self.index)
+            except OSError:
+                return False
+        with os.fdopen(fd, "w", encoding="ascii") as f:
+            f.write(str(self.index))
+        return True
 
     def record_samples(self, samples: Sequence[ShardSample]) -> None:
         for s in samples:

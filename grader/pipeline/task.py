@@ -12,6 +12,14 @@ process there; ``CpuSet.allowed()`` reads them back). The task
    has one core: no pool start-up), appending each outcome with fsync as it
    finishes, so the submitting side streams them and a crash loses nothing
    already graded;
+3b. a one-core task that has finished its own shard steals from shards no task
+   has claimed yet (from their ends, at most one shard's worth: its time limit
+   was set for one shard): every job is claimed first (``Shard.claim``, O_EXCL;
+   a task claims its own shard when it starts), so none is graded twice, and the
+   last pending tasks find their work done instead of running alone. Array
+   tasks cost about a second each to start (Python, the container, Slurm), so
+   fewer, larger shards plus stealing beat many small shards (measured in the
+   runtime issue's note);
 4. when asked, counts hardware events on its exclusive cores around the whole
    shard (everything counted there is this shard's work) into
    ``shard-<i>.metrics.jsonl``.
@@ -32,7 +40,7 @@ Exit status (isolate's contract)
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterator, Sequence
+from collections.abc import Callable, Iterable, Iterator
 from dataclasses import replace
 
 from grader import faults
@@ -46,8 +54,9 @@ from grader.settings import SlurmTask
 
 OK, SUBMISSION_FAULT, OUR_FAULT = 0, 1, 2
 
-#: Grades jobs, yielding each outcome as it finishes.
-Grade = Callable[[Sequence[GradingJob]], Iterator[Outcome]]
+#: Grades jobs, yielding each outcome as it finishes. One-core graders take the jobs
+#: lazily (a job is claimed only when its turn comes); others take them all at once.
+Grade = Callable[[Iterable[GradingJob]], Iterator[Outcome]]
 
 
 def local_grading(cpus: CpuSet, spec: WorkerSpec, slurm: SlurmTask) -> Grade:
@@ -56,31 +65,52 @@ def local_grading(cpus: CpuSet, spec: WorkerSpec, slurm: SlurmTask) -> Grade:
     spec = replace(spec, runtime_extra={**spec.runtime_extra, "slurm": slurm.record()})
     if len(cpus) == 1:
         return lambda jobs: grade_inline(jobs, cpus.first, spec)
-    return lambda jobs: grade_many(jobs, cpus, spec)
+    return lambda jobs: grade_many(list(jobs), cpus, spec)
 
 
 def run_shard(shard: Shard, *, cpus: CpuSet, grade: Grade, slurm: SlurmTask,
-              metrics: MetricsSource | None = None,
+              metrics: MetricsSource | None = None, steal: bool = True,
               say: Callable[[str], None] = print) -> int:
     """Grade what ``shard`` still lacks; returns the exit status above."""
     try:
         jobs = shard.jobs()
-        done = {o.key for o in shard.read_outcomes()[0]}
+        done = shard.graded_in_array()
     except (OSError, ValueError, KeyError, TypeError) as e:
         say(f"{shard.name}: cannot read the shard: {e!r}")
         return OUR_FAULT
-    todo = [j for j in jobs if j.key not in done]
+    # Its own jobs are claimed before anything else: a running task keeps its shard;
+    # what idle tasks steal is the shards of tasks that have not started (pending, or
+    # on a node that died before them).
+    todo = [j for j in jobs if j.key not in done and shard.claim(j)]
     faults.point("shard-start", shard.name)
     say(f"{shard.name}: {len(todo)} of {len(jobs)} to grade on cpus {cpus} "
         f"{slurm.record()}")
     status = OK
+    graded = 0
+
+    def claimed() -> Iterator[GradingJob]:
+        yield from todo
+        budget = len(jobs)  # at most one more shard's worth: the time limit was set for K
+        if steal and len(cpus) == 1:
+            for other in shard.siblings():
+                try:
+                    theirs = other.jobs()
+                except (OSError, ValueError, KeyError, TypeError):
+                    continue
+                for j in reversed(theirs):
+                    if budget > 0 and j.key not in done and shard.claim(j):
+                        say(f"{shard.name}: took {j.key} from {other.name}")
+                        budget -= 1
+                        yield j
+
     with counting(metrics, cpus, shard.metrics.with_suffix(".counters")) as samples:
-        for outcome in grade(todo):
+        for outcome in grade(claimed()):
+            graded += 1
             shard.record(outcome)
             if outcome.fault is not None:
                 cause = outcome.fault.cause
                 status = max(status, SUBMISSION_FAULT if cause == "submission" else OUR_FAULT)
                 say(f"{shard.name}: {outcome.key}: {cause} fault: {outcome.fault.reason}")
-    shard.record_samples([ShardSample(s, len(todo), slurm.node, slurm.array_job_id,
+    shard.record_samples([ShardSample(s, graded, slurm.node, slurm.array_job_id,
                                       slurm.array_task_id) for s in samples])
     return status

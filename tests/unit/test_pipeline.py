@@ -323,6 +323,53 @@ def test_array_task_exit_status_says_whose_fault(tmp_path, bigsum, marks, status
     assert len(ex.dispatched) == len(sources)
 
 
+def test_an_idle_array_task_steals_and_nothing_is_graded_twice(tmp_path, bigsum):
+    """Task 0 finishes its shard and takes task 1's jobs from the end; task 1 then
+    grades only what is left; a requeued task 0 takes back its own unfinished claim."""
+    sources = []
+    for i in range(6):
+        f = tmp_path / f"s{i}" / "sum.cpp"
+        f.parent.mkdir()
+        f.write_text(f"// {i}\n")
+        sources.append(f)
+    array = ArrayDir.create(tmp_path / "batch")
+    jobs = [GradingJob(bigsum.path, s) for s in sources]
+    for i in range(3):
+        array.shard(i).write_jobs(jobs[2 * i:2 * i + 2])
+    assert array.shard(0).claim(jobs[0])  # a crashed earlier instance of task 0 took it
+    assert not array.shard(1).claim(jobs[0])  # ... so no other task may
+    ex = FakeExecutor(bigsum)
+    stop_after = 3
+
+    def grade_some(todo):  # task 0 dies after three outcomes
+        for n, outcome in enumerate(ex.run(todo)):
+            if n == stop_after:
+                return
+            yield outcome
+
+    run_shard(array.shard(0), cpus=CpuSet([0]), grade=grade_some, slurm=SlurmTask(),
+              say=lambda _: None)
+    # own two first (the earlier claim is its own), then shard 1's from its end; it
+    # claimed job 2 and died before its outcome
+    assert ex.dispatched == [jobs[k].key for k in (0, 1, 3, 2)]
+    for i in (1, 2):
+        run_shard(array.shard(i), cpus=CpuSet([0]), grade=ex.run, slurm=SlurmTask(),
+                  say=lambda _: None)
+    # task 1 may not take job 2 (task 0's) and steals shard 2's, at most two of them
+    assert ex.dispatched[4:] == [jobs[5].key, jobs[4].key]
+
+    def graded():
+        return [o.key for i in range(3) for o in array.shard(i).read_outcomes()[0]]
+
+    assert jobs[2].key not in graded()
+    run_shard(array.shard(0), cpus=CpuSet([0]), grade=ex.run, slurm=SlurmTask(),
+              say=lambda _: None)  # task 0's requeued instance grades its claim
+    assert sorted(graded()) == sorted(j.key for j in jobs)  # each exactly once
+    # a multi-core task never steals (its pool takes every job at once)
+    assert run_shard(array.shard(0), cpus=CpuSet([0, 1]), grade=ex.run, slurm=SlurmTask(),
+                     say=lambda _: None) == OK
+
+
 def test_array_task_with_an_unreadable_shard_is_our_fault(tmp_path):
     array = ArrayDir.create(tmp_path / "batch")
     array.shard(0).spec.write_text(json.dumps({"broken": True}))
