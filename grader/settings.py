@@ -69,6 +69,10 @@ KNOBS: tuple[Knob, ...] = (
          "scontrol -d show job)"),
     Knob("GRADELINE_L3_MB_PER_CORE", "l3_mb_per_core", "L3 partition size per core in MB "
          "(default 2.5)"),
+    Knob("GRADELINE_L3_MB_PER_CORE_MIN", "l3_mb_per_core_min", "prolog: the least a job may "
+         "ask for with --comment=l3_mb_per_core=N (default 0.5)"),
+    Knob("GRADELINE_L3_MB_PER_CORE_MAX", "l3_mb_per_core_max", "prolog: the most a job may "
+         "ask for (default 4; requests beyond are clamped and logged)"),
     Knob("SLURM_CONF", "slurm_conf", "Slurm's own: the slurm.conf to talk to"),
     Knob("SLURM_JOB_ID, SLURM_ARRAY_JOB_ID, SLURM_ARRAY_TASK_ID, SLURMD_NODENAME", "slurm",
          "set by Slurm inside a job: which task this process is"),
@@ -116,6 +120,8 @@ class Settings:
     cache_log: Path = Path("/var/log/gradeline/cache.log")
     cache_cpus: str | None = None
     l3_mb_per_core: float = DEFAULT_L3_MB_PER_CORE
+    l3_mb_per_core_min: float = 0.5
+    l3_mb_per_core_max: float = 4.0
     slurm_conf: Path | None = None
     slurm: SlurmTask = field(default_factory=SlurmTask)
 
@@ -179,6 +185,8 @@ class Settings:
             cache_log=path("GRADELINE_CACHE_LOG") or Path("/var/log/gradeline/cache.log"),
             cache_cpus=get("GRADELINE_CACHE_CPUS"),
             l3_mb_per_core=number("GRADELINE_L3_MB_PER_CORE", DEFAULT_L3_MB_PER_CORE, float),
+            l3_mb_per_core_min=number("GRADELINE_L3_MB_PER_CORE_MIN", 0.5, float),
+            l3_mb_per_core_max=number("GRADELINE_L3_MB_PER_CORE_MAX", 4.0, float),
             slurm_conf=path("SLURM_CONF"),
             slurm=SlurmTask(get("SLURM_JOB_ID"), get("SLURM_ARRAY_JOB_ID"),
                             get("SLURM_ARRAY_TASK_ID"), get("SLURMD_NODENAME")),

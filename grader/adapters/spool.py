@@ -27,7 +27,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from grader.core.errors import SubmissionError
+from grader.core.errors import ConfigError, SubmissionError
 from grader.core.jobs import now_iso
 
 STATES = ("tmp", "new", "cur", "done", "quarantine")
@@ -89,13 +89,32 @@ class Entry:
         return data
 
 
+PRIVATE = 0o700  # a new spool: the grading account only (a staff group: chmod g+rX)
+
+
+def refuse_shared(root: Path) -> None:
+    """Refuse a spool that other accounts can write: they could plant or swap
+    submissions, results and journals (SECURITY.md)."""
+    for d in (root, *(root / s for s in STATES)):
+        mode = d.stat().st_mode
+        if mode & 0o002:
+            raise ConfigError(f"{d} is writable by every account (mode {mode & 0o7777:o}): "
+                              f"run 'chmod o-w {d}'; submissions reach a spool through "
+                              "'gradeline submit' or a drop directory, never by others "
+                              "writing into it")
+
+
 class Spool:
     """A spool root and its state directories."""
 
     def __init__(self, root: Path) -> None:
         self.root = root
+        if not root.exists():  # submissions are private to the grading account
+            root.mkdir(parents=True, mode=PRIVATE)
+            root.chmod(PRIVATE)  # whatever the umask
         for s in STATES:
-            (root / s).mkdir(parents=True, exist_ok=True)
+            (root / s).mkdir(exist_ok=True, mode=PRIVATE)
+        refuse_shared(root)
 
     def dir(self, state: str) -> Path:
         return self.root / state

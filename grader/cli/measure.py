@@ -46,10 +46,20 @@ def cmd_metrics(args: argparse.Namespace, ctx: Context) -> int:
     return rc
 
 
-def _mb_per_core(comment: str, default: float) -> float:
-    """A job may ask for its own size: ``sbatch --comment=l3_mb_per_core=4``."""
+def l3_request(comment: str, default: float, lo: float, hi: float) -> tuple[float, str]:
+    """(MB per core, a note when clamped): a job may ask for its own size with
+    ``sbatch --comment=l3_mb_per_core=N``, within the admin's [lo, hi] -- else one
+    user could take every free cache way of a node."""
     m = re.search(r"l3_mb_per_core=([\d.]+)", comment)
-    return float(m.group(1)) if m else default
+    if m is None:
+        return default, ""
+    try:
+        asked = float(m.group(1))
+    except ValueError:
+        return default, f"ignored l3_mb_per_core={m.group(1)!r}"
+    got = min(max(asked, lo), hi)
+    return got, (f"asked l3_mb_per_core={asked:g}, clamped to {got:g} (allowed {lo:g}..{hi:g})"
+                 if got != asked else "")
 
 
 def cmd_cache(args: argparse.Namespace, ctx: Context) -> int:
@@ -92,9 +102,12 @@ def cmd_cache(args: argparse.Namespace, ctx: Context) -> int:
         try:
             slurm = SlurmCLI()
             cpus = slurm.job_cpus(job, st.slurm.node)
-            mb = _mb_per_core(slurm.job_comment(job), mb)
+            mb, clamped = l3_request(slurm.job_comment(job), mb, st.l3_mb_per_core_min,
+                                     st.l3_mb_per_core_max)
         except SchedulerError as e:
             raise GradelineError(f"prolog job {job}: {e}") from e
+        if clamped:
+            print(f"{stamp} prolog job {job}: {clamped}")
     plan = rc.plan(job, list(cpus), mb)
     if plan.possible:
         rc.apply(plan)

@@ -375,3 +375,16 @@ def test_array_task_with_an_unreadable_shard_is_our_fault(tmp_path):
     array.shard(0).spec.write_text(json.dumps({"broken": True}))
     assert run_shard(array.shard(0), cpus=CpuSet([0]), grade=lambda jobs: iter(()),
                      slurm=SlurmTask(), say=lambda _: None) == OUR_FAULT
+
+
+def test_a_new_spool_is_private_and_a_shared_one_is_refused(tmp_path):
+    from grader.adapters.spool import Spool
+    from grader.core.errors import ConfigError
+
+    root = tmp_path / "course" / "spool"
+    Spool(root)
+    assert root.stat().st_mode & 0o777 == 0o700
+    assert (root / "new").stat().st_mode & 0o077 == 0
+    (root / "new").chmod(0o777)
+    with pytest.raises(ConfigError, match=r"writable by every account.*chmod o-w"):
+        Spool(root)

@@ -178,3 +178,15 @@ def test_prolog_without_rdt_logs_and_lets_the_job_run(tmp_path: Path) -> None:
     assert "job 77: runs without an L3 partition" in log.read_text()
     assert _script("epilog.sh", {"GRADELINE_RESCTRL_ROOT": str(tmp_path / "nothing"),
                                  "SLURM_JOB_ID": "77"}).returncode == 0
+
+
+def test_a_jobs_l3_request_is_clamped_to_the_admins_range() -> None:
+    from grader.cli.measure import l3_request
+
+    assert l3_request("", 2.5, 0.5, 4.0) == (2.5, "")
+    assert l3_request("l3_mb_per_core=3", 2.5, 0.5, 4.0) == (3.0, "")
+    got, note = l3_request("x l3_mb_per_core=64", 2.5, 0.5, 4.0)
+    assert got == 4.0 and "clamped to 4" in note and "asked l3_mb_per_core=64" in note
+    assert l3_request("l3_mb_per_core=0.01", 2.5, 0.5, 4.0)[0] == 0.5
+    assert l3_request("l3_mb_per_core=1.2.3", 2.5, 0.5, 4.0) == (2.5, "ignored "
+                                                                  "l3_mb_per_core='1.2.3'")
