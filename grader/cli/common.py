@@ -4,8 +4,10 @@ the sandbox, the spool, the assignments, the database and the executor."""
 from __future__ import annotations
 
 import argparse
+import importlib
 import logging
 import sys
+from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -137,3 +139,18 @@ def spool_options(sp: argparse.ArgumentParser) -> None:
     sp.add_argument("--assignments", action="append", default=[],
                     help="directory of assignment packages (default "
                          "$GRADELINE_ASSIGNMENTS or the bundled examples)")
+
+
+Handler = Callable[[argparse.Namespace, "Context"], int]
+
+
+def lazy(module: str, name: str) -> Handler:
+    """A command handler imported only when its command runs, so that heavy
+    dependencies of one command (the campaign's scipy, pandas, matplotlib: seconds)
+    do not slow down every other ``gradeline`` call."""
+
+    def run(args: argparse.Namespace, ctx: Context) -> int:
+        handler: Handler = getattr(importlib.import_module(module), name)
+        return handler(args, ctx)
+
+    return run

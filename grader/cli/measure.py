@@ -9,20 +9,15 @@ import time
 from pathlib import Path
 from typing import Any
 
-from analysis.report import write_report
-from grader.adapters.browser import render_check
-from grader.adapters.metrics import SOURCES, check_all, hardware_source
+from grader.adapters.metrics import SOURCES, check_all
 from grader.adapters.metrics.base import MetricsSource, run_counted
 from grader.adapters.metrics.cachegrind import Cachegrind
 from grader.adapters.resctrl import Resctrl
 from grader.adapters.scheduler.base import SchedulerError
 from grader.adapters.scheduler.slurm import SlurmCLI
-from grader.cli.common import Context
-from grader.cli.format import Progress
+from grader.cli.common import Context, lazy
 from grader.core.errors import GradelineError
 from grader.cpuset import CpuSet
-from grader.measure import persist
-from grader.measure.campaign import Campaign, Config
 
 
 def cmd_metrics(args: argparse.Namespace, ctx: Context) -> int:
@@ -116,55 +111,6 @@ def cmd_cache(args: argparse.Namespace, ctx: Context) -> int:
     return 0
 
 
-def cmd_campaign(args: argparse.Namespace, ctx: Context) -> int:
-    out = Path(args.out)
-    if args.action == "run":
-        cpus = ctx.cpus(args.cpus)
-        worker = None
-        if "pipeline" in args.workloads.split(","):
-            ctx.prepare_image()
-            worker = ctx.worker()
-        counter, _ = hardware_source()
-        cfg = Config(workdir=Path(args.workdir) if args.workdir else out / "work",
-                     worker=worker, count=args.count, seed=args.seed,
-                     ns=[int(n) for n in args.n.split(",")] if args.n else [],
-                     workloads=tuple(args.workloads.split(",")), reps=args.reps,
-                     adaptive=args.adaptive, max_reps=args.max_reps,
-                     warmup_reps=args.warmup_reps, trim=args.trim,
-                     ll_mb=tuple(float(x) for x in args.ll_mb.split(",")) if args.ll_mb else (),
-                     cachegrind_sources=args.cachegrind_sources)
-        Campaign(cfg, out, cpus, progress=lambda label: Progress(f"  {label}"),
-                 counter=counter).run()
-        if args.store:
-            _store_campaign(ctx, out)
-        return 0 if args.no_report else _report(out, check=args.check)
-    if args.action == "store":
-        _store_campaign(ctx, out)
-        return 0
-    return _report(out, check=args.check)
-
-
-def _report(out: Path, *, check: bool = False) -> int:
-    """Write the HTML report; with ``check``, load it in headless Chromium and fail
-    unless every plot decoded."""
-    page = write_report(out)
-    print(f"report: {page}")
-    if check:
-        r = render_check(page, page.with_name("screenshot.png"), title="gradeline campaign")
-        print(f"headless Chromium: {r['images_loaded']}/{r['images']} images loaded, "
-              f"{r['dom_chars']} characters of DOM, screenshot {r.get('screenshot_bytes')} B")
-        if not r["images"] or r["images_loaded"] != r["images"] or not r["title"]:
-            return 1
-    return 0
-
-
-def _store_campaign(ctx: Context, out: Path) -> None:
-    with ctx.store() as st:
-        st.migrate()
-        n = persist.save(out, st)
-    print(f"stored campaign {out.name}: {n} rows in PostgreSQL")
-
-
 def register(sub: Any) -> None:
     m = sub.add_parser("metrics", help="L3/CPU counters: which sources work here; wrap a command")
     m.add_argument("action", choices=["check", "wrap"])
@@ -212,4 +158,4 @@ def register(sub: Any) -> None:
     k.add_argument("--no-report", action="store_true")
     k.add_argument("--check", action="store_true",
                    help="load the report in headless Chromium; fail unless it renders")
-    k.set_defaults(func=cmd_campaign)
+    k.set_defaults(func=lazy("grader.cli.campaign", "cmd_campaign"))
