@@ -190,3 +190,42 @@ def test_a_jobs_l3_request_is_clamped_to_the_admins_range() -> None:
     assert l3_request("l3_mb_per_core=0.01", 2.5, 0.5, 4.0)[0] == 0.5
     assert l3_request("l3_mb_per_core=1.2.3", 2.5, 0.5, 4.0) == (2.5, "ignored "
                                                                   "l3_mb_per_core='1.2.3'")
+
+
+@pytest.mark.parametrize("script", ["prolog.sh", "epilog.sh"])
+def test_prolog_and_epilog_run_only_root_owned_code(tmp_path: Path, script: str) -> None:
+    """They run as root: a venv or package a non-root user could change is refused
+    (logged; the job runs unpartitioned), an intact root-owned one runs."""
+    if os.geteuid() != 0:
+        pytest.skip("the check is about root-owned files")
+    repo = tmp_path / "repo"
+    (repo / "slurm").mkdir(parents=True)
+    here = Path(__file__).resolve().parents[2] / "slurm" / script
+    (repo / "slurm" / script).write_text(here.read_text())
+    gl = repo / ".venv" / "bin" / "gradeline"
+    gl.parent.mkdir(parents=True)
+    gl.write_text('#!/bin/sh\necho "gradeline ran: $*"\n')
+    gl.chmod(0o755)
+    (repo / "grader").mkdir()
+    (repo / "grader" / "x.py").write_text("")
+    root = tmp_path / "resctrl"
+    (root / "info" / "L3").mkdir(parents=True)
+    (root / "info" / "L3" / "cbm_mask").write_text("fff\n")
+    (root / "gradeline_job_7").mkdir()  # the epilog acts only when the job has a group
+    log = tmp_path / "cache.log"
+    env = {**os.environ, "GRADELINE_RESCTRL_ROOT": str(root), "GRADELINE_CACHE_LOG": str(log),
+           "SLURM_JOB_ID": "7"}
+
+    def run() -> str:
+        log.write_text("")
+        subprocess.run(["sh", str(repo / "slurm" / script)], env=env, check=True, timeout=60)
+        return log.read_text()
+
+    assert "gradeline ran: cache" in run()
+    (repo / "grader" / "x.py").chmod(0o666)  # any user could change what root runs
+    out = run()
+    assert "refused to run gradeline as root" in out and "x.py" in out
+    assert "gradeline ran" not in out
+    (repo / "grader" / "x.py").chmod(0o644)
+    os.chown(repo / "grader" / "x.py", 1000, 1000)  # owned by someone else
+    assert "refused" in run()
