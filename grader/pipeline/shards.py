@@ -27,6 +27,11 @@ from grader.core.samples import ShardSample
 from grader.pipeline.journal import append_line, read_lines
 
 
+def shard_count(array_dir: Path) -> int:
+    """How many shards (array tasks) an array has: its ``shard-<i>.json`` files."""
+    return len(list(array_dir.glob("shard-*.json")))
+
+
 @dataclass(frozen=True, slots=True)
 class Shard:
     """The files of one array task."""
@@ -65,12 +70,12 @@ class Shard:
 
     def siblings(self) -> list[Shard]:
         """The array's other shards, starting after this one (where an idle task steals)."""
-        n = len(list(self.array_dir.glob("shard-*.json")))
+        n = shard_count(self.array_dir)
         return [Shard(self.array_dir, (self.index + k) % n) for k in range(1, n)]
 
     def graded_in_array(self) -> set[str]:
         """Keys with an outcome from any task of the array (stolen ones included)."""
-        return {o.key for i in range(len(list(self.array_dir.glob("shard-*.json"))))
+        return {o.key for i in range(shard_count(self.array_dir))
                 for o in Shard(self.array_dir, i).read_outcomes()[0]}
 
     def claim(self, job: GradingJob) -> bool:
@@ -127,8 +132,7 @@ class ArrayDir:
         return Shard(self.path, index)
 
     def shards(self) -> Iterator[Shard]:
-        n = len(list(self.path.glob("shard-*.json")))
-        return (self.shard(i) for i in range(n))
+        return (self.shard(i) for i in range(shard_count(self.path)))
 
     def save_job(self, job_id: str, tasks: int, shard_size: int) -> None:
         (self.path / "job.json").write_text(json.dumps(

@@ -200,8 +200,9 @@ def test_prolog_and_epilog_run_only_root_owned_code(tmp_path: Path, script: str)
         pytest.skip("the check is about root-owned files")
     repo = tmp_path / "repo"
     (repo / "slurm").mkdir(parents=True)
-    here = Path(__file__).resolve().parents[2] / "slurm" / script
-    (repo / "slurm" / script).write_text(here.read_text())
+    here = Path(__file__).resolve().parents[2] / "slurm"
+    for name in (script, "root-check.sh"):
+        (repo / "slurm" / name).write_text((here / name).read_text())
     gl = repo / ".venv" / "bin" / "gradeline"
     gl.parent.mkdir(parents=True)
     gl.write_text('#!/bin/sh\necho "gradeline ran: $*"\n')
