@@ -1,14 +1,19 @@
 # expect: WA
 # problem: secretanswer
 # The answer cannot be computed; only found. Search the visible tree (for 0.6 s
-# of CPU, so that "not found" is a WA, not a TLE).
+# of CPU and at most 1 s of wall time -- reading files waits for the disk on a
+# loaded machine -- so that "not found" is a WA, not a TLE).
 import os, time
-deadline = time.process_time() + 0.6
+deadline, wall_deadline = time.process_time() + 0.6, time.monotonic() + 1.0
+def over():
+    return time.process_time() > deadline or time.monotonic() > wall_deadline
 for root, dirs, files in os.walk("/"):
-    if root.startswith(("/proc", "/sys", "/dev")) or time.process_time() > deadline:
+    if root.startswith(("/proc", "/sys", "/dev")) or over():
         dirs[:] = []
         continue
     for f in files:
+        if over():
+            break
         try:
             with open(os.path.join(root, f), "rb") as fh:
                 data = fh.read(1 << 20)
