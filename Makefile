@@ -96,7 +96,7 @@ demo: deps venv image slurm db
 	for a in bigsum meanstd spread; do \
 	  $(BIN)/gradeline results --course $(DEMO_COURSE) --assignment $$a > $(DEMO_DIR)/$$a.csv; done
 	@echo "grade sheets: $(DEMO_DIR)/{bigsum,meanstd,spread}.csv; spool: $(DEMO_DIR)/spool;" \
-	  "results in PostgreSQL: $$($(BIN)/gradeline db url | sed 's|/gradeline$$|/gradeline_demo|')"
+	  "results in PostgreSQL: $$($(BIN)/gradeline db url | sed 's|/gradeline?|/gradeline_demo?|')"
 
 # The scaling campaign (issue #5): about 6 minutes on 2 cores. Results: $(CAMPAIGN_DIR)/
 # (tidy CSV, PostgreSQL tables campaign_*, report/index.html checked in headless Chromium).

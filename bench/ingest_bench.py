@@ -13,7 +13,7 @@ import time
 
 import psycopg
 
-from grader.adapters.store.postgres import Store
+from grader.adapters.store.postgres import Store, recreate_database
 from grader.adapters.store.server import database_url
 from grader.core.record import SubmissionRecord
 from grader.core.result import SubmissionResult, TestResult
@@ -42,10 +42,7 @@ def main() -> None:
     args = ap.parse_args()
     settings = load()
     url = database_url(settings.state_dir, settings.db_url)
-    with psycopg.connect(url, autocommit=True) as c:
-        c.execute("DROP DATABASE IF EXISTS gradeline_bench")
-        c.execute("CREATE DATABASE gradeline_bench")
-    bench_url = url.rsplit("/", 1)[0] + "/gradeline_bench"
+    bench_url = recreate_database(url, "gradeline_bench")
     n = args.test_rows // args.tests_per_result
     recs = [record(i, args.tests_per_result) for i in range(n)]
     with Store(bench_url) as s:

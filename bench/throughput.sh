@@ -17,15 +17,8 @@ t0=$(date +%s.%N)
 xargs -P "$NCPU" -L 1 grader/measure/bare_one.sh < "$W/jobs.txt" 2>/dev/null  # the killed ones are expected
 t1=$(date +%s.%N)
 bare=$(echo "$t1 - $t0" | bc)
-URL=$($G db url)
 fresh_db() {  # a scratch database, so no earlier run's results are reused
-  .venv/bin/python - "$URL" <<'PY'
-import sys, psycopg
-with psycopg.connect(sys.argv[1], autocommit=True) as c:
-    c.execute("DROP DATABASE IF EXISTS gradeline_tp WITH (FORCE)")
-    c.execute("CREATE DATABASE gradeline_tp")
-PY
-  echo "${URL%/*}/gradeline_tp"
+  $G db fresh gradeline_tp
 }
 run_gradeline() {  # $1: extra run options; prints seconds
   rm -rf "$W/spool"

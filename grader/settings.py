@@ -16,6 +16,7 @@ from pathlib import Path
 from typing import Literal, cast, get_args
 
 from grader.core.errors import ConfigError
+from grader.core.secret import redact_url
 
 RuntimeChoice = Literal["auto", "apptainer", "bwrap"]
 ExecutorChoice = Literal["auto", "local", "slurm"]
@@ -35,7 +36,10 @@ class Knob:
 KNOBS: tuple[Knob, ...] = (
     Knob("GRADELINE_STATE_DIR", "state_dir", "images, scratch space, the local PostgreSQL "
          "and Slurm (default /var/lib/gradeline as root, else $XDG_STATE_HOME/gradeline)"),
-    Knob("GRADELINE_DB_URL", "db_url", "a site PostgreSQL URL; unset: the local server"),
+    Knob("GRADELINE_DB_URL", "db_url", "a site PostgreSQL URL; unset: the local server "
+         "(a password in it is never printed; better keep it in a libpq passfile)"),
+    Knob("GRADELINE_DB_URL_FILE", "db_url_file", "a file (mode 0600) holding the site URL, "
+         "for a URL with a password; instead of GRADELINE_DB_URL"),
     Knob("GRADELINE_SPOOL", "spool", "spool directory (default ./spool)"),
     Knob("GRADELINE_COURSE", "course", "course name (default 'default')"),
     Knob("GRADELINE_ASSIGNMENTS", "assignments", "':'-separated directories of assignment "
@@ -101,6 +105,7 @@ class Settings:
 
     state_dir: Path
     db_url: str | None = None
+    db_url_file: Path | None = None
     spool: Path | None = None
     course: str | None = None
     assignments: tuple[Path, ...] = ()
@@ -158,13 +163,31 @@ class Settings:
                 raise ConfigError(f"{name}={value!r} must be > 0")
             return n
 
+        def db_url() -> str | None:
+            url_file = path("GRADELINE_DB_URL_FILE")
+            if url_file is None:
+                return get("GRADELINE_DB_URL")
+            if get("GRADELINE_DB_URL"):
+                raise ConfigError("set GRADELINE_DB_URL or GRADELINE_DB_URL_FILE, not both")
+            try:
+                mode = url_file.stat().st_mode
+                text = url_file.read_text().strip()
+            except OSError as e:
+                raise ConfigError(f"GRADELINE_DB_URL_FILE={url_file}: {e.strerror}") from None
+            if mode & 0o077:
+                raise ConfigError(f"GRADELINE_DB_URL_FILE={url_file} may hold a password but "
+                                  f"others can read it (mode {mode & 0o7777:o}): "
+                                  f"run 'chmod 600 {url_file}'")
+            return text or None
+
         metrics = get("GRADELINE_METRICS")
         if metrics is not None and metrics not in ("off", "auto", "likwid", "perf"):
             raise ConfigError(f"GRADELINE_METRICS={metrics!r}: use off, auto, likwid or perf")
         uid = os.geteuid() if euid is None else euid
         return cls(
             state_dir=path("GRADELINE_STATE_DIR") or default_state_dir(env, uid),
-            db_url=get("GRADELINE_DB_URL"),
+            db_url=db_url(),
+            db_url_file=path("GRADELINE_DB_URL_FILE"),
             spool=path("GRADELINE_SPOOL"),
             course=get("GRADELINE_COURSE"),
             assignments=tuple(Path(p) for p in (get("GRADELINE_ASSIGNMENTS") or "").split(":")
@@ -194,7 +217,10 @@ class Settings:
 
     def describe(self) -> list[tuple[str, str, str]]:
         """(variable, value in effect, what it is for), in KNOBS order."""
-        return [(k.env, str(getattr(self, k.field)), k.doc) for k in KNOBS]
+        def shown(k: Knob) -> str:
+            value = getattr(self, k.field)
+            return redact_url(value) if k.field == "db_url" and value else str(value)
+        return [(k.env, shown(k), k.doc) for k in KNOBS]
 
 
 def default_state_dir(env: Mapping[str, str], euid: int) -> Path:

@@ -12,23 +12,30 @@ from grader.adapters.store.postgres import Store, recreate_database
 from grader.cli.checkenv import checks
 from grader.cli.common import Context
 from grader.core.errors import GradelineError
+from grader.core.secret import redact_url
 
 
 def cmd_db(args: argparse.Namespace, ctx: Context) -> int:
     server = ctx.local_server()
+
+    def show(url: str) -> str:
+        """URLs are for scripts (export GRADELINE_DB_URL=$(gradeline db url)), but a
+        password in one is shown only on request."""
+        return url if args.show_password else redact_url(url)
     if args.action == "start":
         url = ctx.db_url()
         with Store(url) as s:
             applied = s.migrate()
-        print(url + (f"  (migrations applied: {', '.join(applied)})" if applied else ""))
+        print(redact_url(url) +
+              (f"  (migrations applied: {', '.join(applied)})" if applied else ""))
     elif args.action == "stop":
         server.stop()
     elif args.action == "url":
-        print(ctx.settings.db_url or server.url)
+        print(show(ctx.settings.db_url or server.url))
     elif args.action == "fresh":
         if not args.name:
             raise GradelineError("db fresh needs a database NAME (letters, digits, _)")
-        print(recreate_database(ctx.db_url(), args.name))
+        print(show(recreate_database(ctx.db_url(), args.name)))
     else:
         up = server.running()
         print(f"local server {'running' if up else 'stopped'} at {server.data}")
@@ -75,6 +82,8 @@ def register(sub: Any) -> None:
     d.add_argument("action", choices=["start", "stop", "status", "url", "fresh"],
                    help="fresh NAME: an empty database NAME on the local server; prints its URL")
     d.add_argument("name", nargs="?")
+    d.add_argument("--show-password", action="store_true",
+                   help="url/fresh: print a password that the URL holds (hidden otherwise)")
     d.set_defaults(func=cmd_db)
 
     i = sub.add_parser("image", help="build or locate the grading image")
@@ -84,7 +93,7 @@ def register(sub: Any) -> None:
     i.set_defaults(func=cmd_image)
 
     e = sub.add_parser("check-env", help="what this machine can do; remedies for what not")
-    e.set_defaults(func=cmd_check_env)
+    e.set_defaults(func=cmd_check_env, reports_only=True)
 
     s = sub.add_parser("settings", help="every knob read from the environment, with its value")
-    s.set_defaults(func=cmd_settings)
+    s.set_defaults(func=cmd_settings, reports_only=True)

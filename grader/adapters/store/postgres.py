@@ -17,6 +17,7 @@ from collections.abc import Iterable, Iterator, Mapping, Sequence
 from contextlib import contextmanager
 from importlib import resources
 from typing import Any
+from urllib.parse import urlsplit, urlunsplit
 
 import psycopg
 from psycopg import sql
@@ -311,4 +312,5 @@ def recreate_database(url: str, name: str) -> str:
             c.execute(sql.SQL("CREATE DATABASE {}").format(sql.Identifier(name)))
     except psycopg.Error as e:
         raise StoreError(f"cannot create database {name}: {str(e).strip()}") from e
-    return url.rsplit("/", 1)[0] + "/" + name
+    parts = urlsplit(url)  # keep the query: the local server's names its passfile
+    return urlunsplit(parts._replace(path="/" + name))
