@@ -21,6 +21,7 @@ import os
 import secrets
 import shutil
 import socket
+import stat
 import time
 from collections.abc import Iterator
 from dataclasses import dataclass
@@ -90,6 +91,28 @@ class Entry:
 
 
 PRIVATE = 0o700  # a new spool: the grading account only (a staff group: chmod g+rX)
+
+
+def shared_dir_problem(path: Path) -> tuple[str, str] | None:
+    """(what is wrong, the remedy) when an account other than its owner and root can
+    write ``path`` or a directory above it, else None: that account could plant or
+    swap what gradeline trusts there (SECURITY.md). A sticky directory above (like
+    /var/tmp) is fine: others cannot rename or remove what is not theirs."""
+    me = os.geteuid()
+    d = path
+    while not d.exists() and d.parent != d:
+        d = d.parent  # gradeline creates the rest with its own modes
+    for cur in (d, *d.parents):
+        st = cur.stat()
+        sticky_above = cur != path and st.st_mode & stat.S_ISVTX
+        if st.st_mode & 0o022 and not sticky_above:
+            who = "every account" if st.st_mode & 0o002 else "its group"
+            return (f"{cur} is writable by {who} (mode {st.st_mode & 0o7777:o}), so "
+                    f"others could change {path}", f"chmod go-w {cur}")
+        if st.st_uid not in (me, 0):
+            return (f"{cur} belongs to uid {st.st_uid}, who could change {path}",
+                    f"keep {path} in directories of this account or root")
+    return None
 
 
 def refuse_shared(root: Path) -> None:

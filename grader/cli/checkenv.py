@@ -8,6 +8,7 @@ import os
 import shutil
 from dataclasses import dataclass
 from pathlib import Path
+from urllib.parse import urlsplit
 
 from grader.adapters.metrics import check_all
 from grader.adapters.resctrl import Resctrl
@@ -15,6 +16,7 @@ from grader.adapters.sandbox import choose_runtime
 from grader.adapters.sandbox.bwrap import bwrap_works
 from grader.adapters.sandbox.cgroups import CgroupManager
 from grader.adapters.scheduler.slurm import detect_scheduler, local_cluster_conf
+from grader.adapters.spool import shared_dir_problem
 from grader.cli.common import Context
 from grader.core.errors import GradelineError
 
@@ -64,6 +66,7 @@ def checks(ctx: Context) -> list[Check]:
                      shutil.which("debootstrap") or "not installed",
                      "apt-get install debootstrap (needed to build the image without "
                      "apptainer)", required=runtime == "bwrap"))
+    out.append(_state_check(ctx))
     out.append(_database_check(ctx))
     out.append(_slurm_check(ctx))
     out.extend(_measurement_checks(ctx))
@@ -142,14 +145,34 @@ def _measurement_checks(ctx: Context) -> list[Check]:
 def _database_check(ctx: Context) -> Check:
     server = ctx.local_server()
     if ctx.settings.db_url and not server.names(ctx.settings.db_url):
-        return Check("database", True, "GRADELINE_DB_URL is set (site database)")
+        if urlsplit(ctx.settings.db_url).password and ctx.settings.db_url_file is None:
+            return Check("database", False, "GRADELINE_DB_URL holds a password, visible "
+                         "in the environment of every gradeline process and its children",
+                         "keep the password in a libpq passfile (~/.pgpass, 0600), or put "
+                         "the URL in a 0600 file named by GRADELINE_DB_URL_FILE")
+        return Check("database", True, "a site database (GRADELINE_DB_URL)")
     if server.running():
-        return Check("database", True, f"local PostgreSQL running ({server.url})")
+        if not server.secured():
+            return Check("database", False, "the local PostgreSQL admits more than the "
+                         "grading account (an earlier version's trust authentication, or "
+                         f"a changed pg_hba.conf or passfile under {server.root})",
+                         "gradeline db start (converts it: peer for its owner, scram for "
+                         "gradeline's role; data kept)")
+        return Check("database", True, f"local PostgreSQL running; only "
+                     f"{server.owner_name} (peer) and {server.role} (scram-sha-256, secret "
+                     f"in {server.passfile}) may connect")
     have = bool(list(Path("/usr/lib/postgresql").glob("*/bin/initdb"))) or \
         shutil.which("initdb") is not None
     return Check("database", False, "local PostgreSQL not running" if have else
                  "no PostgreSQL server binaries", "gradeline db start" if have else
                  "apt-get install postgresql, or set GRADELINE_DB_URL", required=False)
+
+
+def _state_check(ctx: Context) -> Check:
+    problem = shared_dir_problem(ctx.state_dir)
+    if problem:
+        return Check("state dir", False, problem[0], problem[1])
+    return Check("state dir", True, f"{ctx.state_dir} (only its owner can write it)")
 
 
 def _slurm_check(ctx: Context) -> Check:

@@ -13,12 +13,12 @@ from pathlib import Path
 
 from grader.adapters.sandbox import SandboxConfig, open_sandbox
 from grader.adapters.scheduler.slurm import detect_scheduler, local_cluster_conf
-from grader.adapters.spool import Spool
+from grader.adapters.spool import Spool, shared_dir_problem
 from grader.adapters.store.postgres import Store
 from grader.adapters.store.server import LocalServer, database_url
 from grader.cli import wiring
 from grader.cli.format import Progress
-from grader.core.errors import GradelineError
+from grader.core.errors import ConfigError, GradelineError
 from grader.core.problem import Problem, load_problem
 from grader.cpuset import CpuSet
 from grader.examples import example_dirs
@@ -41,6 +41,17 @@ class Context:
 
     settings: Settings
     state_dir: Path
+
+    def refuse_shared_state(self) -> None:
+        """Refuse a state dir (images, the local database, work dirs) that another
+        account could change.
+
+        :raises ConfigError: with the remedy.
+        """
+        problem = shared_dir_problem(self.state_dir)
+        if problem:
+            raise ConfigError(f"state dir {self.state_dir}: {problem[0]}: {problem[1]} "
+                              "(or set GRADELINE_STATE_DIR)")
 
     # -- machine -----------------------------------------------------------------
     def cpus(self, text: str | None) -> CpuSet:

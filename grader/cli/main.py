@@ -16,7 +16,7 @@ from collections.abc import Iterator, Sequence
 from pathlib import Path
 
 from grader import __version__, faults
-from grader.cli import admin, course, grading, measure
+from grader.cli import admin, course, dropbox, grading, measure
 from grader.cli.common import Context
 from grader.core.errors import GradelineError
 from grader.settings import load
@@ -30,7 +30,7 @@ def build_parser() -> argparse.ArgumentParser:
                    help="images and scratch space (default: $GRADELINE_STATE_DIR, or "
                         "/var/lib/gradeline as root)")
     sub = p.add_subparsers(dest="command", required=True)
-    for group in (grading, course, admin, measure):
+    for group in (grading, course, dropbox, admin, measure):
         group.register(sub)
     return p
 
@@ -61,6 +61,8 @@ def main(argv: Sequence[str] | None = None) -> int:
         settings = load()
         faults.arm(settings.fault, settings.fault_dir)
         ctx = Context(settings, args.state_dir or settings.state_dir)
+        if not getattr(args, "reports_only", False):  # check-env reports it instead
+            ctx.refuse_shared_state()
         return int(args.func(args, ctx))
 
 
