@@ -1,0 +1,62 @@
+"""``gradeline dropbox init | collect`` (the grading account) and ``gradeline drop``
+(a student): uploads on a shared machine without a web front end."""
+
+from __future__ import annotations
+
+import argparse
+import shutil
+import sys
+import tempfile
+from pathlib import Path
+from typing import Any
+
+from grader.adapters import dropbox
+from grader.adapters.dropbox import Dropped
+from grader.cli.common import Context, spool_options
+
+
+def cmd_dropbox(args: argparse.Namespace, ctx: Context) -> int:
+    box = Path(args.dir)
+    if args.action == "init":
+        mode = dropbox.create(box, args.group)
+        print(f"{box}: mode {mode:o}; students hand in with: gradeline drop {box} "
+              "ASSIGNMENT FILE")
+        return 0
+    spool = ctx.spool(args)
+    course = ctx.course(args)
+    taken = refused = 0
+    with tempfile.TemporaryDirectory(prefix="gradeline-drops-") as staging:
+        for d in dropbox.collect(box, Path(staging)):
+            if isinstance(d, Dropped):
+                e = spool.submit(course=course, assignment=d.assignment, student=d.student,
+                                 path=d.path, submitted_at=d.submitted_at)
+                d.drop.unlink(missing_ok=True)
+                shutil.rmtree(d.path.parent)
+                print(f"{e.id} {d.student} {d.assignment} {d.submitted_at}")
+                taken += 1
+            else:
+                print(f"refused {d.name}: {d.reason}", file=sys.stderr)
+                refused += 1
+    print(f"collected {taken}, refused {refused}", file=sys.stderr)
+    return 0
+
+
+def cmd_drop(args: argparse.Namespace, ctx: Context) -> int:
+    print(dropbox.drop(Path(args.dir), args.assignment, Path(args.file)).name)
+    return 0
+
+
+def register(sub: Any) -> None:
+    b = sub.add_parser("dropbox", help="init: a drop directory students can write but not "
+                                       "read or list; collect: its drops into the spool")
+    b.add_argument("action", choices=["init", "collect"])
+    b.add_argument("dir")
+    b.add_argument("--group", help="init: staff group that may read drops (students not in it)")
+    spool_options(b)
+    b.set_defaults(func=cmd_dropbox)
+
+    d = sub.add_parser("drop", help="hand in FILE for ASSIGNMENT through a drop directory")
+    d.add_argument("dir")
+    d.add_argument("assignment")
+    d.add_argument("file")
+    d.set_defaults(func=cmd_drop)
