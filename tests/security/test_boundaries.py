@@ -250,3 +250,20 @@ def test_students_hand_in_through_a_drop_directory_they_cannot_read(as_other, tm
         assert payload and payload[0].read_text() == "print('hello')\n"
     finally:
         shutil.rmtree(base, ignore_errors=True)
+
+
+def test_another_account_cannot_change_what_the_prolog_runs_as_root(as_other):
+    """The prolog runs this checkout's gradeline as root: another account can change
+    none of it -- or, on a checkout installed carelessly, the prolog refuses it."""
+    repo = Path(__file__).resolve().parents[2]
+    check = subprocess.run(["sh", "-c", f'. "{repo}/slurm/root-check.sh"; untrusted "{repo}"'],
+                           capture_output=True, text=True, timeout=120)
+    if check.stdout.strip():  # the prolog would log this path and run nothing
+        pytest.skip(f"this checkout is not root-only ({check.stdout.split()[0]}); "
+                    "test_prolog_and_epilog_run_only_root_owned_code covers the refusal")
+    for target in (repo / "slurm" / "prolog.sh", repo / "slurm" / "root-check.sh",
+                   repo / ".venv" / "bin" / "gradeline", repo / "grader" / "__init__.py"):
+        r = as_other(["sh", "-c", f"echo 'id > /tmp/pwned' >> {target}"])
+        assert r.returncode != 0, f"{OTHER} could change {target}"
+    r = as_other(["mv", repo / "grader", repo / "grader.old"])
+    assert r.returncode != 0
