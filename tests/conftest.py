@@ -4,6 +4,7 @@ without them they skip with the reason -- unless GRADELINE_REQUIRE_SANDBOX=1
 
 from __future__ import annotations
 
+import contextlib
 import os
 import shutil
 import subprocess
@@ -133,6 +134,25 @@ def pg_url(tmp_path_factory):
     yield url
     server.stop("immediate")
     shutil.rmtree(state, ignore_errors=True)
+
+
+@contextlib.contextmanager
+def own_local_server():
+    """A local PostgreSQL of its own, made by the project's code in a scratch state dir
+    (the session's `pg_url` one stays up for the other tests)."""
+    from grader.adapters.store.server import LocalServer
+
+    if os.environ.get("GRADELINE_TEST_DB_URL"):
+        pytest.skip("needs PostgreSQL server binaries to start a server of its own")
+    state = Path(tempfile.mkdtemp(prefix="gradeline-pg2-", dir="/var/tmp"))
+    state.chmod(0o755)
+    s = LocalServer(state)
+    try:
+        s.start()
+        yield s, state
+    finally:
+        s.stop("immediate")
+        shutil.rmtree(state, ignore_errors=True)
 
 
 @pytest.fixture

@@ -17,7 +17,7 @@ from grader.adapters.store.server import LocalServer, _bindir
 from grader.core.errors import ConfigError
 from grader.core.problem import load_problem
 
-from ..conftest import FIXTURES
+from ..conftest import FIXTURES, own_local_server
 
 OTHER = "gradeline-other"
 BIN = Path(sys.executable).parent / "gradeline"
@@ -44,17 +44,8 @@ def as_other():
 
 @pytest.fixture(scope="module")
 def server(pg_url):
-    """A local server of its own, made by the project's code (the session's one
-    serves the other tests)."""
-    if os.environ.get("GRADELINE_TEST_DB_URL"):
-        pytest.skip("needs PostgreSQL server binaries to start a server of its own")
-    state = Path(tempfile.mkdtemp(prefix="gradeline-sec-", dir="/var/tmp"))
-    state.chmod(0o755)
-    s = LocalServer(state)
-    s.start()
-    yield s
-    s.stop("immediate")
-    shutil.rmtree(state, ignore_errors=True)
+    with own_local_server() as (s, _):
+        yield s
 
 
 def _psql(run, server, *conn):

@@ -1,33 +1,25 @@
 """The project-local PostgreSQL: a URL that names it (as `gradeline db fresh` prints)
 starts it like the default one, and a stopped one is reported with the remedy."""
 import os
-import shutil
 import subprocess
 import sys
-import tempfile
 from pathlib import Path
 
 import pytest
 
 from grader.adapters.store.postgres import recreate_database
-from grader.adapters.store.server import LocalServer, database_url
+from grader.adapters.store.server import database_url
 from grader.core.errors import StoreError
+
+from ..conftest import own_local_server
 
 BIN = Path(sys.executable).parent / "gradeline"
 
 
 @pytest.fixture
 def server(pg_url):
-    """A second local server of its own (the session's stays up for the other tests)."""
-    if os.environ.get("GRADELINE_TEST_DB_URL"):
-        pytest.skip("needs PostgreSQL server binaries to start a server of its own")
-    state = Path(tempfile.mkdtemp(prefix="gradeline-pg2-", dir="/var/tmp"))
-    state.chmod(0o755)
-    s = LocalServer(state)
-    s.start()
-    yield s, state
-    s.stop("immediate")
-    shutil.rmtree(state, ignore_errors=True)
+    with own_local_server() as found:
+        yield found
 
 
 def test_db_start_starts_the_local_server_a_fresh_url_names(server):
