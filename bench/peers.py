@@ -31,10 +31,11 @@ import time
 from collections.abc import Callable
 from pathlib import Path
 
+from benchlib import compile_sum, copy_inputs
+
 from grader.adapters.sandbox import open_sandbox
 from grader.adapters.sandbox.image import default_definition
 from grader.cli.wiring import sandbox_config
-from grader.core.languages import get_language
 from grader.core.limits import Limits
 from grader.core.problem import load_problem
 from grader.judge.ports import RunRequest
@@ -64,10 +65,7 @@ def main() -> None:
     build.mkdir(mode=0o755)
     shutil.copy(SUBMISSION, build / "sum.cpp")
     problem = load_problem(PROBLEM)
-    inputs = []
-    for i, case in enumerate(problem.cases):
-        inputs.append(build / f"{i}.in")
-        shutil.copy(case.input_path, inputs[-1])
+    inputs = copy_inputs(problem, build)
 
     boxes = {}
     for runtime in ("bwrap", "apptainer"):
@@ -76,13 +74,7 @@ def main() -> None:
         cfg = sandbox_config(dataclasses.replace(settings, runtime=runtime))
         box = open_sandbox(cfg, scratch, slot=args.cpu, cpus=[args.cpu], build=False)
         boxes[runtime] = box
-    first = next(iter(boxes.values()))
-    first.own(build)
-    lang = get_language("cpp")
-    meta = first.run(RunRequest(lang.compile_argv(["sum.cpp"]), build, problem.compile_limits,
-                                stdout=scratch / "c.out", stderr=scratch / "c.err",
-                                workdir_writable=True, cpus=[args.cpu]))
-    assert meta.ok, (scratch / "c.err").read_text()
+    compile_sum(next(iter(boxes.values())), build, problem, scratch, args.cpu)
     out = scratch / "o"
 
     def bare() -> None:

@@ -15,9 +15,10 @@ import tempfile
 import time
 from pathlib import Path
 
+from benchlib import compile_sum, copy_inputs
+
 from grader.adapters.sandbox import open_sandbox
 from grader.cli.wiring import sandbox_config
-from grader.core.languages import get_language
 from grader.core.limits import Limits
 from grader.core.problem import load_problem
 from grader.core.validate import validate_files
@@ -81,18 +82,10 @@ def main() -> None:
     build = scratch / "build"
     build.mkdir(mode=0o755)
     shutil.copy(SUBMISSION, build / "sum.cpp")
-    sandbox.own(build)
-    lang = get_language("cpp")
-    meta = sandbox.run(RunRequest(lang.compile_argv(["sum.cpp"]), build, problem.compile_limits,
-                                  stdout=scratch / "c.out", stderr=scratch / "c.err",
-                                  workdir_writable=True, cpus=[args.cpu]))
-    assert meta.ok, (scratch / "c.err").read_text()
+    compile_sum(sandbox, build, problem, scratch, args.cpu)
     bare, boxed = [], []
     lim = Limits(cpu_time_s=5.0)
-    inputs = []
-    for i, case in enumerate(problem.cases):  # the container sees only its work root
-        inputs.append(scratch / f"{i}.in")
-        shutil.copy(case.input_path, inputs[-1])
+    inputs = copy_inputs(problem, scratch)
     for _ in range(args.repeat):
         for case, stdin in zip(problem.cases, inputs, strict=True):
             with case.input_path.open("rb") as fin, (scratch / "bare.out").open("wb") as fout:
