@@ -49,9 +49,9 @@ def drop(box: Path, assignment: str, source: Path) -> Path:
     mode = 0o640 if st.st_mode & stat.S_ISGID else 0o644
     if not re.fullmatch(r"[A-Za-z0-9_.-]+", assignment):
         raise SubmissionError(f"assignment {assignment!r}: use letters, digits, . _ -")
-    data = source.read_bytes()
-    if len(data) > MAX_BYTES:
+    if source.stat().st_size > MAX_BYTES:  # before reading it all into memory
         raise SubmissionError(f"{source} is larger than {MAX_BYTES >> 20} MiB")
+    data = source.read_bytes()
     target = box / f"{assignment}--{secrets.token_hex(16)}--{source.name}"
     fd = os.open(target, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW, mode)
     with os.fdopen(fd, "wb") as f:
