@@ -16,6 +16,8 @@ each entry in exactly one place; a re-run continues from there.
 
 from __future__ import annotations
 
+import contextlib
+import fcntl
 import json
 import os
 import secrets
@@ -29,6 +31,7 @@ from pathlib import Path
 from typing import Any
 
 from grader.core.errors import ConfigError, SubmissionError
+from grader.core.fairness import Waiting
 from grader.core.jobs import now_iso
 
 STATES = ("tmp", "new", "cur", "done", "quarantine")
@@ -132,6 +135,7 @@ class Spool:
 
     def __init__(self, root: Path) -> None:
         self.root = root
+        self._students: dict[str, str] = {}  # new/ entry id -> student (meta is immutable)
         if not root.exists():  # submissions are private to the grading account
             root.mkdir(parents=True, mode=PRIVATE)
             root.chmod(PRIVATE)  # whatever the umask
@@ -174,15 +178,37 @@ class Spool:
     def new_entries(self) -> list[Entry]:
         return [Entry(p.name, p) for p in sorted(self.dir("new").iterdir())]
 
-    def claim(self, batch: str, limit: int | None = None) -> list[Entry]:
-        """Move new entries into ``cur/<batch>/``; each rename is atomic, so two
-        concurrent intakes never claim the same entry."""
+    def waiting(self) -> list[Waiting]:
+        """The new entries with their students, in arrival order (an unreadable
+        meta.json counts as student "": intake quarantines it with the reason)."""
+        out = []
+        entries = self.new_entries()
+        for e in entries:
+            student = self._students.get(e.id)
+            if student is None:
+                try:
+                    student = str(e.meta().get("student") or "")
+                except (OSError, ValueError, UnicodeDecodeError):
+                    student = ""
+                self._students[e.id] = student
+            out.append(Waiting(e.id, student))
+        if len(self._students) > 2 * len(entries) + 1000:  # forget claimed ones
+            ids = {e.id for e in entries}
+            self._students = {k: v for k, v in self._students.items() if k in ids}
+        return out
+
+    def claim(self, batch: str, limit: int | None = None,
+              ids: list[str] | None = None) -> list[Entry]:
+        """Move new entries (those of ``ids`` only, when given) into ``cur/<batch>/``;
+        each rename is atomic, so two concurrent intakes never claim the same entry."""
         bdir = self.dir("cur") / batch
         bdir.mkdir(parents=True, exist_ok=True)
         if not (bdir / CLAIMED_AT).exists():
             (bdir / CLAIMED_AT).write_text(now_iso() + "\n")
         claimed: list[Entry] = []
-        for e in self.new_entries():
+        todo = self.new_entries() if ids is None else \
+            [Entry(i, self.dir("new") / i) for i in ids]
+        for e in todo:
             if limit is not None and len(claimed) >= limit:
                 break
             target = bdir / e.id
@@ -201,6 +227,33 @@ class Spool:
             return (batch / CLAIMED_AT).read_text().strip() or now_iso()
         except OSError:
             return now_iso()
+
+    @staticmethod
+    @contextlib.contextmanager
+    def working_on(batch: Path) -> Iterator[bool]:
+        """Hold ``batch`` for this process while the block runs: yields False when
+        another gradeline (a second server, a run beside a server) already works on
+        it, and then the caller must leave it alone. An flock: it ends with the
+        holder's process, so a crashed holder leaves nothing to clean up."""
+        fd = os.open(batch / ".lock", os.O_RDWR | os.O_CREAT, 0o600)
+        try:
+            try:
+                fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+            except BlockingIOError:
+                yield False
+                return
+            yield True
+        finally:
+            os.close(fd)
+
+    @staticmethod
+    def busy(batch: Path) -> bool:
+        """Whether some process works on ``batch`` now (see ``working_on``)."""
+        try:
+            with Spool.working_on(batch) as mine:
+                return not mine
+        except FileNotFoundError:
+            return True  # it moved on: finished by someone
 
     def batches(self) -> list[Path]:
         """Claimed batches not yet finished (to resume after a crash)."""

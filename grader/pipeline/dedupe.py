@@ -13,7 +13,7 @@ import itertools
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 
-from grader.core.jobs import GradingJob, Outcome
+from grader.core.jobs import GradingJob, Outcome, now_iso
 from grader.core.problem import Problem
 from grader.core.result import SubmissionResult
 from grader.pipeline.ports import Executor
@@ -87,7 +87,8 @@ def execute(p: Plan, executor: Executor, recovered: Mapping[str, Outcome] | None
     (or as an interrupted run already left it in ``recovered``, by job key), followed
     by its followers."""
     for c, source, result in p.stored:
-        yield Graded(c, Outcome(c.job.key, result), source)
+        now = now_iso()  # reusing a stored result takes no time: it starts and ends now
+        yield Graded(c, Outcome(c.job.key, result, now, now), source)
     recovered = recovered or {}
     by_job = {c.job.key: c for c in p.leaders}
     todo = [c.job for c in p.leaders if c.job.key not in recovered]

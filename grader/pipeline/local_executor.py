@@ -9,6 +9,8 @@ from __future__ import annotations
 import atexit
 import multiprocessing as mp
 import os
+import threading
+import time
 from collections.abc import Callable, Iterable, Iterator, Sequence
 from concurrent.futures import ProcessPoolExecutor, as_completed
 from dataclasses import dataclass, field
@@ -50,10 +52,22 @@ class WorkerSpec:
 _judge: Judge | None = None
 
 
-def _init(slots: mp.Queue, spec: WorkerSpec) -> None:  # type: ignore[type-arg]
+def _init(slots: mp.Queue, spec: WorkerSpec, parent: int) -> None:  # type: ignore[type-arg]
     global _judge
     _judge = spec.judge(slots.get())
     atexit.register(_judge.close)  # the worker's container ends with the worker
+    threading.Thread(target=_orphan_watch, args=(parent, _judge), daemon=True).start()
+
+
+def _orphan_watch(parent: int, judge: Judge) -> None:
+    """End this worker (and its container) when gradeline (pid ``parent``; it may die
+    while the worker is still starting) dies without shutting the pool down (a
+    crash, kill -9): no grading process may outlive it. Polled, since
+    PR_SET_PDEATHSIG fires when the *thread* that started the worker ends."""
+    while os.getppid() == parent:
+        time.sleep(0.5)
+    judge.close()
+    os._exit(1)
 
 
 def _grade(job: GradingJob) -> Outcome:
@@ -81,7 +95,7 @@ def grade_many(jobs: Sequence[GradingJob], cpus: Sequence[int], spec: WorkerSpec
     for c in cpus:
         slots.put(c)
     with ProcessPoolExecutor(max_workers=len(cpus), mp_context=ctx, initializer=_init,
-                             initargs=(slots, spec)) as ex:
+                             initargs=(slots, spec, os.getpid())) as ex:
         futs = [ex.submit(_grade, job) for job in jobs]
         for n, f in enumerate(as_completed(futs), 1):
             if progress:
@@ -90,15 +104,44 @@ def grade_many(jobs: Sequence[GradingJob], cpus: Sequence[int], spec: WorkerSpec
 
 
 class LocalExecutor:
-    """The Executor port on this machine's CPUs (nothing survives a crash of ours, so
-    there is nothing to collect or wait for afterwards)."""
+    """The Executor port on this machine's CPUs: one pool of pinned workers for the
+    executor's life (batches in flight at once share it, so no CPU gets two
+    workers and a batch costs no pool start-up). Nothing survives a crash of ours,
+    so there is nothing to collect or wait for afterwards."""
 
     def __init__(self, cpus: Sequence[int], spec: WorkerSpec,
                  progress: Progress | None = None) -> None:
         self.cpus, self.spec, self.progress = list(cpus), spec, progress
+        self._pool: ProcessPoolExecutor | None = None
+        self._lock = threading.Lock()
+
+    def _workers(self) -> ProcessPoolExecutor:
+        with self._lock:
+            if self._pool is None:
+                ctx = mp.get_context("spawn")
+                slots = ctx.Queue()
+                for c in self.cpus:
+                    slots.put(c)
+                self._pool = ProcessPoolExecutor(max_workers=len(self.cpus), mp_context=ctx,
+                                                 initializer=_init,
+                                                 initargs=(slots, self.spec, os.getpid()))
+            return self._pool
 
     def run(self, jobs: Sequence[GradingJob]) -> Iterator[Outcome]:
-        return grade_many(jobs, self.cpus, self.spec, self.progress)
+        if not jobs:
+            return
+        futs = [self._workers().submit(_grade, job) for job in jobs]
+        for n, f in enumerate(as_completed(futs), 1):
+            if self.progress:
+                self.progress(n, len(futs))
+            yield f.result()
+
+    def close(self) -> None:
+        """Stop the workers (their containers end with them)."""
+        with self._lock:
+            if self._pool is not None:
+                self._pool.shutdown()
+                self._pool = None
 
     def collected(self) -> Iterator[Outcome]:
         return iter(())

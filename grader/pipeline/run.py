@@ -16,10 +16,12 @@ claim the same entry). For each batch:
 4. the executor grades the leaders (local workers, or one Slurm array); each
    outcome becomes a record appended to the batch's journal (``results.jsonl``,
    fsync'd) as it lands;
-5. the journal is ingested in one transaction (idempotent on its keys), with the
-   counter samples of the batch's array tasks;
-6. only then do the entries move to ``done/`` and the batch's bookkeeping to
-   ``batches/``.
+5. as results land they are stored within ``flush_s`` (students see their
+   feedback while the rest of the batch is still grading), each group in one
+   transaction (idempotent on its keys), and only then do their entries move to
+   ``done/``; at the end the whole journal is ingested once more (a no-op for what
+   is stored) with the counter samples of the batch's array tasks;
+6. then the batch's bookkeeping moves to ``batches/``.
 
 A crash anywhere leaves each entry in exactly one place and every finished result
 in the journal; the next run grades only entries without a record. With the
@@ -30,6 +32,7 @@ from __future__ import annotations
 
 import logging
 import secrets
+import threading
 import time
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field, replace
@@ -39,7 +42,8 @@ from typing import Any
 from grader import faults
 from grader.adapters.spool import Entry, Spool
 from grader.core.errors import StoreError
-from grader.core.jobs import JudgeFault, now_iso
+from grader.core.fairness import fair_pick
+from grader.core.jobs import JudgeFault, Outcome, now_iso
 from grader.core.problem import Problem
 from grader.core.record import SubmissionRecord
 from grader.core.samples import ShardSample
@@ -47,7 +51,7 @@ from grader.core.scoring import fault_result
 from grader.pipeline import dedupe
 from grader.pipeline.intake import Rejected, prepare
 from grader.pipeline.journal import Journal
-from grader.pipeline.ports import ExecutorFactory, ResultStore, StoreOpener
+from grader.pipeline.ports import Executor, ExecutorFactory, ResultStore, StoreOpener
 
 log = logging.getLogger(__name__)
 
@@ -102,13 +106,19 @@ class Pipeline:
 
     def __init__(self, spool: Spool, problems: Mapping[str, Problem], *,
                  open_store: StoreOpener | None, executor: ExecutorFactory,
-                 dedupe: bool = True) -> None:
+                 dedupe: bool = True, flush_s: float = 0.25) -> None:
         self.spool = spool
         self.problems = problems
         self.open_store = open_store
         self.executor = executor
         self.dedupe = dedupe
+        self.flush_s = flush_s
         self.summary = RunSummary()
+
+    def fork(self) -> Pipeline:
+        """The same pipeline with a summary of its own (one per batch in flight)."""
+        return Pipeline(self.spool, self.problems, open_store=self.open_store,
+                        executor=self.executor, dedupe=self.dedupe, flush_s=self.flush_s)
 
     def _store(self) -> ResultStore | None:
         if self.open_store is None:
@@ -139,12 +149,22 @@ class Pipeline:
         self.summary.elapsed_s = time.monotonic() - t0
         return self.summary
 
-    def claim(self, batch_size: int | None = None) -> str | None:
-        """Claim new submissions into a fresh batch; its name, or None when none wait."""
-        if not self.spool.new_entries():
+    def claim(self, batch_size: int | None = None, per_student: int | None = None
+              ) -> str | None:
+        """Claim new submissions into a fresh batch; its name, or None when none wait.
+        With ``per_student``, fairly: round-robin over students, at most that many of
+        one student (``core.fairness``)."""
+        ids = None
+        if per_student is not None:
+            ids = fair_pick(self.spool.waiting(), batch_size, per_student)
+            if not ids:
+                return None
+        elif not self.spool.new_entries():
             return None
         name = time.strftime("b%Y%m%dT%H%M%S") + "-" + secrets.token_hex(3)
-        self.spool.claim(name, batch_size)
+        if not self.spool.claim(name, batch_size, ids):
+            self.spool.close_batch(self.spool.dir("cur") / name)  # others took them all
+            return None
         return name
 
     def stage(self, batch_name: str, *, ingest: bool) -> RunSummary:
@@ -164,6 +184,17 @@ class Pipeline:
         return self.summary
 
     def _process(self, batch: Path, store: ResultStore | None, *, ingest: bool = True) -> None:
+        try:
+            with self.spool.working_on(batch) as mine:
+                if not mine:
+                    log.info("batch %s is being processed by another gradeline; left to it",
+                             batch.name)
+                    return
+                self._process_held(batch, store, ingest=ingest)
+        except FileNotFoundError:  # finished (moved to batches/) by another gradeline
+            log.info("batch %s is already finished", batch.name)
+
+    def _process_held(self, batch: Path, store: ResultStore | None, *, ingest: bool) -> None:
         journal = Journal(batch)
         records = journal.read()
         claimed_at = self.spool.claimed_at(batch)
@@ -174,6 +205,7 @@ class Pipeline:
                 if e.id in already:  # stored before a crash that came before done/
                     self.spool.finish(e)
             entries = [e for e in entries if e.id not in already]
+        flush = _Flush(self, ingest and store is not None, batch)
         todo: list[tuple[dedupe.Candidate, SubmissionRecord]] = []
         for e in entries:
             if e.id in records:
@@ -187,11 +219,12 @@ class Pipeline:
                 records[e.id] = rec
                 self.spool.quarantine(e, str(r.code), r.message)
                 self.summary.quarantined += 1
+                flush.add(rec)
                 continue
             todo.append((prep.candidate, replace(
                 base, content_hash=prep.submission.content_hash, language=prep.language.id,
                 package_path=str(prep.problem.path))))
-        samples = self.grade(todo, journal, records, store, batch)
+        samples = self.grade(todo, journal, records, store, batch, flush)
         if not ingest:
             return
         if store is None:
@@ -214,7 +247,8 @@ class Pipeline:
 
     def grade(self, todo: Sequence[tuple[dedupe.Candidate, SubmissionRecord]],
               journal: Journal, records: dict[str, SubmissionRecord],
-              store: ResultStore | None, batch_dir: Path) -> list[ShardSample]:
+              store: ResultStore | None, batch_dir: Path,
+              flush: _Flush | None = None) -> list[ShardSample]:
         """Grade each distinct (assignment version, content) once and record every
         candidate in the journal; returns the executor's counter samples."""
         executor = self.executor(batch_dir)
@@ -226,6 +260,18 @@ class Pipeline:
         dispatched = now_iso()
         for c in plan.leaders:
             base[c.key] = replace(base[c.key], dispatched_at=dispatched)
+        try:
+            self._record(plan, executor, recovered, base, journal, records, flush)
+        finally:
+            if flush is not None:
+                flush.close()
+        return executor.samples()
+
+    def _record(self, plan: dedupe.Plan, executor: Executor,
+                recovered: Mapping[str, Outcome], base: dict[str, SubmissionRecord],
+                journal: Journal, records: dict[str, SubmissionRecord],
+                flush: _Flush | None) -> None:
+        """Each candidate's outcome, as it lands, into the journal (and the store)."""
         for g in dedupe.execute(plan, executor, recovered):
             c = g.candidate
             result = g.outcome.result
@@ -247,4 +293,63 @@ class Pipeline:
             journal.append(rec)
             records[c.key] = rec
             self.summary.count(rec.assignment, result.verdict.value, result.score)
-        return executor.samples()
+            if flush is not None:
+                flush.add(rec)
+
+
+class _Flush:
+    """Stores a batch's records within ``flush_s`` of their landing (a thread of its
+    own, so a record never waits for the next one) and moves their entries to
+    done/. Without a store it keeps nothing: the journal has them."""
+
+    def __init__(self, pipe: Pipeline, enabled: bool, batch: Path) -> None:
+        self.pipe, self.enabled, self.batch = pipe, enabled, batch
+        self.store: ResultStore | None = None  # its own connection, opened when needed
+        self.pending: list[SubmissionRecord] = []
+        self.lock = threading.Lock()
+        self.done = threading.Event()
+        self.thread: threading.Thread | None = None
+
+    def add(self, rec: SubmissionRecord) -> None:
+        if not self.enabled:
+            return
+        with self.lock:
+            self.pending.append(rec)
+        if self.thread is None:
+            self.thread = threading.Thread(target=self._loop, daemon=True,
+                                           name=f"store-{self.batch.name}")
+            self.thread.start()
+
+    def _loop(self) -> None:
+        while not self.done.wait(self.pipe.flush_s):
+            self.flush()
+
+    def close(self) -> None:
+        """Store what is pending and stop the thread (before the batch's final ingest)."""
+        self.done.set()
+        if self.thread is not None:
+            self.thread.join()
+        self.flush()
+        if self.store is not None:
+            self.store.close()
+            self.store = None
+
+    def flush(self) -> None:
+        with self.lock:
+            recs, self.pending = self.pending, []
+            if not recs:
+                return
+            try:
+                if self.store is None:
+                    self.store = self.pipe._store()
+                if self.store is None:
+                    return  # logged; the batch's end retries
+                self.pipe.summary.stored += self.store.ingest(recs)
+            except StoreError as e:  # the journal keeps them: the batch's end retries
+                log.warning("storing %d results of %s failed (%s); retried at the end of "
+                            "the batch", len(recs), self.batch.name, e)
+                return
+            ids = {r.spool_id for r in recs if r.state == "graded"}
+            for entry in self.pipe.spool.batch_entries(self.batch):
+                if entry.id in ids:
+                    self.pipe.spool.finish(entry)

@@ -59,6 +59,10 @@ class ArraySpec:
     time_limit_min: int | None = None  # None: from the estimate
     partition: str | None = None
     poll_s: float = 0.5
+    #: stop watching an array once every submission has its outcome, before the
+    #: controller reports its tasks ended (serve: frees the in-flight slot at once;
+    #: counter samples written after the last outcome are then not collected)
+    early_return: bool = False
 
 
 def task_command(array_dir: Path) -> list[str]:
@@ -137,10 +141,13 @@ class SlurmExecutor:
             self.job_ids.append(job_id)
             log.info("submitted array job %s: %d tasks of <= %d submissions", job_id, len(chunk),
                      k)
-            yield from self._collect(job_id, array, len(chunk), done, total)
+            yield from self._collect(job_id, array, len(chunk), done, total,
+                                     {j.key for shard in chunk for j in shard})
 
     def _collect(self, job_id: str, array: ArrayDir, n_tasks: int, done: set[str],
-                 total: int) -> Iterator[Outcome]:
+                 total: int, keys: set[str]) -> Iterator[Outcome]:
+        """Stream the array's outcomes until it ends (or, with ``early_return``, until
+        every one of ``keys`` has its outcome: its tasks are then only exiting)."""
         offsets = [0] * n_tasks
 
         def sweep() -> Iterator[Outcome]:
@@ -157,6 +164,8 @@ class SlurmExecutor:
         last_check = 0.0
         while True:
             yield from sweep()
+            if self.spec.early_return and keys <= done:
+                return
             now = time.monotonic()
             if now - last_check >= 2.0:
                 last_check = now

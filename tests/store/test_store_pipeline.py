@@ -148,18 +148,28 @@ def test_run_grades_everything_exactly_once(course):
 
 @pytest.mark.parametrize("fault", ["ingest-after-copy=crash", "before-done=crash"])
 def test_crash_then_rerun_stores_each_exactly_once(course, fault):
+    """Results are stored as they land, so a crash can come with some stored and some
+    not: every entry stays in exactly one place, nothing reaches done/ without being
+    stored, and the rerun grades nothing its journal already holds."""
     tmp_path, url = course
     r = run_cli(tmp_path, url, fault=fault, check=False)
     assert r.returncode == 137  # the simulated crash
-    assert spool_state(tmp_path)[1] == 7  # still claimed, in cur/
+    new, claimed, done, quarantined = spool_state(tmp_path)
+    assert (new, claimed + done, quarantined) == (0, 7, 1)
     batch = Spool(tmp_path / "spool").batches()[0]
-    assert len(Journal(batch).read()) == 8  # durable before the crash
+    journaled = Journal(batch).read()
+    assert len(journaled) >= 1  # durable before the crash
+    with Store(url) as st:
+        stored = st.stored_spool_ids(p.name for p in (tmp_path / "spool" / "done").iterdir())
+    assert len(stored) == done  # done/ only after the store has it
     if fault.startswith("ingest-after-copy"):
         assert counts(url)[1] == 0  # the transaction died with the process
-    r2 = run_cli(tmp_path, url)
-    assert "graded 0" in r2.stdout  # nothing graded twice: results came from the JSONL
+    run_cli(tmp_path, url)
     assert spool_state(tmp_path) == (0, 0, 7, 1)
     assert counts(url)[:2] == (8, 7) and counts(url)[3] == 0
+    lines = (tmp_path / "spool" / "batches" / batch.name / "results.jsonl").read_text()
+    ids = [json.loads(ln)["spool_id"] for ln in lines.splitlines() if ln.strip()]
+    assert len(ids) == len(set(ids)) == 8  # each entry recorded once, across both runs
 
 
 def test_database_down_then_back(course, pg_url):

@@ -15,6 +15,7 @@ import json
 import logging
 from collections.abc import Iterable, Iterator, Mapping, Sequence
 from contextlib import contextmanager
+from datetime import datetime
 from importlib import resources
 from typing import Any
 from urllib.parse import urlsplit, urlunsplit
@@ -27,6 +28,8 @@ from grader.core.errors import StoreError
 from grader.core.record import SubmissionRecord
 from grader.core.result import SubmissionResult
 from grader.core.samples import ShardSample
+from grader.core.trace import Finished
+from grader.core.trace import epoch as e
 
 log = logging.getLogger(__name__)
 
@@ -192,7 +195,7 @@ class Store:
                   WHERE results.submission_id = s.id AND results.version <> r.version
                     AND results.superseded_at IS NULL;
                 UPDATE submissions SET stored_at = COALESCE(stored_at, now())
-                  WHERE spool_id IN (SELECT spool_id FROM stage_res);""")
+                  WHERE spool_id IN (SELECT spool_id FROM stage_sub);""")
         return max(new, 0)
 
     # -- queries -----------------------------------------------------------------
@@ -240,6 +243,29 @@ class Store:
                 WHERE c.name = %s AND s.assignment = %s
                 ORDER BY s.student, s.submitted_at DESC, s.id DESC""", (course, assignment))
             return [(st, SubmissionResult.from_dict(rec)) for st, rec in cur.fetchall()]
+
+    def finished(self, course: str, since: datetime | None = None) -> list[Finished]:
+        """Every finished submission of a course (arrived at or after ``since``) with its
+        stamps, where it ran and what it used: what traces, SWF and the response-time
+        analysis are made of."""
+        with self._tx() as cur:
+            cur.execute("""
+                SELECT s.student, s.assignment, s.state, r.verdict, s.arrived_at,
+                  s.started_at, s.finished_at, s.stored_at,
+                  (SELECT max(t.memory_bytes) FROM test_results t WHERE t.result_id = r.id),
+                  (SELECT sum(t.cpu_time_s) FROM test_results t WHERE t.result_id = r.id),
+                  COALESCE(r.record->'runtime'->'slurm'->>'node', r.record->'runtime'->>'host'),
+                  r.record->'runtime'->>'cpus', s.claimed_at, s.dispatched_at, s.spool_id
+                FROM submissions s JOIN courses c ON c.id = s.course_id
+                LEFT JOIN results r ON r.submission_id = s.id AND r.superseded_at IS NULL
+                WHERE c.name = %s AND (%s::timestamptz IS NULL OR s.arrived_at >= %s)
+                  AND s.stored_at IS NOT NULL
+                ORDER BY s.arrived_at, s.id""", (course, since, since))
+            return [Finished(st, a, state, v, e(arr) or 0.0, e(sta), e(fin), e(sto),
+                             mem / 1024 if mem is not None else None, cpu, node, cpus,
+                             e(cla), e(dis), sid)
+                    for st, a, state, v, arr, sta, fin, sto, mem, cpu, node, cpus, cla, dis, sid
+                    in cur.fetchall()]
 
     def outdated(self, course: str, assignment: str, version: str) -> list[str]:
         """Spool ids of graded submissions whose current result is for another version."""
