@@ -89,17 +89,20 @@ class Context:
     def local_executor(self, cpus: CpuSet, label: str = "grading") -> LocalExecutor:
         return LocalExecutor(cpus, self.worker(), Progress(label))
 
-    def executor_factory(self, args: argparse.Namespace, cpus: CpuSet) -> ExecutorFactory:
-        """Slurm arrays when a controller answers (or --executor slurm), else local."""
+    def executor_factory(self, args: argparse.Namespace, cpus: CpuSet, *,
+                         serving: bool = False) -> ExecutorFactory:
+        """Slurm arrays when a controller answers (or --executor slurm), else local.
+        ``serving``: batches overlap, so no progress bar, and an array frees its slot
+        as soon as every outcome is in."""
         choice = args.executor or self.settings.executor
-        progress = Progress("grading")
+        progress = None if serving else Progress("grading")
         if choice in ("auto", "slurm"):
             sched = detect_scheduler(local_cluster_conf(self.state_dir,
                                                         self.settings.slurm_conf))
             if sched is not None:
                 spec = ArraySpec(cpus_per_task=args.cpus_per_task, shard_size=args.shard_size,
                                  throttle=args.throttle, partition=args.partition,
-                                 retries=args.retries)
+                                 retries=args.retries, early_return=serving)
                 print(f"executor: Slurm ({sched.name}), one array job per batch",
                       file=sys.stderr)
                 return lambda batch: SlurmExecutor(sched, batch, spec, progress)

@@ -6,20 +6,24 @@ import argparse
 import functools
 import json
 import logging
+import signal
+import sys
 from pathlib import Path
 from typing import Any
 
 from grader.adapters.store.postgres import Store
-from grader.cli.common import Context, spool_options
+from grader.cli.common import Context, lazy, spool_options
 from grader.cli.format import state_table, verdict_table
 from grader.core.errors import GradelineError
 from grader.core.export import csv_rows, gradescope, junit_xml
 from grader.pipeline.ports import StoreOpener
 from grader.pipeline.regrade import regrade
 from grader.pipeline.run import Pipeline
+from grader.pipeline.serve import ServePolicy, Server
 from grader.pipeline.status import STATES, course_status
 
 log = logging.getLogger("gradeline")
+SERVE = ServePolicy()  # the defaults
 
 
 def cmd_submit(args: argparse.Namespace, ctx: Context) -> int:
@@ -65,7 +69,55 @@ def cmd_run(args: argparse.Namespace, ctx: Context) -> int:
     return 0
 
 
+def cmd_serve(args: argparse.Namespace, ctx: Context) -> int:
+    """Grade continuously as submissions arrive (SIGTERM or Ctrl-C drains and stops)."""
+    cpus = ctx.cpus(args.cpus)
+    problems = ctx.problems(args)
+    ctx.prepare_image()
+    url = ctx.db_url()  # serving without a database would leave students without results
+    factory = ctx.executor_factory(args, cpus, serving=True)
+    executors: list[Any] = []
+
+    def executor(batch: Path) -> Any:
+        ex = factory(batch)
+        executors.append(ex)
+        return ex
+
+    pipe = Pipeline(ctx.spool(args), problems, open_store=functools.partial(Store, url),
+                    executor=executor, dedupe=not args.no_dedupe)
+    server = Server(pipe, ServePolicy(
+        batch_max=args.batch_max, in_flight=args.in_flight,
+        submit_interval_s=args.submit_interval, per_student=args.per_student or None,
+        idle_exit=args.exit_when_idle, report_s=args.report),
+        say=lambda m: print(m, file=sys.stderr, flush=True))
+    for sig in (signal.SIGTERM, signal.SIGINT):
+        signal.signal(sig, lambda *_: server.stop())
+    print(f"serve: watching {pipe.spool.root} (batches of <= {args.batch_max}, "
+          f"<= {args.in_flight} in flight, <= {args.per_student or 'any'} per student)",
+          file=sys.stderr, flush=True)
+    try:
+        s = server.serve()
+    finally:
+        for ex in {id(e): e for e in executors}.values():
+            close = getattr(ex, "close", None)
+            if close is not None:
+                close()
+    t = s.total
+    print(verdict_table(t.verdicts, t.scores))
+    print(f"served {s.batches} batches: graded {t.graded}, reused {t.reused} identical, "
+          f"quarantined {t.quarantined}, stored {t.stored} new results in {t.elapsed_s:.1f} s"
+          + (f"; {s.failed_batches} batch attempts failed (see the log)"
+             if s.failed_batches else ""))
+    left = [b for b in pipe.spool.batches() if not pipe.spool.busy(b)]  # not another's
+    if left:
+        print(f"NOT FINISHED (database or Slurm unavailable?): batches "
+              f"{', '.join(b.name for b in left)} -- serve again to finish them")
+    return 1 if left else 0
+
+
 def cmd_status(args: argparse.Namespace, ctx: Context) -> int:
+    if args.watch or args.once:
+        return lazy("grader.cli.live", "cmd_watch")(args, ctx)
     spool = ctx.spool(args)
     course = ctx.course(args)
     note = ""
@@ -112,6 +164,12 @@ def cmd_regrade(args: argparse.Namespace, ctx: Context) -> int:
     return 0
 
 
+def live_options(p: argparse.ArgumentParser) -> None:
+    p.add_argument("--window", type=float, default=600.0,
+                   help="seconds of history shown (default %(default)s)")
+    p.add_argument("--refresh", type=int, default=5, help="seconds between refreshes")
+
+
 def register(sub: Any) -> None:
     s = sub.add_parser("submit", help="put a submission into the spool (atomically)")
     s.add_argument("assignment")
@@ -141,9 +199,51 @@ def register(sub: Any) -> None:
                    help="resubmissions of unfinished shards before they are recorded as JE")
     r.set_defaults(func=cmd_run)
 
-    st = sub.add_parser("status", help="per assignment: new, claimed, graded, quarantined")
+    sv = sub.add_parser("serve", help="grade continuously as submissions arrive "
+                                      "(SIGTERM drains and stops)")
+    spool_options(sv)
+    sv.add_argument("--cpus", help="CPUs to use (local executor), one worker each")
+    sv.add_argument("--executor", choices=["auto", "local", "slurm"],
+                    help="auto (default): Slurm when a controller answers, else local")
+    sv.add_argument("--batch-max", type=int, default=SERVE.batch_max,
+                    help="submissions per micro-batch at most (default %(default)s)")
+    sv.add_argument("--in-flight", type=int, default=SERVE.in_flight,
+                    help="batches (Slurm arrays) at once at most (default %(default)s)")
+    sv.add_argument("--submit-interval", type=float, default=SERVE.submit_interval_s,
+                    help="seconds between two new batches at least (default %(default)s)")
+    sv.add_argument("--per-student", type=int, default=SERVE.per_student,
+                    help="submissions of one student per batch at most; 0: no cap "
+                         "(default %(default)s)")
+    sv.add_argument("--exit-when-idle", action="store_true",
+                    help="stop once nothing waits and nothing is in flight")
+    sv.add_argument("--report", type=float, default=SERVE.report_s,
+                    help="seconds between progress lines (0: none; default %(default)s)")
+    sv.add_argument("--cpus-per-task", type=int, default=1, help="whole cores per array task")
+    sv.add_argument("--shard-size", type=int, help="submissions per array task")
+    sv.add_argument("--throttle", type=int, help="at most this many array tasks at once")
+    sv.add_argument("--partition", help="Slurm partition")
+    sv.add_argument("--retries", type=int, default=2,
+                    help="resubmissions of unfinished shards before they are recorded as JE")
+    sv.add_argument("--no-dedupe", action="store_true",
+                    help="grade identical submissions again (for measurements)")
+    sv.set_defaults(func=cmd_serve)
+
+    st = sub.add_parser("status", help="per assignment: new, claimed, graded, quarantined; "
+                                       "--watch: the live view in the terminal")
     spool_options(st)
+    live_options(st)
+    st.add_argument("--watch", action="store_true",
+                    help="backlog, throughput, latency, verdicts, nodes, failures; refreshed")
+    st.add_argument("--once", action="store_true", help="the --watch view once")
     st.set_defaults(func=cmd_status)
+
+    w = sub.add_parser("web", help="the live page for course staff (read-only HTTP)")
+    spool_options(w)
+    live_options(w)
+    w.add_argument("--host", default="127.0.0.1",
+                   help="address to listen on (default %(default)s: this machine only)")
+    w.add_argument("--port", type=int, default=8470)
+    w.set_defaults(func=lazy("grader.cli.live", "cmd_web"))
 
     rs = sub.add_parser("results", help="export the current results of an assignment")
     spool_options(rs)
