@@ -1,0 +1,63 @@
+"""``gradeline web`` and ``gradeline status --watch``: the live view for course staff
+(handlers, registered lazily: the web stack and numpy load only when used)."""
+
+from __future__ import annotations
+
+import argparse
+import sys
+import time
+from collections.abc import Mapping
+from datetime import UTC, datetime
+from typing import Any
+
+import uvicorn
+
+from grader.adapters import web
+from grader.adapters.store.postgres import Store
+from grader.cli.common import Context
+from grader.core.errors import GradelineError
+from grader.measure.live import Snapshot, snapshot, text
+
+
+def provider(args: argparse.Namespace, ctx: Context) -> web.Provider:
+    """Reads the store and the spool afresh at each call (survives database restarts)."""
+    spool, course = ctx.spool(args), ctx.course(args)
+    url = ctx.db_url()
+
+    def current() -> Mapping[str, Any]:
+        since = datetime.fromtimestamp(time.time() - args.window - 3600, UTC)
+        try:
+            with Store(url) as store:
+                rows = store.finished(course, since)
+        except GradelineError as e:
+            rows = []
+            print(f"gradeline: {e}", file=sys.stderr)
+        waiting = len(spool.new_entries())
+        in_progress = sum(len(spool.batch_entries(b)) for b in spool.batches())
+        return snapshot(course, rows, waiting=waiting, in_progress=in_progress,
+                        window_s=args.window).to_dict()
+
+    return current
+
+
+def cmd_web(args: argparse.Namespace, ctx: Context) -> int:
+    app = web.app(provider(args, ctx), refresh_s=args.refresh)
+    print(f"gradeline live page for course {ctx.course(args)}: http://{args.host}:{args.port}/",
+          file=sys.stderr, flush=True)
+    uvicorn.run(app, host=args.host, port=args.port, log_level="warning")
+    return 0
+
+
+def cmd_watch(args: argparse.Namespace, ctx: Context) -> int:
+    current = provider(args, ctx)
+    try:
+        while True:
+            s = Snapshot(**current())
+            if sys.stdout.isatty():
+                print("\033[H\033[2J", end="")
+            print(text(s), flush=True)
+            if args.once:
+                return 0
+            time.sleep(args.refresh)
+    except KeyboardInterrupt:
+        return 0
