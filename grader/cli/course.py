@@ -76,11 +76,12 @@ def cmd_serve(args: argparse.Namespace, ctx: Context) -> int:
     ctx.prepare_image()
     url = ctx.db_url()  # serving without a database would leave students without results
     factory = ctx.executor_factory(args, cpus, serving=True)
-    executors: list[Any] = []
+    closeable: dict[int, Any] = {}  # the local pool (one for all batches); arrays need none
 
     def executor(batch: Path) -> Any:
         ex = factory(batch)
-        executors.append(ex)
+        if hasattr(ex, "close"):
+            closeable[id(ex)] = ex
         return ex
 
     pipe = Pipeline(ctx.spool(args), problems, open_store=functools.partial(Store, url),
@@ -98,10 +99,8 @@ def cmd_serve(args: argparse.Namespace, ctx: Context) -> int:
     try:
         s = server.serve()
     finally:
-        for ex in {id(e): e for e in executors}.values():
-            close = getattr(ex, "close", None)
-            if close is not None:
-                close()
+        for ex in closeable.values():
+            ex.close()
     t = s.total
     print(verdict_table(t.verdicts, t.scores))
     print(f"served {s.batches} batches: graded {t.graded}, reused {t.reused} identical, "
