@@ -55,10 +55,26 @@ def plot_split(run: Run, out: Path, name: str) -> str:
     return _save(fig, out / f"{name}-split.png")
 
 
+def knee(runs: Sequence[Run], tracking: float = 0.9) -> dict[str, float] | None:
+    """Where throughput stops following the offered load: the highest offered load
+    whose throughput is still >= ``tracking`` x offered, the lowest above it that is
+    not, and the capacity (the highest throughput seen). None without two loads."""
+    pts = sorted((float(r["offered"]), float(r["throughput"])) for r in runs
+                 if r.get("offered"))
+    if len(pts) < 2:
+        return None
+    ok = [lam for lam, x in pts if x >= tracking * lam]
+    over = [lam for lam, x in pts if x < tracking * lam and lam > max(ok, default=0.0)]
+    return {"last_tracking": max(ok, default=float("nan")),
+            "first_saturated": min(over, default=float("nan")),
+            "capacity": max(x for _, x in pts)}
+
+
 def plot_load(runs: Sequence[Run], out: Path) -> str:
     """Throughput and p95 response against offered load (arrivals per second)."""
     pts = sorted((r["offered"], r["throughput"], r["response"]["p95"]) for r in runs
                  if r.get("offered"))
+    k = knee(runs)
     fig, (a, b) = plt.subplots(1, 2, figsize=(11, 3.8))
     a.plot([p[0] for p in pts], [p[1] for p in pts], marker="o")
     top = max((p[0] for p in pts), default=1.0)
@@ -68,6 +84,12 @@ def plot_load(runs: Sequence[Run], out: Path) -> str:
     b.plot([p[0] for p in pts], [p[2] for p in pts], marker="o", color="C3")
     b.set(xlabel="offered load (submissions/s)", ylabel="p95 feedback latency (s)",
           title="Response time vs offered load: the knee")
+    if k is not None:
+        a.axhline(k["capacity"], color="C2", lw=1, ls=":", label="capacity (max X)")
+        if not math.isnan(k["first_saturated"]):
+            for ax in (a, b):
+                ax.axvspan(k["last_tracking"], k["first_saturated"], color="C1", alpha=0.15,
+                           label="knee")
     for ax in (a, b):
         ax.grid(alpha=0.3)
     a.legend()
@@ -97,6 +119,13 @@ def write_report(runs: Mapping[str, Run], out: Path) -> Path:
     if sum(1 for r in runs.values() if r.get("offered")) >= 2:
         parts.append("<h2>Throughput and latency vs offered load</h2>"
                      f"<img src='{plot_load(list(runs.values()), out)}' alt='load'>")
+        k = knee(list(runs.values()))
+        if k is not None:
+            parts.append(
+                f"<p>The knee: throughput follows the offered load (X &ge; 0.9 &lambda;) up "
+                f"to {_fmt(k['last_tracking'])}/s and no longer at "
+                f"{_fmt(k['first_saturated'])}/s; capacity (highest X) "
+                f"{k['capacity']:.3g}/s.</p>")
     for i, (name, run) in enumerate(runs.items()):
         esc = html.escape(name)
         parts.append(f"<h2>Run <code>{esc}</code></h2>")

@@ -29,7 +29,7 @@ from grader.core.errors import ConfigError
 
 Action = Literal["crash", "crash-once", "pause"]
 ACTIONS: tuple[Action, ...] = ("crash", "crash-once", "pause")
-POINTS = ("ingest-after-copy", "before-ingest", "before-done", "shard-start")
+POINTS = ("ingest-after-copy", "before-ingest", "before-done", "shard-start", "pilot-ticket")
 
 
 @dataclass(frozen=True, slots=True)

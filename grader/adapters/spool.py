@@ -155,6 +155,15 @@ class Spool:
         sid = unique_name()
         tmp = self.dir("tmp") / sid
         tmp.mkdir()
+        try:
+            return self._fill(tmp, sid, course=course, assignment=assignment,
+                              student=student, path=path, submitted_at=submitted_at)
+        except OSError:  # e.g. the file system is full: leave no half entry in tmp/
+            shutil.rmtree(tmp, ignore_errors=True)
+            raise
+
+    def _fill(self, tmp: Path, sid: str, *, course: str, assignment: str, student: str,
+              path: Path, submitted_at: str | None) -> Entry:
         payload = tmp / "payload"
         payload.mkdir()
         if path.is_dir() and not path.is_symlink():

@@ -25,6 +25,7 @@ from grader.examples import example_dirs
 from grader.judge.compile_cache import CompileCache
 from grader.judge.judge import Judge
 from grader.pipeline.local_executor import LocalExecutor, WorkerSpec
+from grader.pipeline.pilots import PilotFactory, PilotPool, PilotSpec
 from grader.pipeline.ports import ExecutorFactory
 from grader.pipeline.slurm_executor import ArraySpec, SlurmExecutor
 from grader.settings import Settings
@@ -103,6 +104,14 @@ class Context:
                 spec = ArraySpec(cpus_per_task=args.cpus_per_task, shard_size=args.shard_size,
                                  throttle=args.throttle, partition=args.partition,
                                  retries=args.retries, early_return=serving)
+                if serving and getattr(args, "dispatch", "arrays") == "pilots":
+                    pilots = PilotSpec(pilots=args.pilots or sched.total_cpus(),
+                                       idle_s=args.pilot_idle, minutes=args.pilot_minutes,
+                                       partition=args.partition)
+                    print(f"executor: Slurm ({sched.name}), up to {pilots.pilots} pilot "
+                          "tasks pulling work", file=sys.stderr)
+                    return PilotFactory(PilotPool(sched, self.spool(args).root / "pilots",
+                                                  pilots), progress)
                 print(f"executor: Slurm ({sched.name}), one array job per batch",
                       file=sys.stderr)
                 return lambda batch: SlurmExecutor(sched, batch, spec, progress)

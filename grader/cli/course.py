@@ -16,6 +16,7 @@ from grader.cli.common import Context, lazy, spool_options
 from grader.cli.format import state_table, verdict_table
 from grader.core.errors import GradelineError
 from grader.core.export import csv_rows, gradescope, junit_xml
+from grader.pipeline.pilots import PilotSpec
 from grader.pipeline.ports import StoreOpener
 from grader.pipeline.regrade import regrade
 from grader.pipeline.run import Pipeline
@@ -24,6 +25,7 @@ from grader.pipeline.status import STATES, course_status
 
 log = logging.getLogger("gradeline")
 SERVE = ServePolicy()  # the defaults
+PILOT = PilotSpec()
 
 
 def cmd_submit(args: argparse.Namespace, ctx: Context) -> int:
@@ -101,6 +103,8 @@ def cmd_serve(args: argparse.Namespace, ctx: Context) -> int:
     finally:
         for ex in closeable.values():
             ex.close()
+        if hasattr(factory, "close"):
+            factory.close()  # pilots with no work left are cancelled
     t = s.total
     print(verdict_table(t.verdicts, t.scores))
     print(f"served {s.batches} batches: graded {t.graded}, reused {t.reused} identical, "
@@ -217,8 +221,19 @@ def register(sub: Any) -> None:
                     help="stop once nothing waits and nothing is in flight")
     sv.add_argument("--report", type=float, default=SERVE.report_s,
                     help="seconds between progress lines (0: none; default %(default)s)")
-    sv.add_argument("--cpus-per-task", type=int, default=1, help="whole cores per array task")
-    sv.add_argument("--shard-size", type=int, help="submissions per array task")
+    sv.add_argument("--dispatch", choices=["pilots", "arrays"], default="pilots",
+                    help="Slurm: pilots (default): long-lived array tasks pull the "
+                         "batches' work (no Slurm dispatch per batch); arrays: one job "
+                         "array per batch")
+    sv.add_argument("--pilots", type=int,
+                    help="pilot tasks at most, one core each (default: the partition's CPUs)")
+    sv.add_argument("--pilot-idle", type=float, default=PILOT.idle_s,
+                    help="a pilot leaves after this long without work (default %(default)s s)")
+    sv.add_argument("--pilot-minutes", type=int, default=PILOT.minutes,
+                    help="each pilot's time limit in minutes (default %(default)s)")
+    sv.add_argument("--cpus-per-task", type=int, default=1,
+                    help="--dispatch arrays: whole cores per array task")
+    sv.add_argument("--shard-size", type=int, help="--dispatch arrays: submissions per task")
     sv.add_argument("--throttle", type=int, help="at most this many array tasks at once")
     sv.add_argument("--partition", help="Slurm partition")
     sv.add_argument("--retries", type=int, default=2,

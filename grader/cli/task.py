@@ -20,23 +20,31 @@ from grader.adapters.metrics import source_named
 from grader.cli.wiring import worker_spec
 from grader.core.errors import GradelineError
 from grader.cpuset import CpuSet
+from grader.pipeline.pilots import read_spec, run_pilot
 from grader.pipeline.shards import ArrayDir
-from grader.pipeline.task import OUR_FAULT, local_grading, run_shard
-from grader.settings import load
+from grader.pipeline.task import OUR_FAULT, local_grading, persistent_grading, run_shard
+from grader.settings import Settings, load
 
 
 def main(argv: Sequence[str] | None = None) -> int:
     p = argparse.ArgumentParser(prog="python -m grader.cli.task",
                                 description="grade one shard of a batch (a Slurm array task)")
-    p.add_argument("array_dir", type=Path, help="the array's directory under the batch")
+    p.add_argument("array_dir", type=Path, nargs="?",
+                   help="the array's directory under the batch")
+    p.add_argument("--pilot", type=Path, metavar="POOL",
+                   help="be a pilot: grade tickets of this pool until idle")
     p.add_argument("--task", type=int, help="shard number (default $SLURM_ARRAY_TASK_ID)")
     args = p.parse_args(argv)
     logging.basicConfig(level=logging.WARNING, format="%(levelname)s %(name)s: %(message)s")
     try:
         settings = load()
         faults.arm(settings.fault, settings.fault_dir)
-        task = args.task if args.task is not None else int(settings.slurm.array_task_id or "")
         cpus = CpuSet.allowed()  # the cores Slurm gave this task
+        if args.pilot is not None:
+            return pilot(args.pilot, cpus, settings)
+        if args.array_dir is None:
+            p.error("ARRAY_DIR or --pilot POOL is required")
+        task = args.task if args.task is not None else int(settings.slurm.array_task_id or "")
         grade = local_grading(cpus, worker_spec(settings), settings.slurm)
         return run_shard(ArrayDir(args.array_dir).shard(task), cpus=cpus, grade=grade,
                          slurm=settings.slurm,
@@ -45,6 +53,24 @@ def main(argv: Sequence[str] | None = None) -> int:
     except (GradelineError, ValueError) as e:
         print(f"gradeline task: error: {e}", file=sys.stderr, flush=True)
         return OUR_FAULT
+
+
+def pilot(pool: Path, cpus: CpuSet, settings: Settings) -> int:
+    """A pilot task: one container on its first core for every ticket it takes."""
+    slurm = settings.slurm
+    grade, close = persistent_grading(cpus.first, worker_spec(settings), slurm)
+    metrics = source_named(settings.metrics)
+    name = f"{slurm.array_job_id or 'local'}_{slurm.array_task_id or '0'}"
+
+    def say(line: str) -> None:
+        print(line, flush=True)
+
+    try:
+        return run_pilot(pool, name, lambda shard: run_shard(
+            shard, cpus=CpuSet([cpus.first]), grade=grade, slurm=slurm, metrics=metrics,
+            steal=False, say=say), read_spec(pool), say=say)
+    finally:
+        close()
 
 
 if __name__ == "__main__":

@@ -7,6 +7,8 @@ crash loses at most the line being written; readers skip a torn last line.
 
 from __future__ import annotations
 
+import contextlib
+import errno
 import json
 import logging
 import os
@@ -24,8 +26,17 @@ def append_line(path: Path, data: Mapping[str, Any]) -> None:
     line = (json.dumps(data, separators=(",", ":")) + "\n").encode()
     fd = os.open(path, os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o644)
     try:
-        os.write(fd, line)
-        os.fsync(fd)
+        size = os.fstat(fd).st_size
+        try:
+            if os.write(fd, line) != len(line):
+                raise OSError(errno.ENOSPC, "short write", str(path))
+            os.fsync(fd)
+        except OSError:
+            # a partial line (the disk filled up) would glue itself to the next one
+            # and hide it from readers: cut it off, so the caller's retry appends whole
+            with contextlib.suppress(OSError):
+                os.ftruncate(fd, size)
+            raise
     finally:
         os.close(fd)
 

@@ -30,6 +30,7 @@ store down, results wait in the journal for the next run.
 
 from __future__ import annotations
 
+import contextlib
 import logging
 import secrets
 import threading
@@ -334,6 +335,12 @@ class _Flush:
             self.store.close()
             self.store = None
 
+    def _drop_store(self) -> None:
+        if self.store is not None:
+            with contextlib.suppress(StoreError, OSError):
+                self.store.close()
+            self.store = None
+
     def flush(self) -> None:
         with self.lock:
             recs, self.pending = self.pending, []
@@ -348,6 +355,7 @@ class _Flush:
             except StoreError as e:  # the journal keeps them: the batch's end retries
                 log.warning("storing %d results of %s failed (%s); retried at the end of "
                             "the batch", len(recs), self.batch.name, e)
+                self._drop_store()  # the server may be back by the next flush
                 return
             ids = {r.spool_id for r in recs if r.state == "graded"}
             for entry in self.pipe.spool.batch_entries(self.batch):

@@ -22,15 +22,20 @@ batch (no head-of-line blocking).
 * **SIGTERM drains**: no new batch is claimed; the ones in flight finish and are
   stored; then it returns.
 
-Micro-batches or long-lived pilot tasks that pull work? Measured on the local Slurm
-(closed loop, 4 students, Z = 3 s; the command is in the serve issue's note): a
-micro-batch's dispatch (sbatch, the scheduler's cycle, the task's start) costs
-about 2 s per batch (dispatched -> started, p50 2.1 s) against 0.9 s of mean
-service, so at light load a pilot task that already holds a core would cut the
-feedback latency by about half, at the price of holding cores idle between
-deadlines and of a claim protocol the compute nodes must share. Micro-batches are
-what this module does today; pilot tasks are not built yet, so the choice is not
-settled by a measurement of both.
+Micro-batches as arrays, or long-lived pilot tasks that pull work? Measured on
+the local Slurm with both built (``bench/serve_load.py --count 120 --dispatch
+pilots,arrays``; the serve issue's note has the figures): an array task starts
+one Slurm scheduling cycle after it is submitted or after the task before it on
+that core ended (``batch_sched_delay``, 3 s by default), against 0.6-0.8 s of
+service per submission. With one array per micro-batch, serve at 70% of
+batch-mode capacity had a p95 feedback latency of 49 s and under saturation
+reached 0.39-0.48 of batch-mode throughput; with pilots (``pipeline.pilots``:
+array tasks that hold a core and a container and take the batches' work from a
+shared queue, leaving after ``--pilot-idle`` seconds without any) p95 was 5.2 s
+and saturation 0.97. Pilots are the default for Slurm (``--dispatch pilots``);
+their price is a core held up to ``--pilot-idle`` seconds after the last
+submission. ``--dispatch arrays`` keeps one array per batch (no core is ever
+held idle; fine where the site's scheduler cycle is short).
 """
 
 from __future__ import annotations

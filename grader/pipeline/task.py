@@ -68,6 +68,15 @@ def local_grading(cpus: CpuSet, spec: WorkerSpec, slurm: SlurmTask) -> Grade:
     return lambda jobs: grade_many(list(jobs), cpus, spec)
 
 
+def persistent_grading(cpu: int, spec: WorkerSpec, slurm: SlurmTask
+                       ) -> tuple[Grade, Callable[[], None]]:
+    """One judge (one container start) for many shards on one core: a pilot's; and
+    the call that ends it."""
+    spec = replace(spec, runtime_extra={**spec.runtime_extra, "slurm": slurm.record()})
+    judge = spec.judge(cpu)
+    return (lambda jobs: (judge.grade_job(j) for j in jobs)), judge.close
+
+
 def run_shard(shard: Shard, *, cpus: CpuSet, grade: Grade, slurm: SlurmTask,
               metrics: MetricsSource | None = None, steal: bool = True,
               say: Callable[[str], None] = print) -> int:

@@ -140,3 +140,30 @@ def test_kill_9_mid_stream_loses_nothing_and_grades_nothing_twice(tmp_path, slur
     assert len(ids) == len(set(ids)) == total  # each recorded exactly once
     assert per_batch == 2  # the flood waited its turn: two per batch, everyone else first
     assert not _stray_serve_processes(tmp_path / "spool")
+
+
+def test_a_pilot_that_dies_holding_work_loses_nothing(tmp_path, slurm_conf, db):
+    """A pilot task is killed (exit 137, as by SIGKILL) as it takes its first ticket:
+    the server gives the ticket back, another pilot grades it; every submission gets
+    its real verdict, once."""
+    course = tmp_path / "course"
+    entries = generate_course(course, count=12, seed=29)
+    spool = Spool(tmp_path / "spool")
+    for e in entries:
+        spool.submit(course="c", assignment=e.assignment, student=e.student,
+                     path=course / e.path)
+    env = {**env_for(db, slurm_conf), "GRADELINE_FAULT": "pilot-ticket=crash-once",
+           "GRADELINE_FAULT_DIR": str(tmp_path)}
+    r = subprocess.run([str(BIN), "serve", "--spool", str(tmp_path / "spool"), "--executor",
+                        "slurm", "--exit-when-idle", "--report", "0", "--no-dedupe",
+                        "--pilot-idle", "5"], env=env, capture_output=True, text=True,
+                       timeout=600)
+    assert r.returncode == 0, r.stdout + r.stderr
+    assert "queued again" in r.stderr, r.stderr  # the dead pilot's ticket was given back
+    pilot_logs = "".join(p.read_text() for p in (tmp_path / "spool" / "pilots").glob(
+        "array-*/logs/*.log"))
+    assert "to grade on" in pilot_logs
+    with Store(db) as s:
+        rows = s.conn.execute("SELECT r.verdict FROM results r").fetchall()
+    assert len(rows) == len(entries)
+    assert all(v != "JE" for (v,) in rows), rows

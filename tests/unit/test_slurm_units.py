@@ -43,3 +43,13 @@ def test_job_cpus_of_this_node_from_scontrol():
     assert parse_job_cpus(text, "7", "n1") == (2, 3)
     with pytest.raises(SchedulerError, match="no CPU_IDs"):
         parse_job_cpus("JobId=9 JobState=PENDING", "9", "n1")
+
+
+def test_node_cpus_counts_usable_cpus_of_nodes_that_are_up():
+    from grader.adapters.scheduler.slurm import node_cpus
+    text = ("NodeName=n1 CPUAlloc=0 CPUEfctv=1 CPUTot=2 CoreSpecCount=1 State=IDLE\n"
+            "NodeName=n2 CPUAlloc=1 CPUEfctv=1 CPUTot=2 State=MIXED\n"
+            "NodeName=n3 CPUTot=8 State=DOWN+NOT_RESPONDING\n"
+            "NodeName=n4 CPUTot=4 State=IDLE+DRAIN\n"
+            "NodeName=n5 CPUTot=4 State=ALLOCATED\n")
+    assert node_cpus(text) == 1 + 1 + 4  # spec'd cores, down and drained nodes excluded

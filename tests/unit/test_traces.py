@@ -102,3 +102,14 @@ def test_swf_has_18_fields_and_unknowns():
 def test_capture_think_times():
     rows = tr.capture(_closed_run(1, 3.0, 2.0, 3), lambda r: "f")
     assert [round(r.think_s, 6) for r in rows] == [0.0, 2.0, 2.0]
+
+
+def test_the_knee_is_where_throughput_stops_following_the_offered_load():
+    from analysis.responses import knee
+    runs = [{"offered": lam, "throughput": x} for lam, x in
+            [(0.5, 0.5), (1.0, 0.98), (1.5, 1.40), (2.0, 1.55), (3.0, 1.6)]]
+    k = knee(runs)
+    assert k == {"last_tracking": 1.5, "first_saturated": 2.0, "capacity": 1.6}
+    assert knee(runs[:1]) is None  # one load is no curve
+    # never saturated: no upper end of the knee yet
+    assert math.isnan(knee(runs[:3])["first_saturated"])

@@ -88,10 +88,12 @@ class SlurmCLI:
         self._run(["scancel", job_id])
 
     def total_cpus(self) -> int:
-        try:  # sinfo %C is "allocated/idle/other/total"
-            return max(int(x.split("/")[3]) for x in
-                       self._run(["sinfo", "-h", "-o", "%C"]).split())
-        except (SchedulerError, ValueError, IndexError):
+        """Usable CPUs of the nodes that are up: ``CPUEfctv`` (CPUs less the ones
+        ``CpuSpecList``/``CoreSpecCount`` keep for the system), which sinfo's %C
+        still counts as idle."""
+        try:
+            return max(1, node_cpus(self._run(["scontrol", "show", "node", "-o"])))
+        except (SchedulerError, ValueError):
             return 1
 
     def max_array_size(self) -> int:
@@ -111,6 +113,19 @@ class SlurmCLI:
         out = self._run(["scontrol", "show", "job", job_id])
         m = re.search(r"Comment=(\S*)", out)
         return m.group(1) if m else ""
+
+
+def node_cpus(text: str) -> int:
+    """Sum of the usable CPUs (``CPUEfctv``, else ``CPUTot``) of the nodes in
+    ``scontrol show node -o`` that are neither down nor drained."""
+    total = 0
+    for line in text.splitlines():
+        f = dict(kv.split("=", 1) for kv in line.split() if "=" in kv)
+        state = f.get("State", "")
+        if not f.get("NodeName") or any(b in state for b in ("DOWN", "DRAIN", "FAIL")):
+            continue
+        total += int(f.get("CPUEfctv") or f.get("CPUTot") or 0)
+    return total
 
 
 def parse_job_cpus(text: str, job_id: str, node: str | None) -> CpuSet:

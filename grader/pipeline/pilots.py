@@ -1,0 +1,420 @@
+"""Pilot tasks: long-lived Slurm array tasks that pull grading work, so a batch of
+``serve`` costs no Slurm dispatch of its own.
+
+Why (measured; the serve issue's note has the commands): on the local Slurm an
+array task starts one scheduling cycle after it is submitted or after the task
+before it on that core ended -- Slurm's ``batch_sched_delay`` defaults to 3 s --
+against 0.7-0.9 s of service per submission. ``serve`` with one array per
+micro-batch therefore spent most of each core's time waiting for Slurm: at 70%
+of batch-mode capacity its p95 feedback latency was 37 s and under saturation it
+reached 0.48 of batch-mode throughput. A pilot pays that cycle once for its life.
+
+Layout (``<spool>/pilots/``, on the file system the nodes share)::
+
+    queue/<ticket>            work waiting: a ticket names one shard of a batch
+                              (the batch's ``array-<n>/shard-<i>.json``, written
+                              as for an array task; ``pipeline.shards``)
+    taken/<ticket>@<pilot>    a pilot took it (an atomic rename: one taker)
+    dropped/<ticket>          its pilots kept dying: the batch records JE
+    array-<n>/                one pilot array: job.sbatch, job.json, logs/
+
+A pilot (``run_pilot``) starts its container once, takes the oldest ticket,
+grades what the shard still lacks (``pipeline.task.run_shard``: outcomes appended
+with fsync where the batch's collector streams them), removes the ticket, and
+takes the next; after ``idle_s`` without work, or near its time limit, it exits
+and frees its core. A requeued pilot (its node was lost) first finishes the
+tickets it holds.
+
+The submitting side (``PilotPool.tend``, called by every batch waiting for
+outcomes) keeps up to ``pilots`` pilot tasks pending or running while tickets
+wait, and gives back tickets held by a pilot that is no longer running (after
+``max_attempts`` pilots died on one, it is dropped: a poison shard must not
+kill every pilot in turn).
+"""
+
+from __future__ import annotations
+
+import contextlib
+import json
+import logging
+import math
+import sys
+import threading
+import time
+from collections.abc import Callable, Iterable, Iterator, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+
+from grader import faults
+from grader.adapters.scheduler.base import Scheduler, SchedulerError
+from grader.adapters.scheduler.script import ArrayRequest, array_script
+from grader.core.jobs import GradingJob, JudgeFault, Outcome
+from grader.core.samples import ShardSample
+from grader.pipeline.shards import ArrayDir, Shard
+
+log = logging.getLogger(__name__)
+
+#: A pilot that took a ticket is alive in these states; in any other its tickets
+#: are given back (pending = requeued after its node was lost).
+ALIVE = frozenset({"RUNNING", "COMPLETING", "CONFIGURING", "SUSPENDED", "STOPPED",
+                   "RESIZING", "SIGNALING", "STAGE_OUT"})
+#: States of a pilot that still holds (or will hold) a core.
+LIVE = ALIVE | {"PENDING", "REQUEUED", "REQUEUE_HOLD", "REQUEUE_FED"}
+
+
+@dataclass(frozen=True, slots=True)
+class PilotSpec:
+    """How pilots are requested and when they leave.
+
+    :param pilots: pilot tasks at once at most (one core each).
+    :param idle_s: a pilot exits after this long without a ticket.
+    :param minutes: each pilot's Slurm time limit; it takes no new ticket in the
+        last ``margin_s`` of it.
+    :param max_attempts: pilots that may die holding one ticket before it is dropped.
+    """
+
+    pilots: int = 2
+    idle_s: float = 20.0
+    minutes: int = 60
+    margin_s: float = 300.0
+    max_attempts: int = 3
+    poll_s: float = 0.1
+    submit_interval_s: float = 2.0
+    partition: str | None = None
+
+
+def write_spec(pool_dir: Path, spec: PilotSpec) -> None:
+    """What pilots read of the spec (the serving side's settings reach them here)."""
+    (pool_dir / "spec.json").write_text(json.dumps(
+        {"idle_s": spec.idle_s, "minutes": spec.minutes, "margin_s": spec.margin_s,
+         "poll_s": spec.poll_s}))
+
+
+def read_spec(pool_dir: Path) -> PilotSpec:
+    try:
+        d = json.loads((pool_dir / "spec.json").read_text())
+        return PilotSpec(idle_s=float(d["idle_s"]), minutes=int(d["minutes"]),
+                         margin_s=float(d["margin_s"]), poll_s=float(d["poll_s"]))
+    except (OSError, ValueError, KeyError, TypeError):
+        return PilotSpec()
+
+
+def pilot_command(pool_dir: Path) -> list[str]:
+    """What each pilot task runs (the lean task entry, this interpreter)."""
+    return [sys.executable, "-m", "grader.cli.task", "--pilot", str(pool_dir)]
+
+
+class Tickets:
+    """The ticket directories of a pool (shared by pilots and the submitting side)."""
+
+    def __init__(self, root: Path) -> None:
+        self.root = root
+        self.queue, self.taken, self.dropped = (root / d for d in ("queue", "taken", "dropped"))
+
+    def ensure(self) -> None:
+        for d in (self.queue, self.taken, self.dropped):
+            d.mkdir(parents=True, exist_ok=True)
+
+    def post(self, name: str, shard: Shard, attempts: int = 0) -> None:
+        """Queue a ticket for ``shard`` (written aside, then renamed: never half seen)."""
+        body = json.dumps({"array_dir": str(shard.array_dir), "index": shard.index,
+                           "attempts": attempts})
+        tmp = self.queue / f".{name}.tmp"
+        tmp.write_text(body)
+        tmp.replace(self.queue / name)
+
+    def waiting(self) -> list[str]:
+        try:
+            return sorted(p.name for p in self.queue.iterdir() if not p.name.startswith("."))
+        except FileNotFoundError:
+            return []
+
+    def held(self) -> list[tuple[str, str]]:
+        """(ticket, pilot) of every taken ticket."""
+        try:
+            names = [p.name for p in self.taken.iterdir()]
+        except FileNotFoundError:
+            return []
+        return [tuple(n.rsplit("@", 1)) for n in names if "@" in n]  # type: ignore[misc]
+
+    def take(self, pilot: str) -> str | None:
+        """The oldest waiting ticket, now held by ``pilot``; None when none waits."""
+        for name in self.waiting():
+            try:
+                (self.queue / name).rename(self.taken / f"{name}@{pilot}")
+            except FileNotFoundError:
+                continue  # another pilot was faster
+            return name
+        return None
+
+    def read(self, name: str, pilot: str) -> tuple[Shard, int]:
+        d = json.loads((self.taken / f"{name}@{pilot}").read_text())
+        return Shard(Path(d["array_dir"]), int(d["index"])), int(d.get("attempts", 0))
+
+    def finish(self, name: str, pilot: str) -> None:
+        # missing_ok: given back meanwhile (we looked dead); the outcomes are in anyway
+        (self.taken / f"{name}@{pilot}").unlink(missing_ok=True)
+
+    def give_back(self, name: str, pilot: str, max_attempts: int) -> None:
+        """A dead pilot's ticket: queued again, or dropped after ``max_attempts``."""
+        src = self.taken / f"{name}@{pilot}"
+        try:
+            d = json.loads(src.read_text())
+        except (OSError, ValueError):
+            return
+        attempts = int(d.get("attempts", 0)) + 1
+        if attempts >= max_attempts:
+            src.replace(self.dropped / name)
+            log.error("ticket %s dropped: %d pilots died holding it", name, attempts)
+            return
+        self.post(name, Shard(Path(d["array_dir"]), int(d["index"])), attempts)
+        src.unlink(missing_ok=True)
+        log.warning("pilot %s is gone; its ticket %s is queued again", pilot, name)
+
+
+# -- the pilot task -------------------------------------------------------------------
+#: Grades one shard (``pipeline.task.run_shard`` bound to the pilot's judge).
+ShardRunner = Callable[[Shard], int]
+
+
+def run_pilot(pool_dir: Path, pilot: str, run: ShardRunner, spec: PilotSpec,
+              say: Callable[[str], None] = print) -> int:
+    """The body of one pilot task: take tickets until idle or near the time limit."""
+    tickets = Tickets(pool_dir)
+    t0 = time.monotonic()
+    last_work = t0
+    done = 0
+    # a requeued pilot (same id) first finishes what it held when its node was lost
+    mine = [t for t, p in tickets.held() if p == pilot]
+    while True:
+        now = time.monotonic()
+        if mine:
+            name = mine.pop()
+        elif now - t0 > spec.minutes * 60 - spec.margin_s:
+            say(f"pilot {pilot}: near the time limit after {done} tickets; leaving")
+            return 0
+        else:
+            taken = tickets.take(pilot)
+            if taken is None:
+                if now - last_work > spec.idle_s:
+                    say(f"pilot {pilot}: idle {spec.idle_s:g} s after {done} tickets; leaving")
+                    return 0
+                time.sleep(spec.poll_s)
+                continue
+            name = taken
+        try:
+            shard, _ = tickets.read(name, pilot)
+        except (OSError, ValueError, KeyError):
+            continue  # given back meanwhile
+        faults.point("pilot-ticket", name)
+        try:
+            status = run(shard)
+        except OSError as e:  # e.g. the shared file system is full: not the shard's fault
+            say(f"pilot {pilot}: ticket {name}: {e}; trying again in 1 s")
+            mine.append(name)
+            time.sleep(1.0)
+            continue
+        tickets.finish(name, pilot)
+        done += 1
+        last_work = time.monotonic()
+        if status >= 2:
+            say(f"pilot {pilot}: ticket {name} ended with status {status}")
+
+
+# -- the submitting side ---------------------------------------------------------------
+class PilotPool:
+    """Keeps pilots alive while tickets wait and recovers dead pilots' tickets
+    (one per spool; every batch of a ``serve`` shares it)."""
+
+    def __init__(self, scheduler: Scheduler, root: Path, spec: PilotSpec = PilotSpec()) -> None:
+        self.scheduler, self.root, self.spec = scheduler, root, spec
+        self.tickets = Tickets(root)
+        self.tickets.ensure()
+        write_spec(root, spec)
+        self._lock = threading.Lock()
+        self._last_tend = 0.0
+        self._last_submit = -1e9
+        self._ended: set[str] = set()  # pilot arrays seen final
+        self.submitted = 0
+
+    def tend(self, force: bool = False) -> None:
+        """At most once per poll interval: give back dead pilots' tickets, then start
+        pilots for the tickets that wait."""
+        with self._lock:
+            now = time.monotonic()
+            if not force and now - self._last_tend < 1.0:
+                return
+            self._last_tend = now
+            try:
+                states = self._states()
+            except SchedulerError as e:
+                log.warning("pilots: cannot query Slurm (%s); trying again", e)
+                return
+            for name, pilot in self.tickets.held():
+                if states.get(pilot) not in ALIVE:
+                    self.tickets.give_back(name, pilot, self.spec.max_attempts)
+            waiting = len(self.tickets.waiting())
+            live = sum(1 for s in states.values() if s in LIVE)
+            want = min(self.spec.pilots, waiting) - live
+            if want > 0 and now - self._last_submit >= self.spec.submit_interval_s:
+                self._submit(want)
+                self._last_submit = now
+
+    def pending(self) -> set[str]:
+        """Tickets queued or taken (under the lock: a ticket given back moves from
+        taken/ to queue/ and must not look finished in between)."""
+        with self._lock:
+            return set(self.tickets.waiting()) | {n for n, _ in self.tickets.held()}
+
+    def _states(self) -> dict[str, str]:
+        """``<job>_<task>`` -> state of every pilot task not known to have ended."""
+        out: dict[str, str] = {}
+        for a in ArrayDir.all(self.root):
+            job = a.job()
+            if job is None:
+                continue
+            jid = str(job["job_id"])
+            if jid in self._ended:
+                continue
+            tasks = self.scheduler.tasks(jid)
+            if not tasks or all(t.final for t in tasks.values()):
+                self._ended.add(jid)
+            for t in tasks.values():
+                out[f"{jid}_{t.task_id}"] = t.state
+        return out
+
+    def _submit(self, n: int) -> None:
+        a = ArrayDir.create(self.root)
+        a.script.write_text(array_script(ArrayRequest(
+            name="gradeline-pilot", tasks=n, cpus_per_task=1, minutes=self.spec.minutes,
+            output=a.log_pattern, partition=self.spec.partition), pilot_command(self.root)))
+        try:
+            job = self.scheduler.submit(a.script)
+        except SchedulerError as e:
+            log.warning("pilots: sbatch failed (%s); trying again", e)
+            return
+        a.save_job(job, n, 0)
+        self.submitted += n
+        log.info("pilots: started %d (job %s)", n, job)
+
+    def close(self) -> None:
+        """Cancel pilots when no work is left for them (another server's tickets keep
+        them); idle pilots would leave by themselves after ``idle_s`` anyway."""
+        if self.tickets.waiting() or self.tickets.held():
+            return
+        for a in ArrayDir.all(self.root):
+            job = a.job()
+            if job is not None and str(job["job_id"]) not in self._ended:
+                with contextlib.suppress(SchedulerError):
+                    self.scheduler.cancel(str(job["job_id"]))
+
+
+class PilotFactory:
+    """The ExecutorFactory of a server on pilots: every batch shares one pool."""
+
+    def __init__(self, pool: PilotPool,
+                 progress: Callable[[int, int], None] | None = None) -> None:
+        self.pool, self.progress = pool, progress
+
+    def __call__(self, batch_dir: Path) -> PilotExecutor:
+        return PilotExecutor(self.pool, batch_dir, self.progress)
+
+    def close(self) -> None:
+        self.pool.close()
+
+
+def ticket_shard_size(n: int, pilots: int) -> int:
+    """Submissions per ticket: one while a batch is small (the lowest latency), more
+    for large ones (fewer files), still about eight tickets per pilot."""
+    return max(1, math.ceil(n / (8 * max(1, pilots))))
+
+
+class PilotExecutor:
+    """The Executor port on pilot tasks: one batch's jobs as tickets of its own."""
+
+    def __init__(self, pool: PilotPool, batch_dir: Path,
+                 progress: Callable[[int, int], None] | None = None) -> None:
+        self.pool, self.batch_dir, self.progress = pool, batch_dir, progress
+
+    def _mine(self) -> list[str]:
+        """This batch's tickets anywhere in the pool."""
+        tag = f".{self.batch_dir.name}."
+        t = self.pool.tickets
+        return [n for n in t.waiting() if tag in n] + [n for n, _ in t.held() if tag in n]
+
+    def wait_active(self) -> None:
+        """A resumed batch: wait until tickets an earlier server posted are graded
+        (pilots are started for them and dead ones' tickets given back meanwhile)."""
+        while self._mine():
+            self.pool.tend()
+            time.sleep(self.pool.spec.poll_s * 5)
+
+    def collected(self) -> Iterator[Outcome]:
+        for a in ArrayDir.all(self.batch_dir):
+            for shard in a.shards():
+                yield from shard.read_outcomes()[0]
+
+    def samples(self) -> list[ShardSample]:
+        return [s for a in ArrayDir.all(self.batch_dir) for shard in a.shards()
+                for s in shard.samples()]
+
+    def run(self, jobs: Sequence[GradingJob]) -> Iterator[Outcome]:
+        if not jobs:
+            return
+        k = ticket_shard_size(len(jobs), self.pool.spec.pilots)
+        array = ArrayDir.create(self.batch_dir)
+        names: dict[str, Shard] = {}
+        stamp = time.time_ns()
+        shards = [list(jobs[i:i + k]) for i in range(0, len(jobs), k)]
+        for i, part in enumerate(shards):
+            shard = array.shard(i)
+            shard.write_jobs(part)
+            names[f"{stamp:020d}.{self.batch_dir.name}.{array.path.name}.{i:05d}"] = shard
+        for name, shard in names.items():
+            self.pool.tickets.post(name, shard)
+        self.pool.tend(force=True)
+        yield from self._collect(names, {j.key: j for j in jobs})
+
+    def _collect(self, names: dict[str, Shard], jobs: dict[str, GradingJob]
+                 ) -> Iterator[Outcome]:
+        done: set[str] = set()
+        offsets = {n: 0 for n in names}
+        open_tickets = dict(names)
+
+        def sweep(which: Iterable[str]) -> Iterator[Outcome]:
+            for n in which:
+                outs, offsets[n] = names[n].read_outcomes(offsets[n])
+                for o in outs:
+                    if o.key in jobs and o.key not in done:
+                        done.add(o.key)
+                        yield o
+                        if self.progress:
+                            self.progress(len(done), len(jobs))
+
+        last_check = time.monotonic()
+        while len(done) < len(jobs):
+            yield from sweep(list(open_tickets))
+            now = time.monotonic()
+            if now - last_check >= 1.0:
+                last_check = now
+                self.pool.tend()
+                t = self.pool.tickets
+                pending = self.pool.pending()
+                for n in [n for n in open_tickets if n not in pending]:
+                    dropped = (t.dropped / n).exists()
+                    yield from sweep([n])  # the pilot wrote every outcome before removing it
+                    missing = [j for j in self._jobs_of(names[n]) if j.key not in done]
+                    del open_tickets[n]
+                    for j in missing:
+                        done.add(j.key)
+                        reason = ("dropped: the pilots holding it died" if dropped
+                                  else "its pilot ended without an outcome for it")
+                        yield Outcome(j.key, JudgeFault(f"not graded: {reason}"))
+            time.sleep(self.pool.spec.poll_s)
+
+    @staticmethod
+    def _jobs_of(shard: Shard) -> list[GradingJob]:
+        try:
+            return shard.jobs()
+        except (OSError, ValueError, KeyError, TypeError):
+            return []

@@ -1,0 +1,172 @@
+"""Pilot tasks: tickets are taken once, a dead pilot's ticket is given back (and
+dropped after repeated deaths, as JE), pilots leave when idle, and the pool starts
+no more pilots than it may. The scheduler here is an in-memory stand-in whose
+"tasks" are threads running the real pilot loop; tests/slurm runs them on Slurm."""
+
+from __future__ import annotations
+
+import threading
+import time
+from pathlib import Path
+
+import pytest
+
+from grader.adapters.scheduler.base import TaskState
+from grader.core.jobs import GradingJob, JudgeFault
+from grader.core.problem import Problem, load_problem
+from grader.cpuset import CpuSet
+from grader.pipeline.pilots import (
+    PilotExecutor,
+    PilotPool,
+    PilotSpec,
+    Tickets,
+    read_spec,
+    run_pilot,
+    ticket_shard_size,
+)
+from grader.pipeline.shards import ArrayDir
+from grader.pipeline.task import run_shard
+from grader.settings import SlurmTask
+
+from ..conftest import EXAMPLES
+from .test_pipeline import FakeExecutor
+
+
+@pytest.fixture
+def bigsum() -> Problem:
+    return load_problem(EXAMPLES / "bigsum")
+
+
+SPEC = PilotSpec(pilots=2, idle_s=0.5, poll_s=0.02, submit_interval_s=0.0, max_attempts=2)
+
+
+class ThreadScheduler:
+    """Each submitted pilot array runs its tasks as threads of the real pilot loop."""
+
+    name = "threads"
+
+    def __init__(self, runner, die_on: set[str] | None = None) -> None:
+        self.runner, self.die_on = runner, die_on or set()
+        self.jobs: dict[str, dict[int, str]] = {}
+        self.lock = threading.Lock()
+        self.n = 0
+
+    def submit(self, script: Path, *, env=None) -> str:
+        text = script.read_text()
+        tasks = int(text.split("--array=0-")[1].split()[0]) + 1
+        pool = Path(text.strip().split()[-1])
+        with self.lock:
+            self.n += 1
+            jid = str(100 + self.n)
+            self.jobs[jid] = {t: "RUNNING" for t in range(tasks)}
+        for t in range(tasks):
+            threading.Thread(target=self._task, args=(jid, t, pool), daemon=True).start()
+        return jid
+
+    def _task(self, jid: str, t: int, pool: Path) -> None:
+        state = "COMPLETED"
+        try:
+            run_pilot(pool, f"{jid}_{t}", self.runner(self), read_spec(pool),
+                      say=lambda _: None)
+        except SystemExit:
+            state = "FAILED"  # died holding a ticket
+        with self.lock:
+            self.jobs[jid][t] = state
+
+    def tasks(self, job_id: str) -> dict[int, TaskState]:
+        with self.lock:
+            return {t: TaskState(t, s) for t, s in self.jobs.get(job_id, {}).items()}
+
+    def cancel(self, job_id: str) -> None:
+        pass
+
+    def max_array_size(self) -> int:
+        return 1001
+
+    def total_cpus(self) -> int:
+        return 2
+
+
+def sources(tmp_path: Path, n: int) -> list[Path]:
+    out = []
+    for i in range(n):
+        f = tmp_path / f"s{i}" / "sum.cpp"
+        f.parent.mkdir(parents=True)
+        f.write_text(f"// {i}\n")
+        out.append(f)
+    return out
+
+
+def grading(ex: FakeExecutor, die_on: set[str]):
+    """A pilot's shard runner; a shard whose first job is in ``die_on`` kills the
+    pilot holding it (each time: a poison shard)."""
+    def runner(_sched):
+        def run(shard):
+            jobs = shard.jobs()
+            if jobs and jobs[0].key in die_on:
+                raise SystemExit(137)
+            return run_shard(shard, cpus=CpuSet([0]), grade=ex.run, slurm=SlurmTask(),
+                             steal=False, say=lambda _: None)
+        return run
+    return runner
+
+
+def test_tickets_are_taken_once_and_given_back_then_dropped(tmp_path, bigsum):
+    t = Tickets(tmp_path / "pool")
+    t.ensure()
+    a = ArrayDir.create(tmp_path / "batch")
+    a.shard(0).write_jobs([GradingJob(bigsum.path, p) for p in sources(tmp_path, 1)])
+    t.post("0001.b.array-0.00000", a.shard(0))
+    assert t.take("p1") == "0001.b.array-0.00000"
+    assert t.take("p2") is None  # one taker
+    assert t.held() == [("0001.b.array-0.00000", "p1")]
+    t.give_back("0001.b.array-0.00000", "p1", max_attempts=2)
+    assert t.waiting() == ["0001.b.array-0.00000"] and not t.held()
+    assert t.take("p2") is not None
+    t.give_back("0001.b.array-0.00000", "p2", max_attempts=2)  # the second death
+    assert not t.waiting() and (t.dropped / "0001.b.array-0.00000").exists()
+
+
+def test_a_batch_on_pilots_gets_every_outcome_once(tmp_path, bigsum):
+    ex = FakeExecutor(bigsum)
+    jobs = [GradingJob(bigsum.path, p) for p in sources(tmp_path, 12)]
+    pool = PilotPool(ThreadScheduler(grading(ex, set())), tmp_path / "pool", SPEC)
+    outs = list(PilotExecutor(pool, tmp_path / "b1").run(jobs))
+    assert sorted(o.key for o in outs) == sorted(j.key for j in jobs)
+    assert sorted(ex.dispatched) == sorted(j.key for j in jobs)  # none twice
+    assert pool.submitted <= SPEC.pilots  # pilots were reused for every ticket
+    time.sleep(SPEC.idle_s + 0.5)
+    assert all(s.state == "COMPLETED" for s in pool.scheduler.tasks("101").values())
+
+
+def test_a_poison_shard_is_dropped_as_je_and_the_rest_is_graded(tmp_path, bigsum):
+    ex = FakeExecutor(bigsum)
+    jobs = [GradingJob(bigsum.path, p) for p in sources(tmp_path, 4)]
+    pool = PilotPool(ThreadScheduler(grading(ex, {jobs[1].key})), tmp_path / "pool",
+                     SPEC)
+    outs = {o.key: o for o in PilotExecutor(pool, tmp_path / "b1").run(jobs)}
+    assert set(outs) == {j.key for j in jobs}
+    bad = outs[jobs[1].key].result
+    assert isinstance(bad, JudgeFault) and "dropped" in bad.reason
+    assert all(not isinstance(outs[j.key].result, JudgeFault) for j in jobs if j != jobs[1])
+    assert pool.submitted >= 2  # pilots that died were replaced
+
+
+def test_a_resumed_batch_waits_for_its_tickets_then_collects(tmp_path, bigsum):
+    ex = FakeExecutor(bigsum)
+    jobs = [GradingJob(bigsum.path, p) for p in sources(tmp_path, 3)]
+    pool = PilotPool(ThreadScheduler(grading(ex, set())), tmp_path / "pool", SPEC)
+    # an earlier server posted the tickets and died before any pilot started
+    a = ArrayDir.create(tmp_path / "b1")
+    for i, j in enumerate(jobs):
+        a.shard(i).write_jobs([j])
+        pool.tickets.post(f"{i:020d}.b1.array-0.{i:05d}", a.shard(i))
+    ex2 = PilotExecutor(pool, tmp_path / "b1")
+    ex2.wait_active()
+    assert sorted(o.key for o in ex2.collected()) == sorted(j.key for j in jobs)
+
+
+def test_ticket_size_grows_only_for_large_batches():
+    assert ticket_shard_size(3, 2) == 1
+    assert ticket_shard_size(16, 2) == 1
+    assert ticket_shard_size(200, 2) == 13
