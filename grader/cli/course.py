@@ -211,7 +211,7 @@ def register(sub: Any) -> None:
     sv.add_argument("--batch-max", type=int, default=SERVE.batch_max,
                     help="submissions per micro-batch at most (default %(default)s)")
     sv.add_argument("--in-flight", type=int, default=SERVE.in_flight,
-                    help="batches (Slurm arrays) at once at most (default %(default)s)")
+                    help="batches in flight at once at most (default %(default)s)")
     sv.add_argument("--submit-interval", type=float, default=SERVE.submit_interval_s,
                     help="seconds between two new batches at least (default %(default)s)")
     sv.add_argument("--per-student", type=int, default=SERVE.per_student,

@@ -56,7 +56,7 @@ class ServePolicy:
     """How the server claims and dispatches (defaults suit a shared site).
 
     :param batch_max: submissions per micro-batch at most.
-    :param in_flight: batches (Slurm arrays) at once at most.
+    :param in_flight: batches in flight at once at most (each its own tickets or Slurm array).
     :param submit_interval_s: at least this long between two new batches.
     :param per_student: at most this many submissions of one student per batch
         (None: no cap; arrival order, round-robin over students either way).
