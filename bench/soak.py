@@ -76,6 +76,7 @@ class Soak:
     rss_kb: list[tuple[float, int]] = field(default_factory=list)  # (t, VmRSS) of serve
     peak_rss_kb: int = 0
     serve_starts: int = 0
+    serve_exits: int = 0  # times serve ended by itself (a supervisor restarted it)
     duration_s: float = 0.0
     result: dict[str, Any] = field(default_factory=dict)
 
@@ -271,7 +272,18 @@ def _soak(soak: Soak, work: Path, mount: Path, rate: float, faults: Sequence[str
              "--no-dedupe", "--report", "10", *serve_args], env=env, stdout=log,
             stderr=subprocess.STDOUT, start_new_session=True)
 
+    def supervise() -> None:
+        """Restart serve if it ended by itself (counted: it must not)."""
+        p = proc["serve"]
+        if p.poll() is not None and not killing.is_set():
+            soak.serve_exits += 1
+            say(f"soak: serve exited by itself (status {p.returncode}); restarting it")
+            start_serve()
+
+    killing = threading.Event()
+
     def kill_serve() -> None:
+        killing.set()
         p = proc["serve"]
         soak.peak_rss_kb = max(soak.peak_rss_kb, _vm(p.pid, "VmHWM"))
         os.killpg(p.pid, signal.SIGKILL)
@@ -288,7 +300,11 @@ def _soak(soak: Soak, work: Path, mount: Path, rate: float, faults: Sequence[str
                 soak.rss_kb.append((round(time.monotonic() - t0, 1), rss))
                 soak.peak_rss_kb = max(soak.peak_rss_kb, _vm(p.pid, "VmHWM"))
 
-    injector = Faults(mount, start_serve, kill_serve, pg, say)
+    def serve_again() -> None:
+        start_serve()
+        killing.clear()
+
+    injector = Faults(mount, serve_again, kill_serve, pg, say)
     src = work / "src"
     src.mkdir(exist_ok=True)
     t0 = time.monotonic()
@@ -316,6 +332,8 @@ def _soak(soak: Soak, work: Path, mount: Path, rate: float, faults: Sequence[str
             except OSError:  # the spool's file system is full: the drop box retries
                 soak.submit_retries += 1
                 time.sleep(0.5)
+        if i % 50 == 0:
+            supervise()
         if i % 1000 == 999:
             say(f"soak: {i + 1} submitted ({time.monotonic() - t0:.0f} s)")
         delay = t0 + (i + 1) / rate - time.monotonic()
@@ -327,8 +345,7 @@ def _soak(soak: Soak, work: Path, mount: Path, rate: float, faults: Sequence[str
     while any(any(spool.dir(d).iterdir()) for d in ("new", "cur")):
         if time.monotonic() > deadline:
             break
-        if proc["serve"].poll() is not None:
-            start_serve()  # it exited (e.g. SIGKILL raced a restart): a supervisor would
+        supervise()
         time.sleep(1)
     p = proc["serve"]
     soak.peak_rss_kb = max(soak.peak_rss_kb, _vm(p.pid, "VmHWM"))
@@ -405,7 +422,8 @@ def main() -> int:
     (out / "rss.csv").write_text("t_s,rss_kb\n" + "".join(f"{t},{r}\n" for t, r in soak.rss_kb))
     r = soak.result
     print(json.dumps(summary, indent=2))
-    ok = (r["lost"] == 0 and r["doubled"] == 0 and r["new_left"] == 0 and r["cur_left"] == 0
+    ok = (r["lost"] == 0 and r["doubled"] == 0 and soak.serve_exits == 0
+          and r["new_left"] == 0 and r["cur_left"] == 0
           and r["in_database"] == soak.count and r["unstamped"] == 0 and r["zombies"] == 0
           and r["stray_processes"] == 0)
     print(f"soak: {soak.count} submissions, faults {faults}: lost {r['lost']}, doubled "

@@ -252,7 +252,10 @@ class PilotPool:
                 return
             for name, pilot in self.tickets.held():
                 if states.get(pilot) not in ALIVE:
-                    self.tickets.give_back(name, pilot, self.spec.max_attempts)
+                    try:
+                        self.tickets.give_back(name, pilot, self.spec.max_attempts)
+                    except OSError as e:  # the spool is full: it stays taken until next time
+                        log.warning("pilots: cannot give back %s yet: %s", name, e)
             waiting = len(self.tickets.waiting())
             live = sum(1 for s in states.values() if s in LIVE)
             want = min(self.spec.pilots, waiting) - live

@@ -124,19 +124,25 @@ class Server:
         while not self._stop.is_set():
             self._reap()
             now = time.monotonic()
-            self._resume(now)
-            if self.in_flight < p.in_flight and now - last_claim >= p.submit_interval_s:
-                name = self.pipe.claim(p.batch_max, p.per_student)
-                if name is not None:
-                    last_claim = now
-                    self._start(name)
-                    continue
-            if p.report_s and now - last_report >= p.report_s:
-                last_report = now
-                self._report(t0)
-            if p.idle_exit and not self._threads and not self.pipe.spool.new_entries() \
-                    and not self._resumable(now, ignore_wait=True):
-                break
+            try:
+                self._resume(now)
+                if self.in_flight < p.in_flight and now - last_claim >= p.submit_interval_s:
+                    name = self.pipe.claim(p.batch_max, p.per_student)
+                    if name is not None:
+                        last_claim = now
+                        self._start(name)
+                        continue
+                if p.report_s and now - last_report >= p.report_s:
+                    last_report = now
+                    self._report(t0)
+                if p.idle_exit and not self._threads and not self.pipe.spool.new_entries() \
+                        and not self._resumable(now, ignore_wait=True):
+                    break
+            except OSError as e:  # the spool's file system (full, or away for a moment)
+                log.error("serve: spool trouble (%s); trying again in %g s", e, p.retry_s / 10)
+                last_claim = now
+                self._stop.wait(p.retry_s / 10)
+                continue
             self._stop.wait(p.poll_s)
         self.say(f"serve: draining {self.in_flight} batch(es) in flight")
         for t in list(self._threads.values()):

@@ -80,6 +80,47 @@ def test_sandbox_contract_and_hostile_corpus_hold_for_an_ordinary_user(site_user
     assert " passed" in tail and "skipped" not in tail, tail
 
 
+def _latest(manifest_csv: Path) -> dict[tuple[str, str], dict[str, str]]:
+    """Each (student, assignment)'s latest attempt in a corpus manifest."""
+    latest: dict[tuple[str, str], dict[str, str]] = {}
+    for row in csv.DictReader(manifest_csv.read_text().splitlines()):
+        key = (row["student"], row["assignment"])
+        if key not in latest or row["submitted_at"] > latest[key]["submitted_at"]:
+            latest[key] = row
+    return latest
+
+
+def test_serve_on_pilot_tasks_as_an_ordinary_user(site_user, slurm_conf):
+    """`serve` as a site user: the pilot tasks it starts run as that user under
+    Apptainer, pull every submission, and leave; every verdict is the expected one."""
+    run, scratch = site_user
+    extra = {"SLURM_CONF": slurm_conf, "GRADELINE_RUNTIME": "apptainer"}
+    steps = [
+        [BIN, "corpus", scratch / "course2", "--count", "18", "--seed", "13",
+         "--submit-to", scratch / "spool2", "--course", "c2"],
+        [BIN, "db", "start"],
+        [BIN, "serve", "--spool", scratch / "spool2", "--course", "c2", "--executor",
+         "slurm", "--exit-when-idle", "--report", "0", "--pilot-idle", "5"],
+    ]
+    for argv in steps:
+        r = run(argv, extra)
+        assert r.returncode == 0, f"{argv[1]} as {USER}: {(r.stdout + r.stderr)[-2000:]}"
+    latest = _latest(scratch / "course2/manifest.csv")
+    graded = 0
+    for assignment in sorted({a for _, a in latest}):
+        r = run([BIN, "results", "--course", "c2", "--assignment", assignment], extra)
+        assert r.returncode == 0, r.stderr[-1000:]
+        for row in csv.DictReader(r.stdout.splitlines()):
+            assert row["verdict"] == latest[(row["student"], assignment)]["expected_verdict"]
+            graded += 1
+    assert graded == len(latest)
+    logs = list((scratch / "spool2" / "pilots").glob("array-*/logs/*.log"))
+    assert logs and any("to grade on" in p.read_text() for p in logs)
+    jobs = [line for line in Path(slurm_conf).with_name("jobcomp.log").read_text().splitlines()
+            if "Name=gradeline-pilot" in line and f"UserId={USER}(" in line]
+    assert jobs, "no pilot task ran as the user"
+
+
 def test_a_course_graded_through_slurm_as_an_ordinary_user(site_user, slurm_conf):
     """The production path: the user's own PostgreSQL, `gradeline run` through the
     local Slurm cluster, array tasks as the user under Apptainer; every verdict is

@@ -39,4 +39,5 @@ def test_every_fault_mid_stream_loses_nothing_and_doubles_nothing(tmp_path, slur
     assert r["in_database"] == r["results"] == 300 and r["unstamped"] == 0, r
     assert r["verdicts"] == {"AC": 300}, r  # no fault turned into a wrong verdict
     assert r["stray_processes"] == 0 and r["zombies"] == 0, r
-    assert s.serve_starts >= 2 and s.peak_rss_kb > 0
+    assert s.serve_exits == 0, log  # serve never ended by itself (only the kill -9)
+    assert s.serve_starts == 2 and s.peak_rss_kb > 0

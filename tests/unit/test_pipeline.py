@@ -388,3 +388,28 @@ def test_a_new_spool_is_private_and_a_shared_one_is_refused(tmp_path):
     (root / "new").chmod(0o777)
     with pytest.raises(ConfigError, match=r"writable by every account.*chmod o-w"):
         Spool(root)
+
+
+def test_serve_outlives_a_full_spool_file_system(course, bigsum):
+    """A claim that meets ENOSPC (or any spool OSError) is retried; serve does not end."""
+    import errno
+
+    from grader.pipeline.serve import ServePolicy, Server
+
+    store, ex = MemoryStore(), FakeExecutor(bigsum)
+    pipe = make_pipeline(course, bigsum, store, ex)
+    real_claim, failures = pipe.claim, []
+
+    def claim(*a, **kw):
+        if len(failures) < 3:
+            failures.append(1)
+            raise OSError(errno.ENOSPC, "No space left on device")
+        return real_claim(*a, **kw)
+
+    pipe.claim = claim  # type: ignore[method-assign]
+    server = Server(pipe, ServePolicy(idle_exit=True, poll_s=0.01, retry_s=0.1,
+                                      submit_interval_s=0.0, report_s=0), say=lambda _: None)
+    s = server.serve()
+    assert len(failures) == 3
+    assert s.total.graded + s.total.reused == 4 and s.total.quarantined == 1
+    assert not course.new_entries() and not course.batches()
