@@ -58,8 +58,11 @@ def test_live_page_in_headless_chromium(tmp_path, db):
     env = {**os.environ, "GRADELINE_DB_URL": db, "GRADELINE_COURSE": "c"}
     log = tmp_path / "web.log"
     with log.open("w") as out:
+        # --refresh 60: the page reloads itself; at the default 5 s the reload raced
+        # Chromium's 5 s virtual-time budget and the DOM was dumped mid-navigation
         p = subprocess.Popen([str(BIN), "web", "--spool", str(tmp_path / "spool"), "--port",
-                              str(port)], env=env, stdout=out, stderr=subprocess.STDOUT)
+                              str(port), "--refresh", "60"], env=env, stdout=out,
+                             stderr=subprocess.STDOUT)
     try:
         base = f"http://127.0.0.1:{port}"
         deadline = time.monotonic() + 60
