@@ -50,7 +50,7 @@ from grader.adapters.scheduler.base import Scheduler, SchedulerError
 from grader.adapters.scheduler.script import ArrayRequest, array_script
 from grader.core.jobs import GradingJob, JudgeFault, Outcome
 from grader.core.samples import ShardSample
-from grader.pipeline.shards import ArrayDir, Shard
+from grader.pipeline.shards import ArrayDir, Shard, batch_outcomes, batch_samples
 
 log = logging.getLogger(__name__)
 
@@ -353,13 +353,11 @@ class PilotExecutor:
             time.sleep(self.pool.spec.poll_s * 5)
 
     def collected(self) -> Iterator[Outcome]:
-        for a in ArrayDir.all(self.batch_dir):
-            for shard in a.shards():
-                yield from shard.read_outcomes()[0]
+        """Outcomes already on disk from earlier arrays (after a crash of the caller)."""
+        return batch_outcomes(self.batch_dir)
 
     def samples(self) -> list[ShardSample]:
-        return [s for a in ArrayDir.all(self.batch_dir) for shard in a.shards()
-                for s in shard.samples()]
+        return batch_samples(self.batch_dir)
 
     def run(self, jobs: Sequence[GradingJob]) -> Iterator[Outcome]:
         if not jobs:

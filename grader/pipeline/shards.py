@@ -145,3 +145,16 @@ class ArrayDir:
             return data
         except (OSError, ValueError):
             return None
+
+
+def batch_outcomes(batch_dir: Path) -> Iterator[Outcome]:
+    """Every outcome the batch's arrays (or pilots' tickets) recorded so far."""
+    for a in ArrayDir.all(batch_dir):
+        for shard in a.shards():
+            yield from shard.read_outcomes()[0]
+
+
+def batch_samples(batch_dir: Path) -> list[ShardSample]:
+    """Every counter sample the batch's tasks recorded."""
+    return [s for a in ArrayDir.all(batch_dir) for shard in a.shards()
+            for s in shard.samples()]

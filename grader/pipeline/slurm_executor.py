@@ -22,7 +22,7 @@ from grader.adapters.scheduler.script import ArrayRequest, array_script
 from grader.core.jobs import GradingJob, JudgeFault, Outcome
 from grader.core.problem import load_problem
 from grader.core.samples import ShardSample
-from grader.pipeline.shards import ArrayDir
+from grader.pipeline.shards import ArrayDir, batch_outcomes, batch_samples
 
 log = logging.getLogger(__name__)
 
@@ -84,13 +84,10 @@ class SlurmExecutor:
 
     def collected(self) -> Iterator[Outcome]:
         """Outcomes already on disk from earlier arrays (after a crash of the caller)."""
-        for a in ArrayDir.all(self.batch_dir):
-            for shard in a.shards():
-                yield from shard.read_outcomes()[0]
+        return batch_outcomes(self.batch_dir)
 
     def samples(self) -> list[ShardSample]:
-        return [s for a in ArrayDir.all(self.batch_dir) for shard in a.shards()
-                for s in shard.samples()]
+        return batch_samples(self.batch_dir)
 
     def wait_active(self) -> None:
         """Wait for arrays an earlier run submitted that are still pending or running."""

@@ -80,14 +80,29 @@ def test_sandbox_contract_and_hostile_corpus_hold_for_an_ordinary_user(site_user
     assert " passed" in tail and "skipped" not in tail, tail
 
 
-def _latest(manifest_csv: Path) -> dict[tuple[str, str], dict[str, str]]:
-    """Each (student, assignment)'s latest attempt in a corpus manifest."""
+def _steps(run, extra, steps) -> None:
+    for argv in steps:
+        r = run(argv, extra)
+        assert r.returncode == 0, f"{argv[1]} as {USER}: {(r.stdout + r.stderr)[-2000:]}"
+
+
+def _verdicts_as_expected(run, extra, course: str, manifest_csv: Path) -> None:
+    """Each (student, assignment)'s latest attempt has the verdict the corpus was built
+    to get (as ``gradeline results`` reports it to the user)."""
     latest: dict[tuple[str, str], dict[str, str]] = {}
     for row in csv.DictReader(manifest_csv.read_text().splitlines()):
         key = (row["student"], row["assignment"])
         if key not in latest or row["submitted_at"] > latest[key]["submitted_at"]:
             latest[key] = row
-    return latest
+    graded = 0
+    for assignment in sorted({a for _, a in latest}):
+        r = run([BIN, "results", "--course", course, "--assignment", assignment], extra)
+        assert r.returncode == 0, r.stderr[-1000:]
+        for row in csv.DictReader(r.stdout.splitlines()):
+            expected = latest[(row["student"], assignment)]["expected_verdict"]
+            assert row["verdict"] == expected, (row, expected)
+            graded += 1
+    assert graded == len(latest)
 
 
 def test_serve_on_pilot_tasks_as_an_ordinary_user(site_user, slurm_conf):
@@ -102,18 +117,8 @@ def test_serve_on_pilot_tasks_as_an_ordinary_user(site_user, slurm_conf):
         [BIN, "serve", "--spool", scratch / "spool2", "--course", "c2", "--executor",
          "slurm", "--exit-when-idle", "--report", "0", "--pilot-idle", "5"],
     ]
-    for argv in steps:
-        r = run(argv, extra)
-        assert r.returncode == 0, f"{argv[1]} as {USER}: {(r.stdout + r.stderr)[-2000:]}"
-    latest = _latest(scratch / "course2/manifest.csv")
-    graded = 0
-    for assignment in sorted({a for _, a in latest}):
-        r = run([BIN, "results", "--course", "c2", "--assignment", assignment], extra)
-        assert r.returncode == 0, r.stderr[-1000:]
-        for row in csv.DictReader(r.stdout.splitlines()):
-            assert row["verdict"] == latest[(row["student"], assignment)]["expected_verdict"]
-            graded += 1
-    assert graded == len(latest)
+    _steps(run, extra, steps)
+    _verdicts_as_expected(run, extra, "c2", scratch / "course2/manifest.csv")
     logs = list((scratch / "spool2" / "pilots").glob("array-*/logs/*.log"))
     assert logs and any("to grade on" in p.read_text() for p in logs)
     jobs = [line for line in Path(slurm_conf).with_name("jobcomp.log").read_text().splitlines()
@@ -134,24 +139,8 @@ def test_a_course_graded_through_slurm_as_an_ordinary_user(site_user, slurm_conf
         [BIN, "run", "--spool", scratch / "spool", "--course", "c", "--executor", "slurm",
          "--shard-size", "6"],
     ]
-    for argv in steps:
-        r = run(argv, extra)
-        assert r.returncode == 0, f"{argv[1]} as {USER}: {(r.stdout + r.stderr)[-2000:]}"
-    manifest = list(csv.DictReader((scratch / "course/manifest.csv").read_text().splitlines()))
-    latest: dict[tuple[str, str], dict[str, str]] = {}
-    for row in manifest:
-        key = (row["student"], row["assignment"])
-        if key not in latest or row["submitted_at"] > latest[key]["submitted_at"]:
-            latest[key] = row
-    graded = 0
-    for assignment in sorted({a for _, a in latest}):
-        r = run([BIN, "results", "--course", "c", "--assignment", assignment], extra)
-        assert r.returncode == 0, r.stderr[-1000:]
-        for row in csv.DictReader(r.stdout.splitlines()):
-            expected = latest[(row["student"], assignment)]["expected_verdict"]
-            assert row["verdict"] == expected, (row, expected)
-            graded += 1
-    assert graded == len(latest)
+    _steps(run, extra, steps)
+    _verdicts_as_expected(run, extra, "c", scratch / "course/manifest.csv")
     jobs = [line for line in Path(slurm_conf).with_name("jobcomp.log").read_text().splitlines()
             if "Name=gradeline-" in line and f"UserId={USER}(" in line]
     assert jobs, "no array task ran as the user"
