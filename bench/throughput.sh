@@ -33,10 +33,12 @@ run_gradeline() {  # $1: extra run options; prints seconds
 }
 CACHE=${GRADELINE_STATE_DIR:-/var/lib/gradeline}/work/compile-cache
 nodedupe=$(GRADELINE_COMPILE_CACHE=0 run_gradeline --no-dedupe)
+arrays=$(GRADELINE_COMPILE_CACHE=0 run_gradeline --no-dedupe --dispatch arrays)
 rm -rf "$CACHE"   # work avoidance starts cold: only this batch may warm it
 dedupe=$(run_gradeline)
 echo "course: $COUNT submissions (seed $SEED), $NCPU cpus"
 printf "bare loop (xargs -P%s):                  %6.1f s  %5.2f subs/s\n" "$NCPU" "$bare" "$(echo "$COUNT / $bare" | bc -l)"
-printf "gradeline via Slurm, every submission:   %6.1f s  %5.2f subs/s  ratio %.2f\n" "$nodedupe" "$(echo "$COUNT / $nodedupe" | bc -l)" "$(echo "$bare / $nodedupe" | bc -l)"
+printf "gradeline via Slurm, every submission:   %6.1f s  %5.2f subs/s  ratio %.2f  (pilots)\n" "$nodedupe" "$(echo "$COUNT / $nodedupe" | bc -l)" "$(echo "$bare / $nodedupe" | bc -l)"
+printf "  the same, one array per batch:         %6.1f s  %5.2f subs/s  ratio %.2f\n" "$arrays" "$(echo "$COUNT / $arrays" | bc -l)" "$(echo "$bare / $arrays" | bc -l)"
 printf "gradeline via Slurm, work avoidance:     %6.1f s  %5.2f subs/s  ratio %.2f\n" "$dedupe" "$(echo "$COUNT / $dedupe" | bc -l)" "$(echo "$bare / $dedupe" | bc -l)"
 rm -rf "$W"

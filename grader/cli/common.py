@@ -104,10 +104,10 @@ class Context:
                 spec = ArraySpec(cpus_per_task=args.cpus_per_task, shard_size=args.shard_size,
                                  throttle=args.throttle, partition=args.partition,
                                  retries=args.retries, early_return=serving)
-                if serving and getattr(args, "dispatch", "arrays") == "pilots":
+                if getattr(args, "dispatch", "arrays") == "pilots":
                     pilots = PilotSpec(pilots=args.pilots or sched.total_cpus(),
                                        idle_s=args.pilot_idle, minutes=args.pilot_minutes,
-                                       partition=args.partition)
+                                       partition=args.partition, ticket_size=args.shard_size)
                     print(f"executor: Slurm ({sched.name}), up to {pilots.pilots} pilot "
                           "tasks pulling work", file=sys.stderr)
                     return PilotFactory(PilotPool(sched, self.spool(args).root / "pilots",

@@ -35,6 +35,20 @@ def cmd_submit(args: argparse.Namespace, ctx: Context) -> int:
     return 0
 
 
+def dispatch_options(sp: argparse.ArgumentParser) -> None:
+    """How work reaches Slurm: pilots or one array per batch (run and serve alike)."""
+    sp.add_argument("--dispatch", choices=["pilots", "arrays"], default="pilots",
+                    help="Slurm: pilots (default): long-lived array tasks, one core each, "
+                         "pull the batches' work (one container start and no Slurm "
+                         "dispatch per shard); arrays: one job array per batch")
+    sp.add_argument("--pilots", type=int,
+                    help="pilot tasks at most, one core each (default: the partition's CPUs)")
+    sp.add_argument("--pilot-idle", type=float, default=PILOT.idle_s,
+                    help="a pilot leaves after this long without work (default %(default)s s)")
+    sp.add_argument("--pilot-minutes", type=int, default=PILOT.minutes,
+                    help="each pilot's time limit in minutes (default %(default)s)")
+
+
 def cmd_run(args: argparse.Namespace, ctx: Context) -> int:
     """Intake + grading + store of everything in the spool."""
     cpus = ctx.cpus(args.cpus)
@@ -47,8 +61,16 @@ def cmd_run(args: argparse.Namespace, ctx: Context) -> int:
     except GradelineError as e:
         log.error("%s -- grading anyway; results wait in the spool for the next run", e)
         opener = None
-    pipe = Pipeline(ctx.spool(args), problems, open_store=opener,
-                    executor=ctx.executor_factory(args, cpus), dedupe=not args.no_dedupe)
+    factory = ctx.executor_factory(args, cpus)
+    try:
+        return _run(args, Pipeline(ctx.spool(args), problems, open_store=opener,
+                                   executor=factory, dedupe=not args.no_dedupe))
+    finally:
+        if hasattr(factory, "close"):
+            factory.close()  # pilots with no work left are cancelled
+
+
+def _run(args: argparse.Namespace, pipe: Pipeline) -> int:
     if args.stage == "intake":  # claim a batch; print its name (empty: nothing waited)
         name = pipe.claim(args.batch_size) or ""
         if args.batch_file:
@@ -188,8 +210,8 @@ def register(sub: Any) -> None:
     r.add_argument("--executor", choices=["auto", "local", "slurm"],
                    help="auto (default): Slurm when a controller answers, else local")
     r.add_argument("--cpus-per-task", type=int, default=1, help="whole cores per array task")
-    r.add_argument("--shard-size", type=int, help="submissions per array task "
-                                                   "(default: about a minute of work)")
+    r.add_argument("--shard-size", type=int, help="submissions per array task, or per pilot "
+                                                   "ticket (default: from the batch size)")
     r.add_argument("--throttle", type=int, help="at most this many array tasks at once (%%T)")
     r.add_argument("--partition", help="Slurm partition")
     r.add_argument("--stage", choices=["all", "intake", "grade", "ingest"], default="all",
@@ -200,6 +222,7 @@ def register(sub: Any) -> None:
                    help="grade identical submissions again (for measurements)")
     r.add_argument("--retries", type=int, default=2,
                    help="resubmissions of unfinished shards before they are recorded as JE")
+    dispatch_options(r)
     r.set_defaults(func=cmd_run)
 
     sv = sub.add_parser("serve", help="grade continuously as submissions arrive "
@@ -221,16 +244,7 @@ def register(sub: Any) -> None:
                     help="stop once nothing waits and nothing is in flight")
     sv.add_argument("--report", type=float, default=SERVE.report_s,
                     help="seconds between progress lines (0: none; default %(default)s)")
-    sv.add_argument("--dispatch", choices=["pilots", "arrays"], default="pilots",
-                    help="Slurm: pilots (default): long-lived array tasks pull the "
-                         "batches' work (no Slurm dispatch per batch); arrays: one job "
-                         "array per batch")
-    sv.add_argument("--pilots", type=int,
-                    help="pilot tasks at most, one core each (default: the partition's CPUs)")
-    sv.add_argument("--pilot-idle", type=float, default=PILOT.idle_s,
-                    help="a pilot leaves after this long without work (default %(default)s s)")
-    sv.add_argument("--pilot-minutes", type=int, default=PILOT.minutes,
-                    help="each pilot's time limit in minutes (default %(default)s)")
+    dispatch_options(sv)
     sv.add_argument("--cpus-per-task", type=int, default=1,
                     help="--dispatch arrays: whole cores per array task")
     sv.add_argument("--shard-size", type=int, help="--dispatch arrays: submissions per task")

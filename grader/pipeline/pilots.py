@@ -81,6 +81,7 @@ class PilotSpec:
     poll_s: float = 0.1
     submit_interval_s: float = 2.0
     partition: str | None = None
+    ticket_size: int | None = None  # submissions per ticket; None: ``ticket_shard_size``
 
 
 def write_spec(pool_dir: Path, spec: PilotSpec) -> None:
@@ -362,7 +363,7 @@ class PilotExecutor:
     def run(self, jobs: Sequence[GradingJob]) -> Iterator[Outcome]:
         if not jobs:
             return
-        k = ticket_shard_size(len(jobs), self.pool.spec.pilots)
+        k = self.pool.spec.ticket_size or ticket_shard_size(len(jobs), self.pool.spec.pilots)
         array = ArrayDir.create(self.batch_dir)
         names: dict[str, Shard] = {}
         stamp = time.time_ns()

@@ -137,7 +137,7 @@ def test_a_course_graded_through_slurm_as_an_ordinary_user(site_user, slurm_conf
          "--submit-to", scratch / "spool", "--course", "c"],
         [BIN, "db", "start"],
         [BIN, "run", "--spool", scratch / "spool", "--course", "c", "--executor", "slurm",
-         "--shard-size", "6"],
+         "--dispatch", "arrays", "--shard-size", "6"],
     ]
     _steps(run, extra, steps)
     _verdicts_as_expected(run, extra, "c", scratch / "course/manifest.csv")

@@ -1,6 +1,7 @@
 """Grading through a real (local) Slurm cluster: one array job per batch, exclusive
 cores, retries, JE after a bound, and a killed `gradeline run` resumed."""
 import contextlib
+import json
 import os
 import re
 import signal
@@ -43,8 +44,8 @@ def run(tmp_path, url, conf, *extra, fault=None, timeout=900):
     if fault:
         env["GRADELINE_FAULT"] = fault
     return subprocess.run([str(BIN), "run", "--spool", str(tmp_path / "spool"),
-                           "--executor", "slurm", *extra], capture_output=True, text=True,
-                          env=env, timeout=timeout)
+                           "--executor", "slurm", "--dispatch", "arrays", *extra],
+                          capture_output=True, text=True, env=env, timeout=timeout)
 
 
 def start_run(tmp_path, url, conf, **popen):
@@ -52,7 +53,8 @@ def start_run(tmp_path, url, conf, **popen):
     env = {**os.environ, "GRADELINE_DB_URL": url, "GRADELINE_COURSE": "c", "SLURM_CONF": conf}
     env.pop("GRADELINE_FAULT", None)
     return subprocess.Popen([str(BIN), "run", "--spool", str(tmp_path / "spool"), "--executor",
-                             "slurm", "--shard-size", popen.pop("shard_size")], env=env, **popen)
+                             "slurm", "--dispatch", "arrays", "--shard-size",
+                             popen.pop("shard_size")], env=env, **popen)
 
 
 def array_jobs(tmp_path):
@@ -92,6 +94,41 @@ def test_batch_is_one_array_job_and_matches_direct_grading(tmp_path, slurm_conf,
         rec = recs[0]
         assert (rec["verdict"], rec["score"]) == (d.verdict.value, d.score), p
         assert [t["verdict"] for t in rec["tests"]] == [t.verdict.value for t in d.tests]
+
+
+def test_run_on_pilots_grades_each_submission_once_and_leaves_no_pilot(tmp_path, slurm_conf,
+                                                                      db):
+    """`gradeline run`'s default on Slurm: pilot tasks pull tickets of the batch; when it
+    is stored, no pilot is left holding a core."""
+    spool_course(tmp_path, 20, seed=21)
+    env = {**os.environ, "GRADELINE_DB_URL": db, "GRADELINE_COURSE": "c", "SLURM_CONF": slurm_conf}
+    env.pop("GRADELINE_FAULT", None)
+    r = subprocess.run([str(BIN), "run", "--spool", str(tmp_path / "spool"), "--executor",
+                        "slurm", "--shard-size", "3"], capture_output=True, text=True, env=env,
+                       timeout=900)
+    assert r.returncode == 0, r.stdout + r.stderr
+    assert "pilot tasks pulling work" in r.stderr
+    pilot_jobs = sorted((tmp_path / "spool/pilots").glob("array-*/job.json"))
+    assert pilot_jobs and not array_jobs(tmp_path)  # pilots only, no array per batch
+    with Store(db) as s:
+        assert s.count("SELECT count(*) FROM submissions") == 20
+        assert s.count("SELECT count(*) FROM results WHERE verdict = 'JE'") == 0
+        tasks = s.conn.execute(
+            "SELECT DISTINCT r.record->'runtime'->'slurm'->>'slurm_array_job_id' FROM results r "
+            "WHERE r.reused_from IS NULL").fetchall()
+    ids = {re.search(r'"job_id": "(\d+)"', j.read_text()).group(1) for j in pilot_jobs}
+    assert {t for (t,) in tasks} <= ids  # every result was graded in a pilot
+    shards = (tmp_path / "spool").glob("*/*/array-*/shard-*.jsonl")
+    keys = [json.loads(ln)["submission"] for o in shards for ln in o.read_text().splitlines()]
+    assert keys and len(keys) == len(set(keys))  # nothing graded twice
+    deadline = time.monotonic() + 60
+    while time.monotonic() < deadline:  # scancel is asynchronous
+        q = subprocess.run(["squeue", "-h", "-j", ",".join(sorted(ids)), "-o", "%i %T"],
+                           capture_output=True, text=True, env=env)
+        if not q.stdout.strip():
+            break
+        time.sleep(0.5)
+    assert not q.stdout.strip(), f"pilots still queued or running: {q.stdout}"
 
 
 def test_tasks_run_concurrently_on_distinct_cores(tmp_path, slurm_conf, db):
