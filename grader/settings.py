@@ -57,6 +57,12 @@ KNOBS: tuple[Knob, ...] = (
     Knob("GRADELINE_SANDBOX_UID_BASE", "sandbox_uid_base", "as root: sandbox uid = base + "
          "worker slot (default 61000)"),
     Knob("GRADELINE_CGROUPS", "cgroups", "0: never create per-run cgroups (rlimits only)"),
+    Knob("GRADELINE_COMPILE_ACCEL", "compile_accel", "0: compile as the bare loop does: "
+         "no precompiled headers, the default linker (for measurements; an image without "
+         "gold)"),
+    Knob("GRADELINE_ON_REJECT", "on_reject", "break | continue: for every test group of "
+         "every assignment, stop at the first rejected test, or run them all (default: "
+         "each group's own on_reject, continue unless gradeline.yaml says break)"),
     Knob("GRADELINE_COMPILE_CACHE", "compile_cache", "0: compile every submission, even "
          "comment-only variants (measurements)"),
     Knob("GRADELINE_METRICS", "metrics", "off | auto | likwid | perf: count hardware events "
@@ -117,6 +123,8 @@ class Settings:
     sandbox_uid_base: int = DEFAULT_UID_BASE
     cgroups: bool = True
     compile_cache: bool = True
+    compile_accel: bool = True
+    on_reject: Literal["break", "continue"] | None = None  # None: each group's own
     metrics: str | None = None
     fault: str = ""
     fault_dir: Path | None = None
@@ -200,6 +208,10 @@ class Settings:
             sandbox_uid_base=int(number("GRADELINE_SANDBOX_UID_BASE", DEFAULT_UID_BASE, int)),
             cgroups=get("GRADELINE_CGROUPS") != "0",
             compile_cache=get("GRADELINE_COMPILE_CACHE") != "0",
+            compile_accel=get("GRADELINE_COMPILE_ACCEL") != "0",
+            on_reject=None if not get("GRADELINE_ON_REJECT") else
+            cast(Literal["break", "continue"],
+                 choice("GRADELINE_ON_REJECT", ("break", "continue"))),
             metrics=None if metrics in (None, "off") else metrics,
             fault=get("GRADELINE_FAULT") or "",
             fault_dir=path("GRADELINE_FAULT_DIR"),

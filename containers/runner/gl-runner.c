@@ -8,8 +8,9 @@
  * Each run gets, in this order (isolate's and bwrap's recipe, see CONTRACT.md):
  *   - a fresh user, mount, PID, IPC and UTS namespace (clone), with the run's uid
  *     mapped: the caller's own uid, or -- when we are root -- the slot's sandbox uid;
- *   - a cgroup of its own below the shard's (memory, pids, CPU accounting, cpuset),
- *     when the judge gave us a delegated one;
+ *   - a cgroup below the shard's (memory, pids, CPU accounting, cpuset), when the
+ *     judge gave us a delegated one: fresh per run under v2; under v1 a fresh memory
+ *     cgroup, the others reused by every run (see cg_reuse);
  *   - /work = the build dir (read-only unless compiling), the requested binds, a
  *     private size-limited /tmp, an empty tmpfs over the shard's work root (other
  *     submissions, validator data), a new /proc;
@@ -207,7 +208,7 @@ static long long read_num(const char *dir, const char *name, const char *key) {
     return -1;
 }
 
-/* The run's cgroup dirs (one per v1 controller, or one v2 dir); 0 when none. */
+/* A fresh cgroup per run (v2, or when the reused v1 one cannot be made ready). */
 static int cg_create(const struct req *r, char dirs[][PATH_MAX]) {
     if (!ncg) return 0;
     char num[64];
@@ -234,6 +235,103 @@ static int cg_create(const struct req *r, char dirs[][PATH_MAX]) {
         }
     }
     return ncg;
+}
+
+/* cgroup v1: the CPU accounting, cpuset and pids cgroups of a run are reused by
+ * every run of this runner (emptied, counters reset, limits rewritten only when they
+ * change); the memory cgroup is fresh per run. Creating and removing four cgroups per
+ * run cost ~1.5 ms of a run's ~4 ms. A memory cgroup cannot be reused cleanly: the
+ * page cache a run reads (the image's compilers and interpreters) stays charged to
+ * it, and reclaiming that evicts the image's files (measured: `python3 -c pass` went
+ * from 19 to 90 ms); removing the cgroup hands the charge to the shard's instead.
+ * v2 keeps one fresh cgroup per run (one directory holds every controller). */
+static int reuse_ready = 0;
+static long long reuse_procs = -2;
+static char reuse_cpus[256] = "\001";
+static int fresh[MAXCG];  /* this run's dir i was made for it alone: remove it after */
+
+static int cg_empty(const char *dir) {
+    char path[PATH_MAX], buf[64];
+    snprintf(path, sizeof path, "%s/cgroup.procs", dir);
+    for (int tries = 0; tries < 2000; tries++) {  /* zombies leave as they are released */
+        int fd = open(path, O_RDONLY | O_CLOEXEC);
+        if (fd < 0) return 0;
+        ssize_t n = read(fd, buf, sizeof buf);
+        close(fd);
+        if (n == 0) return 1;
+        usleep(500);
+    }
+    return 0;
+}
+
+static void reuse_forget(void) {
+    reuse_ready = 0;
+    reuse_procs = -2;
+    reuse_cpus[0] = 1;
+}
+
+/* The run's cgroups (v1), reusing what can be; 0 when they cannot be made ready
+ * (the caller then makes fresh ones for everything). */
+static int cg_reuse(const struct req *r, char dirs[][PATH_MAX]) {
+    if (cg_v2 || !ncg) return 0;
+    char num[64];
+    for (int i = 0; i < ncg; i++) {
+        const char *c = cgs[i].ctrl;
+        fresh[i] = !strcmp(c, "memory");
+        if (fresh[i]) {
+            snprintf(dirs[i], PATH_MAX, "%s/run%lu", cgs[i].dir, runs);
+            if (mkdir(dirs[i], 0755) && errno != EEXIST) goto undo;
+            if (r->memory > 0) {
+                snprintf(num, sizeof num, "%lld", r->memory);
+                write_file(dirs[i], "memory.limit_in_bytes", num);
+                write_file(dirs[i], "memory.memsw.limit_in_bytes", num);
+            }
+            continue;
+        }
+        snprintf(dirs[i], PATH_MAX, "%s/run", cgs[i].dir);
+        if (!reuse_ready) {
+            if (mkdir(dirs[i], 0755) && errno != EEXIST) goto undo;
+            if (!strcmp(c, "cpuset")) {
+                char mems[256];
+                long long m = read_num(cgs[i].dir, "cpuset.mems", NULL);
+                snprintf(mems, sizeof mems, "%lld", m < 0 ? 0 : m);
+                if (write_file(dirs[i], "cpuset.mems", mems)) goto undo;
+            }
+        } else if (!cg_empty(dirs[i])) {
+            goto undo;
+        }
+        if (!strcmp(c, "pids") && r->procs != reuse_procs) {
+            if (r->procs > 0) snprintf(num, sizeof num, "%lld", r->procs);
+            else snprintf(num, sizeof num, "max");
+            if (write_file(dirs[i], "pids.max", num)) goto undo;
+            reuse_procs = r->procs;
+        } else if (!strcmp(c, "cpuset")) {
+            char want[256];
+            if (r->cpus) snprintf(want, sizeof want, "%s", r->cpus);
+            else {  /* every CPU of the shard */
+                char path[PATH_MAX];
+                snprintf(path, sizeof path, "%s/cpuset.cpus", cgs[i].dir);
+                int fd = open(path, O_RDONLY | O_CLOEXEC);
+                ssize_t n = fd < 0 ? -1 : read(fd, want, sizeof want - 1);
+                if (fd >= 0) close(fd);
+                if (n <= 0) goto undo;
+                want[n] = 0;
+            }
+            if (strcmp(want, reuse_cpus)) {
+                if (write_file(dirs[i], "cpuset.cpus", want)) goto undo;
+                snprintf(reuse_cpus, sizeof reuse_cpus, "%s", want);
+            }
+        } else if (!strcmp(c, "cpuacct")) {
+            if (write_file(dirs[i], "cpuacct.usage", "0")) goto undo;
+        }
+    }
+    reuse_ready = 1;
+    return ncg;
+undo:
+    for (int i = 0; i < ncg; i++)
+        if (fresh[i]) rmdir(dirs[i]);
+    reuse_forget();
+    return 0;
 }
 
 static int cg_attach(char dirs[][PATH_MAX], int n, pid_t pid) {
@@ -263,8 +361,9 @@ static void cg_measure(char dirs[][PATH_MAX], int n, long long *cpu_us, long lon
     }
 }
 
-static void cg_remove(char dirs[][PATH_MAX], int n) {
+static void cg_remove(char dirs[][PATH_MAX], int n, int reused) {
     for (int i = 0; i < n; i++) {
+        if (reused && !fresh[i]) continue;  /* kept for the next run, removed at our exit */
         if (cg_v2) write_file(dirs[i], "cgroup.kill", "1");
         for (int tries = 0; tries < 2000 && rmdir(dirs[i]) && errno == EBUSY; tries++)
             usleep(500);  /* zombies leave the cgroup as they are released */
@@ -477,7 +576,8 @@ static void run(struct req *r) {
     /* The program's descriptors must survive exec in the init: clear CLOEXEC there. */
     char dirs[MAXCG][PATH_MAX];
     runs++;
-    int ncgs = cg_create(r, dirs);
+    int reused = cg_reuse(r, dirs) > 0;
+    int ncgs = reused ? ncg : cg_create(r, dirs);
     if (ncgs < 0) { reply_error("cannot create the run's cgroup: %s", strerror(errno)); goto close_files; }
     int memory_cgroup = 0;
     for (int i = 0; i < ncgs; i++) memory_cgroup |= cg_v2 || !strcmp(cgs[i].ctrl, "memory");
@@ -505,7 +605,8 @@ static void run(struct req *r) {
         kill(init, SIGKILL);
         waitpid(init, NULL, 0);
         reply_error("cannot join the run's cgroup: %s", strerror(errno));
-        cg_remove(dirs, ncgs);
+        cg_remove(dirs, ncgs, 0);
+        if (reused) reuse_forget();
         goto close_pipes;
     }
     if (r->cpus) {
@@ -586,7 +687,7 @@ static void run(struct req *r) {
     fflush(stdout);
 finish:
     if (!init_reaped) waitpid(init, &st, 0);
-    cg_remove(dirs, ncgs);
+    cg_remove(dirs, ncgs, reused);
 close_pipes:
     if (gate[1] >= 0) close(gate[1]);
     close(rep_pipe[0]); close(fail[0]);
@@ -626,6 +727,11 @@ int main(int argc, char **argv) {
         if (got < 0) reply_error("bad request: %s", why);
         else run(&r);
         free_req(&r);
+    }
+    if (reuse_ready) {
+        char dirs[MAXCG][PATH_MAX];
+        for (int i = 0; i < ncg; i++) snprintf(dirs[i], PATH_MAX, "%s/run", cgs[i].dir);
+        cg_remove(dirs, ncg, 0);
     }
     return 0;
 }

@@ -85,7 +85,8 @@ class Context:
             if self.settings.compile_cache else None
         return Judge(open_sandbox(self.sandbox_config, self.workroot, slot=cpus.first,
                                   cpus=cpus), self.workroot, cpus, keep_workdirs=keep_workdirs,
-                     compile_cache=cache)
+                     compile_cache=cache, accelerate=self.settings.compile_accel,
+                     on_reject=self.settings.on_reject)
 
     def local_executor(self, cpus: CpuSet, label: str = "grading") -> LocalExecutor:
         return LocalExecutor(cpus, self.worker(), Progress(label))

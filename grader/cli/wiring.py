@@ -26,4 +26,5 @@ def workroot(state_dir: Path) -> Path:
 def worker_spec(settings: Settings, state_dir: Path | None = None) -> WorkerSpec:
     state = state_dir or settings.state_dir
     return WorkerSpec(sandbox_config(settings, state), workroot(state),
-                      compile_cache=settings.compile_cache)
+                      compile_cache=settings.compile_cache,
+                      compile_accel=settings.compile_accel, on_reject=settings.on_reject)

@@ -24,6 +24,9 @@ class Language:
     compile: tuple[str, ...]
     run: tuple[str, ...]
     default_flags: tuple[str, ...]
+    #: flags that only make the compile faster (precompiled headers, a faster linker);
+    #: added unless acceleration is off (measurements of the bare loop's work)
+    accelerate: tuple[str, ...] = ()
 
     def sources(self, files: Sequence[str]) -> list[str]:
         """The files (relative names) that are sources of this language, sorted."""
@@ -42,9 +45,9 @@ class Language:
         return srcs[0]
 
     def _expand(self, template: Sequence[str], files: Sequence[str],
-                flags: Sequence[str] | None) -> list[str]:
+                flags: Sequence[str] | None, extra: Sequence[str] = ()) -> list[str]:
         srcs = self.sources(files)
-        chosen = list(self.default_flags if flags is None else flags)
+        chosen = [*extra, *(self.default_flags if flags is None else flags)]
         out: list[str] = []
         for part in template:
             if part == "{flags}":
@@ -57,9 +60,14 @@ class Language:
                 out.append(part)
         return out
 
-    def compile_argv(self, files: Sequence[str], flags: Sequence[str] | None = None) -> list[str]:
-        """argv that compiles ``files``; empty when the language needs no compile step."""
-        return self._expand(self.compile, files, flags) if self.compile else []
+    def compile_argv(self, files: Sequence[str], flags: Sequence[str] | None = None, *,
+                     accelerate: bool = False) -> list[str]:
+        """argv that compiles ``files``; empty when the language needs no compile step.
+        ``accelerate``: with the ``accelerate`` flags before the others (the assignment's
+        own flags still win: a precompiled header made for other flags is ignored)."""
+        if not self.compile:
+            return []
+        return self._expand(self.compile, files, flags, self.accelerate if accelerate else ())
 
     def run_argv(self, files: Sequence[str], flags: Sequence[str] | None = None) -> list[str]:
         # Run flags are only meaningful for interpreters; compiled languages ignore them.
@@ -82,6 +90,7 @@ def _parse(data: Any) -> dict[str, Language]:
                 compile=tuple(str(a) for a in spec.get("compile") or ()),
                 run=tuple(str(a) for a in spec["run"]),
                 default_flags=tuple(str(a) for a in spec.get("default_flags") or ()),
+                accelerate=tuple(str(a) for a in spec.get("accelerate") or ()),
             )
         except KeyError as e:
             raise ConfigError(f"languages.yaml: {lid}: missing key {e.args[0]!r}") from e

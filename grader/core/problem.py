@@ -31,6 +31,8 @@ from grader.core.limits import DEFAULT_COMPILE_LIMITS, DEFAULT_VALIDATOR_LIMITS,
 
 Scoring = Literal["all_or_nothing", "proportional"]
 SCORINGS: tuple[Scoring, ...] = ("all_or_nothing", "proportional")
+OnReject = Literal["continue", "break"]
+ON_REJECT: tuple[OnReject, ...] = ("continue", "break")
 
 GRADELINE_KEYS = {"time_limit_s", "languages", "compile_flags", "groups", "total_points",
                   "stack_mib", "processes"}
@@ -61,6 +63,9 @@ class TestGroup:
     scoring: Scoring
     validator_flags: tuple[str, ...]
     cases: tuple[TestCase, ...]
+    #: Kattis ``on_reject``: "break" stops the group at its first rejected test (the
+    #: rest are not run and count as failed); "continue" runs every test
+    on_reject: OnReject = "continue"
 
     @property
     def is_sample(self) -> bool:
@@ -306,6 +311,7 @@ def _load_groups(name: str, root: Path, gl: dict[str, Any], gl_path: Path,
                 raise ProblemFormatError(name, str(inp), "has no matching .ans file")
             cases.append(TestCase(name=f"{gname}/{inp.stem}", group=gname,
                                   input_path=inp, answer_path=ans))
+        on_reject: OnReject = "continue"
         if spec is None:
             # Default: the secret groups share total_points equally, per test.
             points = total / len(secret) if gname in secret else 0.0
@@ -325,9 +331,14 @@ def _load_groups(name: str, root: Path, gl: dict[str, Any], gl_path: Path,
                 raise ProblemFormatError(name, str(gl_path), f"groups.{gname}.scoring must be "
                                          f"one of {SCORINGS}, not {sc!r}")
             scoring = "proportional" if sc == "proportional" else "all_or_nothing"
+            rej = str(gs.get("on_reject", "continue"))
+            if rej not in ON_REJECT:
+                raise ProblemFormatError(name, str(gl_path), f"groups.{gname}.on_reject must "
+                                         f"be one of {ON_REJECT}, not {rej!r}")
+            on_reject = "break" if rej == "break" else "continue"
         groups.append(TestGroup(
             name=gname, points=points, scoring=scoring,
             validator_flags=_testdata_flags(name, data, d, validator_flags),
-            cases=tuple(cases),
+            cases=tuple(cases), on_reject=on_reject,
         ))
     return tuple(groups)

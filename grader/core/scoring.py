@@ -39,7 +39,11 @@ def score_group(group: TestGroup, tests: Sequence[TestResult]) -> GroupResult:
     passed = sum(1 for t in mine if t.verdict is Verdict.AC)
     total = len(group.cases)
     verdict = submission_verdict([t.verdict for t in mine]) if mine else Verdict.JE
-    if total == 0 or len(mine) != total:
+    # A group stopped at a rejection (on_reject: break) ends with its rejected test;
+    # the tests it did not run count as failed. Any other gap is an incomplete run.
+    stopped = bool(mine) and len(mine) < total and \
+        mine[-1].verdict not in (Verdict.AC, Verdict.JE)
+    if total == 0 or (len(mine) != total and not stopped):
         score = 0.0
     elif group.scoring == "proportional":
         fractions = [

@@ -20,7 +20,7 @@ from pathlib import Path
 from grader.core.errors import GradelineError, SandboxError, SubmissionError
 from grader.core.jobs import GradingJob, JudgeFault, Outcome, now_iso
 from grader.core.languages import Language, detect_language, get_language
-from grader.core.problem import Problem, TestCase, TestGroup, load_problem
+from grader.core.problem import OnReject, Problem, TestCase, TestGroup, load_problem
 from grader.core.result import (
     FEEDBACK_LIMIT,
     CompileResult,
@@ -55,16 +55,22 @@ class Judge:
     :param workroot: scratch directory (per-submission dirs are made and removed here).
     :param cpus: CPUs every run is pinned to (None: those this process may use).
     :param compile_cache: reuse compiles of comment-only variants (None: compile all).
+    :param accelerate: compile with the languages' ``accelerate`` flags (precompiled
+        headers, the gold linker).
+    :param on_reject: "break" or "continue" for every group (a course's choice: quick
+        feedback, less work), instead of each group's own ``on_reject``.
     """
 
     def __init__(self, sandbox: Sandbox, workroot: Path, cpus: Sequence[int] | None = None,
-                 *, keep_workdirs: bool = False, compile_cache: CompileCache | None = None
-                 ) -> None:
+                 *, keep_workdirs: bool = False, compile_cache: CompileCache | None = None,
+                 accelerate: bool = True, on_reject: OnReject | None = None) -> None:
         self.sandbox = sandbox
         self.workroot = workroot
         self.cpus = list(cpus) if cpus is not None else sorted(os.sched_getaffinity(0))
         self.keep_workdirs = keep_workdirs
         self.cache = compile_cache
+        self.accelerate = accelerate
+        self.on_reject = on_reject
         self.validators = Validators(sandbox, workroot, self.cpus)
         self._problems: dict[Path, Problem] = {}
         self.extra_runtime: dict[str, object] = {}  # e.g. the Slurm task, for the record
@@ -128,10 +134,17 @@ class Judge:
             run_argv = lang.run_argv(sub.files, problem.compile_flags.get(lang.id))
             tests: list[TestResult] = []
             run_s = validate_s = 0.0
+            broken: set[str] = set()  # groups stopped at a rejection (on_reject: break)
             for i, case in enumerate(problem.cases):
-                result, r_s, v_s = self._run_test(problem, problem.group(case.group), case, i,
-                                                  run_argv, build, out, work)
+                group = problem.group(case.group)
+                if group.name in broken:
+                    continue
+                result, r_s, v_s = self._run_test(problem, group, case, i, run_argv, build,
+                                                  out, work)
                 tests.append(result)
+                if result.verdict not in (Verdict.AC, Verdict.JE) and \
+                        (self.on_reject or group.on_reject) == "break":
+                    broken.add(group.name)
                 run_s += r_s
                 validate_s += v_s
             timing.update(run_s=run_s, validate_s=validate_s)
@@ -145,7 +158,8 @@ class Judge:
 
     def _compile(self, problem: Problem, lang: Language, files: Sequence[str], build: Path,
                  out: Path) -> CompileResult:
-        argv = lang.compile_argv(files, problem.compile_flags.get(lang.id))
+        argv = lang.compile_argv(files, problem.compile_flags.get(lang.id),
+                                 accelerate=self.accelerate)
         if not argv:
             return CompileResult(ok=True)
         key = None
@@ -220,6 +234,7 @@ class Judge:
                 score: float, comp: CompileResult, tests: list[TestResult],
                 groups: Sequence[GroupResult], timing: dict[str, float]) -> SubmissionResult:
         runtime = {**self.sandbox.describe(), "host": platform.node(), "cpus": self.cpus,
+                   **({"on_reject": self.on_reject} if self.on_reject else {}),
                    **self.extra_runtime}
         return SubmissionResult(
             problem=problem.short_name, problem_version=problem.version,

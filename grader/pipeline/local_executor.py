@@ -18,6 +18,7 @@ from pathlib import Path
 
 from grader.adapters.sandbox import SandboxConfig, open_sandbox
 from grader.core.jobs import GradingJob, Outcome
+from grader.core.problem import OnReject
 from grader.core.samples import ShardSample
 from grader.judge.compile_cache import CompileCache
 from grader.judge.judge import Judge
@@ -31,12 +32,16 @@ class WorkerSpec:
 
     :param workroot: scratch space the sandbox uid can traverse.
     :param compile_cache: reuse compiles of comment-only variants.
+    :param compile_accel: precompiled headers and the gold linker (see languages.yaml).
+    :param on_reject: every group's on_reject (None: each group's own).
     :param runtime_extra: added to every result's ``runtime`` (e.g. the Slurm task).
     """
 
     sandbox: SandboxConfig
     workroot: Path
     compile_cache: bool = True
+    compile_accel: bool = True
+    on_reject: OnReject | None = None
     runtime_extra: dict[str, object] = field(default_factory=dict)
 
     def judge(self, cpu: int) -> Judge:
@@ -44,7 +49,8 @@ class WorkerSpec:
         os.sched_setaffinity(0, [cpu])
         cache = CompileCache(self.workroot / "compile-cache") if self.compile_cache else None
         judge = Judge(open_sandbox(self.sandbox, self.workroot, slot=cpu, cpus=[cpu],
-                                   build=False), self.workroot, [cpu], compile_cache=cache)
+                                   build=False), self.workroot, [cpu], compile_cache=cache,
+                      accelerate=self.compile_accel, on_reject=self.on_reject)
         judge.extra_runtime.update(self.runtime_extra)
         return judge
 

@@ -112,6 +112,53 @@ def test_compile_cache_reuses_comment_only_variants(judge, tmp_path):
     assert [t.verdict for t in results["a"].tests] == [t.verdict for t in results["b"].tests]
 
 
+@pytest.mark.parametrize("header", ["bits/stdc++.h", "iostream", "cstdio"])
+def test_the_images_precompiled_headers_are_valid_for_the_default_flags(
+        sandbox_factory, sbx_tmp, header):
+    """g++ marks a precompiled header it uses with '!' under -H ('x' when it rejects
+    one): the image's headers must be used by a compile with the default C++ flags, and
+    ignored, not fatal, for other flags."""
+    from grader.core.languages import get_language
+    from grader.core.limits import Limits
+    from grader.judge.ports import RunRequest
+
+    box = sandbox_factory([0], sbx_tmp)
+    build = sbx_tmp / "build"
+    build.mkdir(mode=0o755)
+    (build / "a.cpp").write_text(f"#include <{header}>\nint main() {{ return 0; }}\n")
+    box.own(build)
+    gch = f"/usr/local/include/gl-pch/{header}.gch"
+    for flags, used in ((None, True), (["-O0", "-std=gnu++20"], False)):
+        argv = get_language("cpp").compile_argv(["a.cpp"], flags, accelerate=True)
+        argv[1:1] = ["-H", "-Winvalid-pch"]
+        meta = box.run(RunRequest(argv, build, Limits(cpu_time_s=30.0, memory_bytes=1 << 30),
+                                  stdout=sbx_tmp / "o", stderr=sbx_tmp / "e",
+                                  workdir_writable=True, cpus=[0]))
+        err = (sbx_tmp / "e").read_text()
+        assert meta.ok, err[-2000:]
+        assert (f"! {gch}" in err) is used, err[:2000]
+
+
+def test_on_reject_break_stops_each_group_at_its_first_rejection(sandbox_factory, sbx_tmp):
+    """A course's `GRADELINE_ON_REJECT=break`: the same verdict as running every test,
+    fewer runs, and the tests not run count as failed in the score."""
+    from grader.judge.judge import Judge
+
+    p = load_problem(EXAMPLES / "bigsum")
+    sub = EXAMPLES / "bigsum/submissions/time_limit_exceeded/quadratic.py"
+    full = Judge(sandbox_factory([0], sbx_tmp / "a"), sbx_tmp / "a", [0]).grade(p, sub)
+    quick = Judge(sandbox_factory([0], sbx_tmp / "b"), sbx_tmp / "b", [0],
+                  on_reject="break").grade(p, sub)
+    assert full.verdict == quick.verdict == Verdict.TLE
+    assert len(quick.tests) < len(full.tests) == len(p.cases)
+    for g in quick.groups:
+        ran = [t for t in quick.tests if t.group == g.name]
+        rejected = [i for i, t in enumerate(ran) if t.verdict is not Verdict.AC]
+        assert not rejected or rejected == [len(ran) - 1]  # stopped at its first rejection
+    assert quick.score <= full.score
+    assert quick.runtime["on_reject"] == "break"
+
+
 def test_check_env_reports_every_capability(sandbox_factory):
     r = run_cli("check-env")
     names = [ln.split()[1] for ln in r.stdout.splitlines() if ln[:4] in ("ok  ", "FAIL", "warn")]

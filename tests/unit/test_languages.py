@@ -41,3 +41,16 @@ def test_argv_expansion():
     py = get_language("python3")
     assert py.run_argv(["util.py", "main.py"]) == ["python3", "main.py"]
     assert py.main_file(["b.py", "a.py"]) == "a.py"
+
+
+def test_acceleration_flags_come_first_and_only_when_asked():
+    """The image's precompiled headers and gold come before every other flag (an
+    assignment's own flags still follow and win); off, the compile is the bare loop's."""
+    cpp = get_language("cpp")
+    fast = cpp.compile_argv(["a.cpp"], accelerate=True)
+    assert fast == ["g++", "-isystem", "/usr/local/include/gl-pch", "-fuse-ld=gold", "-O2",
+                    "-std=gnu++17", "-pipe", "-o", "sol", "a.cpp"]
+    assert cpp.compile_argv(["a.cpp"], ["-O0"], accelerate=True)[-4:] == \
+        ["-O0", "-o", "sol", "a.cpp"]
+    assert "-fuse-ld=gold" in get_language("c").compile_argv(["a.c"], accelerate=True)
+    assert get_language("python3").accelerate == ()

@@ -72,6 +72,8 @@ def test_testdata_yaml_flags_inherit(problem_copy):
     (lambda d: (d / "problem.yaml").write_text("validation: custom\n"), "output_validators",
      "no output validator"),
     (lambda d: shutil.rmtree(d / "data"), "data", "missing"),
+    (lambda d: (d / "gradeline.yaml").write_text("groups: {secret/small: {on_reject: stop}}\n"),
+     "gradeline.yaml", "on_reject must be one of"),
 ])
 def test_errors_name_problem_and_file(problem_copy, mutate, file, message):
     d = problem_copy("bigsum")
@@ -81,3 +83,13 @@ def test_errors_name_problem_and_file(problem_copy, mutate, file, message):
     text = str(e.value)
     assert text.startswith("problem 'bigsum': ")
     assert file in text and message in text
+
+
+def test_on_reject_per_group(problem_copy):
+    d = problem_copy("bigsum")
+    (d / "gradeline.yaml").write_text(
+        "groups:\n  sample: 0\n  secret/small: {points: 30, on_reject: break}\n"
+        "  secret/large: {points: 70, scoring: proportional}\n")
+    p = load_problem(d)
+    assert p.group("secret/small").on_reject == "break"
+    assert p.group("secret/large").on_reject == "continue"  # the default

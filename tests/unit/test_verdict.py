@@ -65,3 +65,23 @@ def test_meta_text_round_trip_ignores_unknown_keys():
 def test_meta_missing_required_key():
     with pytest.raises(ValueError, match="cpu_time_s"):
         RunMeta.from_text("wall-time-s: 1\n")
+
+
+def test_a_group_stopped_at_a_rejection_scores_the_tests_it_skipped_as_failed():
+    """on_reject: break leaves a group's tests after its first rejection unrun: they
+    count as failed; a group that is short of tests without a rejection is incomplete."""
+    from pathlib import Path
+
+    from grader.core.problem import TestCase, TestGroup
+    from grader.core.result import TestResult
+    from grader.core.scoring import score_group
+
+    cases = tuple(TestCase(f"g/{i}", "g", Path(f"{i}.in"), Path(f"{i}.ans")) for i in range(4))
+    prop = TestGroup("g", 40.0, "proportional", (), cases, on_reject="break")
+    aon = TestGroup("g", 40.0, "all_or_nothing", (), cases, on_reject="break")
+    ran = [TestResult("g/0", "g", Verdict.AC), TestResult("g/1", "g", Verdict.TLE)]
+    g = score_group(prop, ran)
+    assert (g.score, g.passed, g.total, g.verdict) == (10.0, 1, 4, Verdict.TLE)
+    assert score_group(aon, ran).score == 0.0
+    short = [TestResult("g/0", "g", Verdict.AC), TestResult("g/1", "g", Verdict.AC)]
+    assert score_group(prop, short).score == 0.0  # incomplete, not stopped
