@@ -66,6 +66,18 @@ def describe_termination(meta: RunMeta, limits: Limits) -> str:
     return f"output over the {(limits.output_bytes or 0) / 2**20:g} MiB limit"
 
 
+def _expose(src: Path, dst: Path) -> None:
+    """``src`` readable by the validator's user at ``dst``: a hard link when the package
+    file is world-readable already (no copy per test), else a copy made readable (a
+    link's mode is the package file's own, which is not ours to change)."""
+    with contextlib.suppress(OSError):
+        if src.stat().st_mode & 0o004:
+            os.link(src, dst)
+            return
+    shutil.copyfile(src, dst)
+    dst.chmod(0o644)
+
+
 class Validators:
     """Validates one test's output for a judge (its sandbox, CPUs and scratch space)."""
 
@@ -130,10 +142,9 @@ class Validators:
         feedback.mkdir()
         jdir.chmod(0o755)
         data.chmod(0o755)
-        for src, name in ((case.input_path, "input"), (case.answer_path, "answer")):
-            shutil.copyfile(src, data / name)
-            (data / name).chmod(0o644)
         self.sandbox.own(jdir)  # the validator's user writes feedback and output here
+        for src, name in ((case.input_path, "input"), (case.answer_path, "answer")):
+            _expose(src, data / name)  # after own(): a linked package file keeps its owner
         full = [*argv, f"{JUDGE}/data/input", f"{JUDGE}/data/answer", f"{JUDGE}/feedback/",
                 *group.validator_flags]
         meta = self.sandbox.run(RunRequest(

