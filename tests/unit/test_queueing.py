@@ -52,7 +52,7 @@ def test_smallest_servers_meets_the_target_and_one_fewer_does_not() -> None:
 
 
 def test_mva_reproduces_jains_timesharing_example() -> None:
-    # Jain (1991), Example 35.5 (convolution, after Table 35.5): N = 3, Z = 4.68 s, demands CPU 0.78,
+    # Jain (1991), Example 35.5 (convolution): N = 3, Z = 4.68 s, demands CPU 0.78,
     # disk A 2.34, disk B 1.56 s -> X = 0.264/s, R = 6.694 s, utilisations 0.206 /
     # 0.618 / 0.412, mean jobs at disk A 0.97 (convolution; exact MVA must agree).
     st = [Station("cpu", 0.78), Station("a", 2.34), Station("b", 1.56)]
