@@ -199,6 +199,7 @@ class Finished:
     claimed: float | None = None
     dispatched: float | None = None
     spool_id: str | None = None
+    content_hash: str | None = None  # what was graded (trace-driven simulation keys)
 
 
 def capture(rows: Sequence[Finished], ref: Callable[[Finished], str]) -> list[TraceRow]:

@@ -255,7 +255,8 @@ class Store:
                   (SELECT max(t.memory_bytes) FROM test_results t WHERE t.result_id = r.id),
                   (SELECT sum(t.cpu_time_s) FROM test_results t WHERE t.result_id = r.id),
                   COALESCE(r.record->'runtime'->'slurm'->>'node', r.record->'runtime'->>'host'),
-                  r.record->'runtime'->>'cpus', s.claimed_at, s.dispatched_at, s.spool_id
+                  r.record->'runtime'->>'cpus', s.claimed_at, s.dispatched_at, s.spool_id,
+                  s.content_hash
                 FROM submissions s JOIN courses c ON c.id = s.course_id
                 LEFT JOIN results r ON r.submission_id = s.id AND r.superseded_at IS NULL
                 WHERE c.name = %s AND (%s::timestamptz IS NULL OR s.arrived_at >= %s)
@@ -263,9 +264,9 @@ class Store:
                 ORDER BY s.arrived_at, s.id""", (course, since, since))
             return [Finished(st, a, state, v, e(arr) or 0.0, e(sta), e(fin), e(sto),
                              mem / 1024 if mem is not None else None, cpu, node, cpus,
-                             e(cla), e(dis), sid)
-                    for st, a, state, v, arr, sta, fin, sto, mem, cpu, node, cpus, cla, dis, sid
-                    in cur.fetchall()]
+                             e(cla), e(dis), sid, ch)
+                    for st, a, state, v, arr, sta, fin, sto, mem, cpu, node, cpus, cla, dis, sid,
+                    ch in cur.fetchall()]
 
     def outdated(self, course: str, assignment: str, version: str) -> list[str]:
         """Spool ids of graded submissions whose current result is for another version."""

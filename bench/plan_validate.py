@@ -1,0 +1,149 @@
+"""Validate ``gradeline plan predict`` against real replays on this machine.
+
+For each core count (pilots on the local Slurm's one-core nodes): a batch run of the course
+measures every submission's grading time (``plan demands``); a served run at light
+load measures the pipeline's own delays and serve's CPU per submission (from its
+rusage); then Poisson streams at several offered loads are replayed into ``serve``
+and the simulator predicts each from the trace alone. Bounds: mean response within
+10%, p95 within 20%.
+
+Run on purpose (about 15 minutes), as root with the database up::
+
+    SLURM_CONF=/var/lib/gradeline/slurm/slurm.conf .venv/bin/python bench/plan_validate.py \
+        --cores 1,2 --loads 0.5,0.8,1.2
+
+With fewer pilots than the machine's CPUs, serve runs on a core of its own
+(``--host-cpu 0``); with as many, it shares the grading cores (its measured CPU per
+submission is passed as ``--host-cpu``).
+
+Writes ``bench/results/plan/validation.csv`` and prints the table.
+"""
+
+from __future__ import annotations
+
+import argparse
+import csv
+import json
+import os
+import signal
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+from typing import Any
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+import serve_load as sl
+
+ROOT = Path(__file__).resolve().parents[1]
+OUT = ROOT / "bench" / "results" / "plan"
+
+
+def batch(work: Path, tag: str, count: int, seed: int, pilots: int) -> tuple[Path, float]:
+    """Every submission of the course graded once: their grading times (the same
+    seeded corpus as the traces', so their content hashes match)."""
+    env = sl.fresh_env(f"gl_plan_{tag}_batch")
+    spool = work / f"spool-{tag}-batch"
+    sl.gl("corpus", str(work / f"course-{tag}"), "--count", str(count), "--seed", str(seed),
+          "--submit-to", str(spool), "--course", env["GRADELINE_COURSE"], env=env)
+    t0 = time.monotonic()
+    sl.gl("run", "--spool", str(spool), "--executor", "slurm", "--no-dedupe", "--pilots",
+          str(pilots), env=env)
+    wall = time.monotonic() - t0
+    out = work / f"demands-{tag}.json"
+    sl.gl("plan", "demands", "-o", str(out), env=env)
+    return out, count / wall
+
+
+def served(work: Path, tag: str, rate: float, count: int, seed: int, pilots: int) -> dict[str, Any]:
+    """A Poisson stream into serve; its analysis, its trace, serve's CPU seconds."""
+    env = sl.fresh_env(f"gl_plan_{tag}")
+    spool = work / f"spool-{tag}"
+    trace = work / f"{tag}.csv"
+    sl.gl("trace", "gen", "poisson", "--corpus", str(work / "course"), "--count", str(count),
+          "--rate", f"{rate:.4f}", "--seed", str(seed), "-o", str(trace), env=env)
+    log = (work / f"serve-{tag}.log").open("w")
+    serve = subprocess.Popen([str(sl.BIN), "serve", "--spool", str(spool), "--executor",
+                              "slurm", "--no-dedupe", "--pilots", str(pilots)], env=env, stdout=log,
+                             stderr=subprocess.STDOUT, start_new_session=True)
+    try:
+        sl.gl("trace", "replay", str(trace), "--mode", "open", "--spool", str(spool), env=env)
+        deadline = time.monotonic() + 1800
+        while any((spool / d).exists() and any((spool / d).iterdir()) for d in ("new", "cur")):
+            if time.monotonic() > deadline:
+                sys.exit(f"{tag}: not finished after 30 min; see {log.name}")
+            time.sleep(0.5)
+    finally:
+        serve.send_signal(signal.SIGTERM)
+        _, _, ru = os.wait4(serve.pid, 0)
+        log.close()
+    a = sl.analyse(env, work / f"{tag}.json", rate)
+    dem = work / f"demands-{tag}.json"
+    sl.gl("plan", "demands", "-o", str(dem), env=env)
+    return {"analysis": a, "trace": trace, "demands": dem,
+            "serve_cpu_s": ru.ru_utime + ru.ru_stime}
+
+
+def predict(trace: Path, demands: Path, overheads: Path, nodes: int, host_cpu: float,
+            out: Path) -> dict[str, Any]:
+    sl.gl("plan", "predict", "--trace", str(trace), "--demands", str(demands), "--overheads",
+          str(overheads), "--nodes", str(nodes), "--cores", "1", "--host-cpu",
+          f"{host_cpu:.4f}", "--replications", "20", "--json", str(out))
+    return dict(json.loads(out.read_text())["prediction"])
+
+
+def main() -> int:
+    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    ap.add_argument("--cores", default="1,2", help="core counts (pilots)")
+    ap.add_argument("--loads", default="0.5,0.8,1.2", help="offered loads, x batch capacity")
+    ap.add_argument("--calibrate", type=float, default=0.3, help="the light load (x capacity)")
+    ap.add_argument("--count", type=int, default=160)
+    ap.add_argument("--seed", type=int, default=3)
+    args = ap.parse_args()
+    OUT.mkdir(parents=True, exist_ok=True)
+    rows: list[dict[str, Any]] = []
+    with tempfile.TemporaryDirectory(prefix="gl-plan-", dir="/var/tmp") as tmp:
+        work = Path(tmp)
+        sl.gl("corpus", str(work / "course"), "--count", str(args.count), "--seed",
+              str(args.seed))
+        ncpu = os.cpu_count() or 1
+        for nodes in (int(n) for n in args.cores.split(",")):
+            demands, cap = batch(work, f"n{nodes}", args.count, args.seed, nodes)
+            print(f"{nodes} core(s): batch capacity {cap:.2f}/s", flush=True)
+            cal = served(work, f"n{nodes}_cal", args.calibrate * cap, args.count, args.seed + 1,
+                         nodes)
+            host = cal["serve_cpu_s"] / args.count if nodes >= ncpu else 0.0
+            print(f"  calibration at {args.calibrate} x: serve CPU "
+                  f"{cal['serve_cpu_s'] / args.count * 1000:.0f} ms per submission", flush=True)
+            for i, load in enumerate(float(x) for x in args.loads.split(",")):
+                tag = f"n{nodes}_l{load:g}".replace(".", "_")
+                m = served(work, tag, load * cap, args.count, args.seed + 10 + i, nodes)
+                p = predict(m["trace"], demands, cal["demands"], nodes, host,
+                            work / f"pred-{tag}.json")
+                r = m["analysis"]["response"]
+                row = {"cores": nodes, "load": load, "offered_per_s": round(load * cap, 3),
+                       "measured_mean_s": round(r["mean"], 2),
+                       "predicted_mean_s": round(p["mean"], 2),
+                       "mean_error": round(p["mean"] / r["mean"] - 1, 3),
+                       "measured_p95_s": round(r["p95"], 2),
+                       "predicted_p95_s": round(p["p95"], 2),
+                       "p95_error": round(p["p95"] / r["p95"] - 1, 3),
+                       "host_cpu_ms": round(host * 1000, 1)}
+                rows.append(row)
+                print(f"  load {load}: mean {row['measured_mean_s']} vs "
+                      f"{row['predicted_mean_s']} ({row['mean_error']:+.1%}), p95 "
+                      f"{row['measured_p95_s']} vs {row['predicted_p95_s']} "
+                      f"({row['p95_error']:+.1%})", flush=True)
+    with (OUT / "validation.csv").open("w", newline="") as f:
+        w = csv.DictWriter(f, fieldnames=list(rows[0]))
+        w.writeheader()
+        w.writerows(rows)
+    ok = all(abs(r["mean_error"]) <= 0.10 and abs(r["p95_error"]) <= 0.20 for r in rows)
+    print(f"written {OUT / 'validation.csv'}: "
+          f"{'within' if ok else 'NOT within'} mean 10% / p95 20% everywhere")
+    return 0 if ok else 1
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,172 @@
+"""The handlers of ``gradeline plan`` (loaded only when a plan command runs)."""
+
+from __future__ import annotations
+
+import argparse
+import json
+from datetime import datetime
+from pathlib import Path
+from typing import Any
+
+from grader.cli.common import Context
+from grader.core import trace as tr
+from grader.core.errors import GradelineError, SubmissionError
+from grader.core.queueing import OpenModel, Station, bounds, mva, smallest_servers
+from grader.core.submission import load_submission
+from grader.measure import simulate as sim
+
+
+def _demands_to_json(d: sim.Demands) -> dict[str, Any]:
+    return {"service": {a: list(v) for a, v in d.service.items()},
+            "by_content": dict(d.by_content), "intake": list(d.intake),
+            "storing": list(d.storing), "gap": d.gap, "pilot_start_s": d.pilot_start_s,
+            "summary": d.describe()}
+
+
+def load_demands(path: str, overheads: str | None = None) -> sim.Demands:
+    """Demands from 'plan demands' JSON, the pipeline's delays optionally from another."""
+    def read(p: str) -> dict[str, Any]:
+        try:
+            return dict(json.loads(Path(p).read_text()))
+        except (OSError, ValueError) as e:
+            raise GradelineError(f"{p}: not a 'gradeline plan demands' file: {e}") from e
+
+    d = read(path)
+    o = read(overheads) if overheads else d
+    try:
+        return sim.Demands({str(a): [float(x) for x in v] for a, v in d["service"].items()},
+                           {str(h): float(x) for h, x in d.get("by_content", {}).items()},
+                           [float(x) for x in o["intake"]], [float(x) for x in o["storing"]],
+                           float(d["gap"]), float(o["pilot_start_s"]))
+    except (KeyError, TypeError, ValueError, AttributeError) as e:
+        raise GradelineError(f"{path}: malformed demands ({e!r})") from e
+
+
+def cmd_demands(args: argparse.Namespace, ctx: Context) -> int:
+    try:
+        since = datetime.fromisoformat(args.since) if args.since else None
+    except ValueError as e:
+        raise GradelineError(f"--since: {e}") from e
+    with ctx.store() as store:
+        rows = store.finished(ctx.course(args), since)
+    try:
+        d = sim.demands_from(rows)
+    except ValueError as e:
+        raise GradelineError(f"course {ctx.course(args)!r}: {e}") from e
+    Path(args.out).write_text(json.dumps(_demands_to_json(d), indent=1))
+    s = d.describe()
+    print(f"{sum(len(v) for v in d.service.values())} graded submissions, "
+          f"{len(d.by_content)} distinct: mean grading {s['service_mean_s']:.3f} s "
+          f"(cs^2 {s['service_cs2']:.2f}), intake {s['intake_mean_s']:.3f} s, store "
+          f"{s['storing_mean_s']:.3f} s; wrote {args.out}")
+    return 0
+
+
+def _speedup(text: str) -> dict[int, float]:
+    out: dict[int, float] = {}
+    for part in filter(None, (p.strip() for p in text.split(","))):
+        try:
+            n, s = part.split(":")
+            out[int(n)] = float(s)
+        except ValueError as e:
+            raise GradelineError(f"--speedup: {part!r} is not N:S (e.g. 16:11.2)") from e
+        if out[int(n)] <= 0 or int(n) < 1:
+            raise GradelineError(f"--speedup: {part!r}: N and S must be positive")
+    return out
+
+
+def _keys(rows: list[tr.TraceRow], base: Path) -> list[str | None]:
+    """Content hashes of the trace's submissions that exist here (trace-driven); None
+    where a row names nothing readable (its assignment's times are drawn instead)."""
+    out: list[str | None] = []
+    for r in rows:
+        p = Path(r.submission)
+        p = p if p.is_absolute() else base / p
+        try:
+            out.append(load_submission(p).content_hash)
+        except (OSError, SubmissionError):
+            out.append(None)
+    return out
+
+
+def cmd_predict(args: argparse.Namespace, ctx: Context) -> int:
+    path = Path(args.trace)
+    try:
+        rows = tr.read_csv(path.read_text())
+    except (OSError, ValueError) as e:
+        raise GradelineError(f"{path}: {e}") from e
+    if not rows:
+        raise GradelineError(f"{path}: the trace is empty")
+    if args.nodes < 1 or args.cores < 1 or args.replications < 1:
+        raise GradelineError("--nodes, --cores and --replications must be >= 1")
+    d = load_demands(args.demands, args.overheads)
+    keys = _keys(rows, path.parent)
+    known = sum(1 for k in keys if k is not None and k in d.by_content)
+    infl = sim.inflation_from_speedup(_speedup(args.speedup)) if args.speedup else {}
+    lay = sim.Layout(args.nodes, args.cores, infl, host_cpu_s=args.host_cpu)
+    closed = args.mode == "closed"
+    print(f"{len(rows)} submissions ({args.mode} loop), {known} with their own measured "
+          f"grading time, the rest drawn from their assignment's; {args.replications} "
+          f"replications")
+    out: dict[str, Any] = {"trace": str(path), "mode": args.mode, "measured": known}
+    if args.target_p95 is not None:
+        found = sim.smallest_layout(d, rows, args.target_p95, cores_per_node=args.cores,
+                                    base=lay, closed=closed,
+                                    replications=args.replications,
+                                    max_cores=args.max_cores, keys=keys)
+        if found is None:
+            print(f"no layout up to {args.max_cores} cores meets p95 <= {args.target_p95:g} s")
+            out["target"] = None
+            if args.json:
+                Path(args.json).write_text(json.dumps(out, indent=1))
+            return 1
+        cores, pred = found
+        print(f"smallest layout meeting p95 <= {args.target_p95:g} s: {pred.nodes} node(s) x "
+              f"{args.cores} cores = {cores} cores")
+        out["target"] = {"p95_s": args.target_p95, "cores": cores}
+    else:
+        pred = sim.predict(d, lay, rows, closed=closed, replications=args.replications,
+                           seed=args.seed, keys=keys)
+    print(f"{pred.nodes} x {pred.cores} cores: makespan {pred.makespan:.1f} s, "
+          f"X {pred.throughput:.3f}/s, utilization {pred.utilization:.2f}; response mean "
+          f"{pred.mean:.2f} p50 {pred.p50:.2f} p95 {pred.p95:.2f} (+-{pred.p95_ci:.2f}) "
+          f"p99 {pred.p99:.2f} s")
+    out["prediction"] = pred.to_dict()
+    if args.json:
+        Path(args.json).write_text(json.dumps(out, indent=1))
+    return 0
+
+
+def cmd_models(args: argparse.Namespace, ctx: Context) -> int:
+    d = load_demands(args.demands)
+    s = d.describe()
+    svc, cs2 = s["service_mean_s"], s["service_cs2"]
+    pooled = d.pooled()
+    if args.rate is None and args.students is None:
+        raise GradelineError("give --rate (open arrivals) or --students (closed loop)")
+    if args.rate is not None:
+        m = OpenModel(args.rate, svc, args.cores, cs2)
+        if not m.stable:
+            print(f"M/G/{args.cores}: offered load {m.offered:.2f} erlangs exceeds "
+                  f"{args.cores} cores: the backlog grows without bound")
+        else:
+            print(f"M/G/{args.cores} (Allen-Cunneen, cs^2 {cs2:.2f}): utilization "
+                  f"{m.utilization:.2f}, P(wait) {m.p_wait:.3f}, mean wait {m.wait_s:.2f} s, "
+                  f"response mean {m.response_s:.2f} s, p95 "
+                  f"{m.response_quantile(0.95, pooled):.2f} s")
+        if args.target_p95 is not None:
+            try:
+                n = smallest_servers(args.rate, svc, args.target_p95, cs2=cs2,
+                                     services=pooled)
+            except ValueError as e:
+                raise GradelineError(str(e)) from e
+            print(f"fewest cores with p95 <= {args.target_p95:g} s: {n}")
+    if args.students is not None:
+        st = [Station("cores", svc, args.cores)]
+        b = bounds(st, args.think)
+        p = mva(st, args.think, args.students)[-1]
+        print(f"closed loop, N={args.students}, Z={args.think:g} s, {args.cores} cores "
+              f"(exact MVA): X {p.throughput:.3f}/s, R {p.response_s:.2f} s, utilization "
+              f"{p.utilization['cores']:.2f}; bounds X <= {b.throughput_max(args.students):.3f}"
+              f"/s, R >= {b.response_min(args.students):.2f} s; knee N* = {b.knee:.1f}")
+    return 0

@@ -1,0 +1,435 @@
+"""A discrete-event model of gradeline on a cluster, driven by what gradeline measured.
+
+Why SimPy: the model is a handful of cooperating processes (the serve loop that
+claims micro-batches, pilots that pull tickets, students that think and resubmit),
+which SimPy's generator processes express directly; Ciw is built around queueing
+networks with routing matrices, and the claim/ticket/flush mechanics do not fit its
+nodes without custom classes; salabim's licence and animation stack are more than
+this needs. SimPy is small, pure Python and maintained.
+
+What is modelled, following ``pipeline/serve.py`` and ``pipeline/pilots.py``:
+
+* **claim**: the serve loop polls the spool every ``poll_s`` and claims everything
+  waiting (at most ``batch_max``) when ``submit_interval_s`` has passed since its last
+  claim and fewer than ``in_flight`` batches are open;
+* **intake**: a claimed batch costs an intake delay (measured: claimed -> dispatched),
+  then is cut into guided tickets (``pilots.ticket_sizes``);
+* **pilots**: one per core, each pulls a ticket and grades its submissions in order;
+  an idle pilot polls every ``pilot_poll_s`` and leaves after ``pilot_idle_s``; a new
+  one costs ``pilot_start_s`` (Slurm dispatch plus container start);
+* **service**: a submission's grading time is drawn from the measured times of its
+  assignment, multiplied by the node's inflation ``k / S(k)`` with k cores of the node
+  busy (S(N) from a campaign; S(k) = k when unknown), plus the measured gap between
+  two submissions of a ticket;
+* **store**: a result is stored after the measured storing delay; the batch closes
+  when its last result is stored.
+
+Open traces replay their arrival times; closed traces make each student wait for the
+result plus the row's think time before the next attempt (as ``trace replay --mode
+closed``).
+"""
+
+from __future__ import annotations
+
+import itertools
+import math
+import random
+from collections import defaultdict
+from collections.abc import Generator, Mapping, Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+import numpy as np
+import simpy
+
+from grader.core.trace import Finished, TraceRow
+from grader.pipeline.pilots import ticket_sizes
+
+#: a SimPy process body
+Proc = Generator[simpy.Event, Any, None]
+
+
+@dataclass(frozen=True, slots=True)
+class Demands:
+    """Measured costs: grading time per assignment, and the pipeline's own delays."""
+
+    service: Mapping[str, Sequence[float]]
+    by_content: Mapping[str, float] = field(default_factory=dict)  # content hash -> seconds
+    intake: Sequence[float] = (0.02,)
+    storing: Sequence[float] = (0.15,)
+    gap: float = 0.0  # between two submissions of one ticket on a pilot
+    pilot_start_s: float = 1.0
+
+    def pooled(self) -> list[float]:
+        return [s for v in self.service.values() for s in v]
+
+    def describe(self) -> dict[str, Any]:
+        pooled = self.pooled()
+        return {"assignments": {a: {"n": len(v), "mean_s": float(np.mean(v))}
+                                for a, v in sorted(self.service.items())},
+                "service_mean_s": float(np.mean(pooled)),
+                "service_cs2": float(np.var(pooled) / np.mean(pooled) ** 2),
+                "intake_mean_s": float(np.mean(self.intake)),
+                "storing_mean_s": float(np.mean(self.storing)),
+                "gap_s": self.gap, "pilot_start_s": self.pilot_start_s,
+                "measured_submissions": len(self.by_content)}
+
+
+def demands_from(service_run: Sequence[Finished],
+                 overhead_run: Sequence[Finished] | None = None) -> Demands:
+    """Demands from finished submissions: grading times from ``service_run`` (a batch
+    run grades with every core busy, the rate the pipeline must sustain), the
+    pipeline's delays from ``overhead_run`` (a served run at light load) or from the
+    same run."""
+    service: dict[str, list[float]] = defaultdict(list)
+    content: dict[str, list[float]] = defaultdict(list)
+    for r in service_run:
+        if r.started is not None and r.finished is not None and r.state == "graded":
+            s = max(r.finished - r.started, 0.0)
+            service[r.assignment].append(s)
+            if r.content_hash:
+                content[r.content_hash].append(s)
+    if not service:
+        raise ValueError("the measured run has no graded submission with start and finish")
+    over = overhead_run or service_run
+    intake = [r.dispatched - r.claimed for r in over
+              if r.dispatched is not None and r.claimed is not None]
+    storing = [r.stored - r.finished for r in over
+               if r.stored is not None and r.finished is not None]
+    return Demands(dict(service), {h: float(np.mean(v)) for h, v in content.items()},
+                   intake or (0.02,), storing or (0.15,),
+                   _ticket_gap(service_run), _pilot_start(service_run))
+
+
+def _ticket_gap(rows: Sequence[Finished]) -> float:
+    """Median gap between one submission's finish and the next start on the same
+    core while the next was already waiting (back to back in a ticket)."""
+    by_core: dict[tuple[str | None, str | None], list[Finished]] = defaultdict(list)
+    for r in rows:
+        if r.started is not None and r.finished is not None:
+            by_core[(r.node, r.cpus)].append(r)
+    gaps = []
+    for runs in by_core.values():
+        runs.sort(key=lambda r: r.started or 0.0)
+        for prev, nxt in itertools.pairwise(runs):
+            assert prev.finished is not None and nxt.started is not None
+            if nxt.dispatched is not None and nxt.dispatched <= prev.finished:
+                g = nxt.started - prev.finished
+                if 0 <= g < 5:
+                    gaps.append(g)
+    return float(np.median(gaps)) if gaps else 0.0
+
+
+def _pilot_start(rows: Sequence[Finished]) -> float:
+    """The first start after the first dispatch: a cold pilot's cost."""
+    disp = [r.dispatched for r in rows if r.dispatched is not None]
+    starts = [r.started for r in rows if r.started is not None]
+    if not disp or not starts:
+        return 1.0
+    return max(min(starts) - min(disp), 0.0)
+
+
+def inflation_from_speedup(points: Mapping[int, float]) -> dict[int, float]:
+    """Service multipliers k / S(k) from measured S(N) points (S(1) = 1), linearly
+    interpolated in k between points and held beyond the last."""
+    pts = sorted({1: 1.0, **points}.items())
+    ks = [k for k, _ in pts]
+    mult = [k / s for k, s in pts]
+    top = ks[-1]
+    return {k: float(np.interp(k, ks, mult)) for k in range(1, top + 1)}
+
+
+@dataclass(frozen=True, slots=True)
+class Layout:
+    """The cluster and the serve policy (defaults: ``gradeline serve``'s)."""
+
+    nodes: int = 1
+    cores: int = 1
+    inflation: Mapping[int, float] = field(default_factory=dict)
+    poll_s: float = 0.25
+    submit_interval_s: float = 1.0
+    batch_max: int = 200
+    in_flight: int = 4
+    pilot_poll_s: float = 0.1
+    pilot_idle_s: float = 20.0
+    # CPU seconds the serving side spends per submission (intake, store) on the same
+    # cores as the pilots -- as on a one-machine setup; 0 where serve has its own host
+    host_cpu_s: float = 0.0
+
+    def multiplier(self, busy: int) -> float:
+        if not self.inflation or busy <= 1:
+            return 1.0
+        return self.inflation[min(busy, max(self.inflation))]
+
+
+@dataclass(slots=True)
+class Outcome:
+    """One simulated run: per submission arrival and stored time."""
+
+    arrived: list[float]
+    stored: list[float]
+    busy_s: float
+    cores: int
+
+    @property
+    def responses(self) -> np.ndarray:
+        out: np.ndarray = np.asarray(self.stored) - np.asarray(self.arrived)
+        return out
+
+    @property
+    def makespan_s(self) -> float:
+        return max(self.stored) - min(self.arrived)
+
+    def summary(self) -> dict[str, float]:
+        r = self.responses
+        return {"mean": float(r.mean()), "p50": float(np.percentile(r, 50)),
+                "p95": float(np.percentile(r, 95)), "p99": float(np.percentile(r, 99)),
+                "max": float(r.max()), "makespan": self.makespan_s,
+                "throughput": len(r) / self.makespan_s if self.makespan_s > 0 else math.inf,
+                "utilization": self.busy_s / (self.cores * self.makespan_s)
+                if self.makespan_s > 0 else 0.0}
+
+
+class _Model:
+    """The processes of one replication."""
+
+    def __init__(self, demands: Demands, layout: Layout, rows: Sequence[TraceRow],
+                 closed: bool, seed: int, keys: Sequence[str | None]) -> None:
+        self.env = simpy.Environment()
+        self.d, self.lay, self.rows, self.closed = demands, layout, rows, closed
+        self.keys = keys
+        self.rng = random.Random(seed)  # noqa: S311 -- a simulation, not secrets
+        self.pooled = demands.pooled()
+        self.spool: list[int] = []  # submissions arrived, not yet claimed
+        self.tickets: simpy.Store = simpy.Store(self.env)
+        self.open_batches = 0
+        self.busy = [0] * layout.nodes
+        self.busy_s = 0.0
+        self.arrived = [math.nan] * len(rows)
+        self.stored = [math.nan] * len(rows)
+        self.done_events: dict[int, simpy.Event] = {}
+        self.live_pilots = [False] * (layout.nodes * layout.cores)
+        self.host_work: list[tuple[float, float]] = []  # (time, cpu seconds)
+        self.kick = self.env.event()
+
+    # -- submissions ----------------------------------------------------------------
+    def arrive(self, i: int) -> None:
+        self.arrived[i] = self.env.now
+        self.spool.append(i)
+        self.done_events[i] = self.env.event()
+        self.wake()
+
+    def open_loop(self) -> Proc:
+        for i, row in sorted(enumerate(self.rows), key=lambda t: t[1].time):
+            if row.time > self.env.now:
+                yield self.env.timeout(row.time - self.env.now)
+            self.arrive(i)
+
+    def student(self, idx: list[int]) -> Proc:
+        first = self.rows[idx[0]].time
+        if first > 0:
+            yield self.env.timeout(first)
+        for n, i in enumerate(idx):
+            if n:
+                yield self.env.timeout(self.rows[i].think_s)
+            self.arrive(i)
+            yield self.done_events[i]
+
+    # -- serve ----------------------------------------------------------------------
+    def wake(self) -> None:
+        """Something serve waits for happened (an arrival, a batch closed)."""
+        if not self.kick.triggered:
+            self.kick.succeed()
+
+    def serve(self) -> Proc:
+        """Serve's loop, event-driven rather than ticking: it sleeps until there is work
+        and room for a batch, then claims at its next poll tick no earlier than
+        ``submit_interval_s`` after its last claim -- the same instants as polling
+        every ``poll_s``, at a fraction of the events."""
+        last = -math.inf
+        poll = self.lay.poll_s
+        while True:
+            while not (self.spool and self.open_batches < self.lay.in_flight):
+                self.kick = self.env.event()
+                yield self.kick
+            now = self.env.now
+            at = max(now, last + self.lay.submit_interval_s)
+            if poll > 0:
+                at = math.ceil(at / poll - 1e-9) * poll
+            if at > now:
+                yield self.env.timeout(at - now)
+            if not (self.spool and self.open_batches < self.lay.in_flight):
+                continue
+            batch = self.spool[:self.lay.batch_max]
+            del self.spool[:len(batch)]
+            self.host_work.append((self.env.now, self.lay.host_cpu_s * len(batch) / 2))
+            last = self.env.now
+            self.open_batches += 1
+            self.env.process(self.dispatch(batch))
+
+    def dispatch(self, batch: list[int]) -> Proc:
+        yield self.env.timeout(self.rng.choice(self.d.intake))
+        pilots = self.lay.nodes * self.lay.cores
+        at = 0
+        for k in ticket_sizes(len(batch), pilots):
+            self.tickets.put(batch[at:at + k])
+            at += k
+        for p in range(pilots):
+            if not self.live_pilots[p]:
+                self.live_pilots[p] = True
+                self.env.process(self.pilot(p, cold=True))
+        yield simpy.AllOf(self.env, [self.done_events[i] for i in batch])
+        self.open_batches -= 1
+        self.wake()
+
+    def pilot(self, p: int, cold: bool) -> Proc:
+        node = p // self.lay.cores
+        if cold:
+            yield self.env.timeout(self.d.pilot_start_s)
+        while True:
+            get = self.tickets.get()
+            idle = self.env.timeout(self.lay.pilot_idle_s)
+            got = yield get | idle
+            if got is None or get not in got:
+                get.cancel()
+                self.live_pilots[p] = False
+                return
+            ticket: list[int] = list(get.value or ())
+            # an idle pilot notices a new ticket at its next poll
+            yield self.env.timeout(self.rng.uniform(0, self.lay.pilot_poll_s))
+            for n, i in enumerate(ticket):
+                if n:
+                    yield self.env.timeout(self.d.gap)
+                self.busy[node] += 1
+                s = (self.service(i) * self.lay.multiplier(self.busy[node])
+                     / (1 - self.host_share()))
+                yield self.env.timeout(s)
+                self.busy[node] -= 1
+                self.busy_s += s
+                self.env.process(self.store(i))
+
+    def host_share(self, window_s: float = 10.0) -> float:
+        """The share of the cores the serving side used in the last ``window_s``
+        (processor sharing: a pilot's grading slows by 1 / (1 - share))."""
+        if not self.lay.host_cpu_s:
+            return 0.0
+        t0 = self.env.now - window_s
+        while self.host_work and self.host_work[0][0] < t0:
+            self.host_work.pop(0)
+        used = sum(c for _, c in self.host_work)
+        return min(used / (window_s * self.lay.nodes * self.lay.cores), 0.5)
+
+    def service(self, i: int) -> float:
+        """The submission's own measured time when it was measured (trace-driven),
+        else a draw from its assignment's measured times."""
+        key = self.keys[i] if i < len(self.keys) else None
+        if key is not None and key in self.d.by_content:
+            return self.d.by_content[key]
+        mine = self.d.service.get(self.rows[i].assignment)
+        return self.rng.choice(mine) if mine else self.rng.choice(self.pooled)
+
+    def store(self, i: int) -> Proc:
+        yield self.env.timeout(self.rng.choice(self.d.storing))
+        if self.lay.host_cpu_s:
+            self.host_work.append((self.env.now, self.lay.host_cpu_s / 2))
+        self.stored[i] = self.env.now
+        self.done_events[i].succeed()
+
+    def run(self) -> Outcome:
+        if self.closed:
+            per: dict[str, list[int]] = defaultdict(list)
+            for i, row in enumerate(self.rows):
+                per[row.student].append(i)
+            for idx in per.values():
+                self.env.process(self.student(idx))
+        else:
+            self.env.process(self.open_loop())
+        self.env.process(self.serve())
+        pending = [self.env.process(self._all_done())]
+        self.env.run(until=pending[0])
+        return Outcome(self.arrived, self.stored, self.busy_s,
+                       self.lay.nodes * self.lay.cores)
+
+    def _all_done(self) -> Proc:
+        while len(self.done_events) < len(self.rows):
+            yield self.env.timeout(1.0)
+        yield simpy.AllOf(self.env, list(self.done_events.values()))
+
+
+def simulate(demands: Demands, layout: Layout, rows: Sequence[TraceRow], *,
+             closed: bool = False, seed: int = 1,
+             keys: Sequence[str | None] = ()) -> Outcome:
+    """One replication of the trace on the layout; ``keys`` are the rows' content
+    hashes where known (their measured times are used as they are)."""
+    if not rows:
+        raise ValueError("the trace is empty")
+    if layout.nodes < 1 or layout.cores < 1:
+        raise ValueError("nodes and cores must be >= 1")
+    return _Model(demands, layout, rows, closed, seed, keys).run()
+
+
+@dataclass(frozen=True, slots=True)
+class Prediction:
+    """Replications' means and the spread of the p95 across them."""
+
+    nodes: int
+    cores: int
+    replications: int
+    mean: float
+    p50: float
+    p95: float
+    p99: float
+    makespan: float
+    throughput: float
+    utilization: float
+    p95_ci: float  # half-width of the 95% confidence interval of the p95
+
+    def to_dict(self) -> dict[str, Any]:
+        return {k: getattr(self, k) for k in self.__slots__}
+
+
+def predict(demands: Demands, layout: Layout, rows: Sequence[TraceRow], *,
+            closed: bool = False, replications: int = 10, seed: int = 1,
+            keys: Sequence[str | None] = ()) -> Prediction:
+    """Mean of ``replications`` runs with seeds seed, seed+1, ... (common random
+    numbers across layouts, so comparisons between core counts are not noise)."""
+    sums = [simulate(demands, layout, rows, closed=closed, seed=seed + k, keys=keys).summary()
+            for k in range(replications)]
+
+    def m(key: str) -> float:
+        return float(np.mean([s[key] for s in sums]))
+
+    p95s = [s["p95"] for s in sums]
+    ci = 1.96 * float(np.std(p95s, ddof=1)) / math.sqrt(len(p95s)) if len(p95s) > 1 else 0.0
+    return Prediction(layout.nodes, layout.cores, replications, m("mean"), m("p50"), m("p95"),
+                      m("p99"), m("makespan"), m("throughput"), m("utilization"), ci)
+
+
+def smallest_layout(demands: Demands, rows: Sequence[TraceRow], target_p95_s: float, *,
+                    cores_per_node: int, base: Layout, closed: bool = False,
+                    replications: int = 10, max_cores: int = 4096,
+                    keys: Sequence[str | None] = ()
+                    ) -> tuple[int, Prediction] | None:
+    """The fewest cores (nodes of ``cores_per_node``, the last one possibly smaller is
+    not modelled: whole nodes) whose predicted p95 meets the target; None if even
+    ``max_cores`` do not. Binary search over whole nodes."""
+
+    def at(nodes: int) -> Prediction:
+        lay = Layout(nodes, cores_per_node, base.inflation, base.poll_s,
+                     base.submit_interval_s, base.batch_max, base.in_flight,
+                     base.pilot_poll_s, base.pilot_idle_s, base.host_cpu_s)
+        return predict(demands, lay, rows, closed=closed, replications=replications, keys=keys)
+
+    hi = max(1, max_cores // cores_per_node)
+    top = at(hi)
+    if top.p95 > target_p95_s:
+        return None
+    lo, best = 0, (hi, top)
+    while hi - lo > 1:
+        mid = (lo + hi) // 2
+        p = at(mid)
+        if p.p95 <= target_p95_s:
+            hi, best = mid, (mid, p)
+        else:
+            lo = mid
+    return best[0] * cores_per_node, best[1]
