@@ -17,6 +17,7 @@ import numpy as np
 import pandas as pd
 from matplotlib.figure import Figure
 
+from analysis import monitor
 from analysis import tables as ca
 from analysis.scaling import fit_usl, speedup
 
@@ -255,6 +256,26 @@ def write_report(path: Path) -> Path:
                  f"{tf.beta:.2e}, N_peak {tf.n_peak:.0f}. Its 16-core server: S(16) = "
                  f"{3.37 / 0.3:.2f} from the runs' 3.37 req/s, {3.44 / 0.3:.2f} from table "
                  "2.2's 3.44 &mdash; the thesis is inconsistent there; both kept as data.</p>")
+
+    parts.append("<h2>Node monitor during the repetitions</h2>")
+    mon = monitor.load(path / "monitor.csv")
+    if mon.empty:
+        parts.append("<p><em>no monitor samples (a campaign from before the monitor)</em></p>")
+    else:
+        summ = monitor.summary(mon)
+        parts.append(_table(summ))
+        last = [str(r) for r in summ["run"]]
+        top = [r for w in summary["workload"].unique()
+               for r in last[::-1] if r.startswith(f"{w}/{int(summary['N'].max())}/")][:3] \
+            if not summary.empty else last[:3]
+        if top:
+            img = monitor.plot_runs(mon, top, out, "monitor.png",
+                                    "the last repetition of each workload at the largest N")
+            parts.append(f"<img src='{img}' alt='monitor'>")
+        parts.append("<p>Sampled from /proc on the repetition's cores (busy = 1 - idle - "
+                     "iowait) every 0.5 s; <code>monitor_cpu_share</code> is the sampling "
+                     "thread's CPU time over the repetition's wall time, a share of one "
+                     "core: the price of watching.</p>")
 
     parts.append("<h2>Operational-law checks</h2>")
     laws = ca.laws_summary(ca.operational_laws(d.runs)) if not d.runs.empty else pd.DataFrame()

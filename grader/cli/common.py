@@ -8,7 +8,7 @@ import importlib
 import logging
 import sys
 from collections.abc import Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 
 from grader.adapters.sandbox import SandboxConfig, open_sandbox
@@ -76,9 +76,13 @@ class Context:
     def worker(self) -> WorkerSpec:
         return wiring.worker_spec(self.settings, self.state_dir)
 
-    def prepare_image(self) -> None:
-        """Build the grading image once, up front (workers only look it up)."""
-        open_sandbox(self.sandbox_config, self.workroot, build=True).close()
+    def prepare_image(self, runtime: str | None = None) -> None:
+        """Build the grading image once, up front (workers only look it up); for
+        ``runtime`` instead of the settings' one when given (an experiment varies it)."""
+        cfg = self.sandbox_config
+        if runtime is not None:
+            cfg = replace(cfg, runtime=runtime)
+        open_sandbox(cfg, self.workroot, build=True).close()
 
     def judge(self, cpus: CpuSet, *, keep_workdirs: bool = False) -> Judge:
         cache = CompileCache(self.workroot / "compile-cache") \

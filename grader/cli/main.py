@@ -16,7 +16,7 @@ from collections.abc import Iterator, Sequence
 from pathlib import Path
 
 from grader import __version__, faults
-from grader.cli import admin, course, dropbox, grading, measure, plan, trace
+from grader.cli import admin, course, dropbox, experiment, grading, measure, plan, trace
 from grader.cli.common import Context
 from grader.core.errors import GradelineError
 from grader.settings import load
@@ -30,7 +30,7 @@ def build_parser() -> argparse.ArgumentParser:
                    help="images and scratch space (default: $GRADELINE_STATE_DIR, or "
                         "/var/lib/gradeline as root)")
     sub = p.add_subparsers(dest="command", required=True)
-    for group in (grading, course, dropbox, admin, measure, trace, plan):
+    for group in (grading, course, dropbox, admin, measure, experiment, trace, plan):
         group.register(sub)
     return p
 

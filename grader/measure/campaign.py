@@ -11,20 +11,23 @@ counted on its cores (``counters.csv``). Everything lands as the tidy CSV files 
 
 from __future__ import annotations
 
+import contextlib
 import csv
 import json
 import platform
 import sys
 from collections.abc import Callable, Iterator, Mapping, Sequence
-from dataclasses import asdict, dataclass, field
+from dataclasses import asdict, dataclass, field, replace
 from datetime import datetime
 from pathlib import Path
 from typing import Any
 
 from grader.adapters.metrics import check_all
 from grader.adapters.metrics.base import MetricsSource, counting
+from grader.adapters.procfs import Monitor
 from grader.adapters.resctrl import Resctrl
 from grader.core.errors import GradelineError
+from grader.cpuset import CpuSet
 from grader.examples import example_dirs
 from grader.measure import schema
 from grader.measure.corpus import generate_course
@@ -67,6 +70,7 @@ class Config:
     ll_mb: tuple[float, ...] = DEFAULT_LL_MB
     cachegrind_sources: int = 3
     cpu_iters: int = CPU_LOOP_ITERS
+    monitor_interval_s: float = 0.5
 
 
 def corpus_jobs(workdir: Path, count: int, seed: int) -> list[Job]:
@@ -78,20 +82,42 @@ def corpus_jobs(workdir: Path, count: int, seed: int) -> list[Job]:
 
 
 def machine_facts(cpus: Sequence[int]) -> dict[str, Any]:
-    """The machine and why each counter source is or is not usable (campaign.json)."""
+    """The machine and why each counter source is or is not usable (campaign.json),
+    with its L3 domains (which CPUs share which L3) for the partition advice."""
     rc = Resctrl()
     try:
         l3: int | None = rc.l3_bytes(cpus[0])
     except (OSError, GradelineError):
         l3 = None
-    model = next((ln.split(":", 1)[1].strip() for ln in
-                  Path("/proc/cpuinfo").read_text().splitlines()
-                  if ln.startswith("model name")), platform.processor())
-    return {"host": platform.node(), "cpu_model": model, "cpus": list(cpus),
-            "l3_bytes": l3, "kernel": platform.release(),
-            "resctrl": rc.status()[1],
+    info = _cpuinfo()
+    model = info.get("model name", platform.processor())
+    domains: dict[int, dict[str, Any]] = {}
+    for c in sorted({*CpuSet.allowed(), *cpus}):
+        dom = domains.setdefault(rc.domain_of(c), {"cpus": [], "bytes": None})
+        dom["cpus"].append(c)
+        if dom["bytes"] is None:
+            with contextlib.suppress(OSError, GradelineError):
+                dom["bytes"] = rc.l3_bytes(c)
+    vendor = {"AuthenticAMD": "amd", "GenuineIntel": "intel"}.get(info.get("vendor_id", ""),
+                                                                  "unknown")
+    return {"host": platform.node(), "cpu_model": model, "vendor": vendor,
+            "cpus": list(cpus), "l3_bytes": l3,
+            "l3_domains": [{"id": k, **v} for k, v in sorted(domains.items())],
+            "kernel": platform.release(), "resctrl": rc.status()[1],
             "sources": {a.source: {"usable": a.usable, "reason": a.reason}
                         for a in check_all()}}
+
+
+def _cpuinfo() -> dict[str, str]:
+    """The first processor's fields of /proc/cpuinfo."""
+    out: dict[str, str] = {}
+    with contextlib.suppress(OSError):
+        for ln in Path("/proc/cpuinfo").read_text().splitlines():
+            if not ln.strip():
+                break
+            k, _, v = ln.partition(":")
+            out.setdefault(k.strip(), v.strip())
+    return out
 
 
 def write_csv(path: Path, columns: Sequence[str], rows: Sequence[Mapping[str, Any]]) -> None:
@@ -116,17 +142,21 @@ class Campaign:
         self.cfg, self.out, self.cpus, self.say, self.progress = cfg, out, list(cpus), say, \
             progress
         self.counter = counter
+        # every job does all its work: no compile cache (and no dedupe: not a run)
+        self.worker = replace(cfg.worker, compile_cache=False) if cfg.worker else None
         self.id = datetime.now().strftime("campaign-%Y%m%dT%H%M%S")
         self.spans: list[dict[str, Any]] = []  # per job: start/finish, seconds from rep start
         self.counts: list[dict[str, Any]] = []  # counter samples per rep
+        self.monitor: list[dict[str, Any]] = []  # node monitor samples per rep
 
     def one_rep(self, workload: str, n: int, rep: int, jobs: Sequence[Job]) -> Rep:
         cores = self.cpus[:n]
         scratch = self.cfg.workdir / "counters" / f"{workload}-{n}-{rep}"
-        with counting(self.counter, cores, scratch) as samples:
+        with counting(self.counter, cores, scratch) as samples, \
+                Monitor(self.cfg.monitor_interval_s, cpus=cores) as mon:
             t0, t1, spans, cpu_s = run_workload(
                 workload, jobs, cores, self.cfg.workdir, cpu_iters=self.cfg.cpu_iters,
-                worker=self.cfg.worker, progress=self.progress(f"{workload} N={n} rep {rep}"))
+                worker=self.worker, progress=self.progress(f"{workload} N={n} rep {rep}"))
         r = summarize(workload, n, rep, t0, t1, spans, cpu_s, self.cfg.trim)
         r.warmup = rep < 0
         self.spans.extend({"campaign": self.id, "workload": workload, "n": n, "rep": rep,
@@ -135,6 +165,10 @@ class Campaign:
         self.counts.extend({"campaign": self.id, "workload": workload, "n": n, "rep": rep,
                             "source": s.source, "event": s.event, "cpu": s.cpu,
                             "value": s.value, "unit": s.unit} for s in samples)
+        run = f"{workload}/{n}/{rep}"
+        self.monitor.extend({"campaign": self.id, "run": run, "host": mon.host, "t_s": t,
+                             "cpu": "" if cpu is None else cpu, "metric": m, "value": v}
+                            for t, cpu, m, v in mon.all_rows())
         return r
 
     def reps(self, workload: str, ns: Sequence[int], jobs: Sequence[Job]) -> Iterator[Rep]:
@@ -159,6 +193,7 @@ class Campaign:
         write_csv(self.out / "runs.csv", schema.RUNS, rows)
         write_csv(self.out / "jobs.csv", schema.JOBS, self.spans)
         write_csv(self.out / "counters.csv", schema.COUNTERS, self.counts)
+        write_csv(self.out / "monitor.csv", schema.MONITOR, self.monitor)
 
     def run(self) -> Path:
         cfg = self.cfg

@@ -18,11 +18,14 @@ class CampaignStore(Protocol):
                       ) -> int: ...
 
 
-def save(out: Path, store: CampaignStore) -> int:
-    """Store the campaign in ``out``; re-saving replaces it. Returns the rows stored."""
-    meta = json.loads((out / schema.META).read_text())
+def save(out: Path, store: CampaignStore,
+         files: Mapping[str, tuple[str, tuple[str, ...]]] = schema.FILES,
+         meta_name: str = schema.META) -> int:
+    """Store the campaign (or experiment: its ``files`` and ``meta_name``) in ``out``;
+    re-saving replaces it. Returns the rows stored."""
+    meta = json.loads((out / meta_name).read_text())
     tables: dict[str, tuple[Sequence[str], Sequence[Sequence[Any]]]] = {}
-    for fname, (table, cols) in schema.FILES.items():
+    for fname, (table, cols) in files.items():
         path = out / fname
         if not path.exists() or not path.stat().st_size:
             continue

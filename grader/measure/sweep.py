@@ -48,9 +48,10 @@ def _compile_kind(command: str) -> str:
 
 
 def cachegrind_sweep(jobs: Sequence[Job], ll_mb: Sequence[float], cpus: Sequence[int],
-                     workdir: Path, progress: Callable[[int, int], None] | None = None
-                     ) -> list[dict[str, Any]]:
-    """g++ compiling each source under cachegrind with each simulated L3 size."""
+                     workdir: Path, progress: Callable[[int, int], None] | None = None,
+                     extra_flags: Sequence[str] = ()) -> list[dict[str, Any]]:
+    """g++ compiling each source under cachegrind with each simulated L3 size
+    (``extra_flags``, e.g. ``-fuse-ld=gold``, are added to g++'s)."""
     tasks = [(mb, j) for mb in ll_mb for j in jobs]
 
     def one(mb: float, j: Job) -> list[dict[str, Any]]:
@@ -58,7 +59,8 @@ def cachegrind_sweep(jobs: Sequence[Job], ll_mb: Sequence[float], cpus: Sequence
         tag = hashlib.sha256(f"{mb}:{j.source}".encode()).hexdigest()[:12]
         out = workdir / "cachegrind" / tag
         shutil.rmtree(out, ignore_errors=True)
-        argv = ["g++", "-O2", "-std=gnu++17", "-pipe", "-o", str(out / "a.out"), j.source]
+        argv = ["g++", "-O2", "-std=gnu++17", "-pipe", *extra_flags, "-o", str(out / "a.out"),
+                j.source]
         p = subprocess.run(cg.wrap(argv, [], out), capture_output=True, text=True,
                            timeout=1800, check=False)
         if not any(out.glob("cachegrind.out.*")):

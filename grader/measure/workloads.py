@@ -15,7 +15,7 @@ import subprocess
 import time
 from collections.abc import Callable, Sequence
 from concurrent.futures import ThreadPoolExecutor, as_completed
-from dataclasses import dataclass, replace
+from dataclasses import dataclass
 from datetime import datetime
 from importlib import resources
 from pathlib import Path
@@ -147,11 +147,9 @@ def run_workload(workload: str, jobs: Sequence[Job], cpus: Sequence[int], workdi
     if workload == "pipeline":
         if worker is None:
             raise GradelineError("the pipeline workload needs a sandbox (WorkerSpec)")
-        # Every job does all its work: no compile cache (and no dedupe: not a run).
-        spec = replace(worker, compile_cache=False)
         spans = []
         items = [GradingJob(Path(j.problem), Path(j.source)) for j in jobs]
-        for g in grade_many(items, cpus, spec, progress):
+        for g in grade_many(items, cpus, worker, progress):
             spans.append((datetime.fromisoformat(g.started_at).timestamp(),
                           datetime.fromisoformat(g.finished_at).timestamp()))
     elif workload == "bare":

@@ -38,9 +38,19 @@ def test_campaign_end_to_end(tmp_path: Path, sandbox_factory: object) -> None:
     cg = list(csv.DictReader((out / "cachegrind.csv").read_text().splitlines()))
     assert {x["ll_mb"] for x in cg} == {"1.0", "4.0"}
     assert any(x["process"] == "cc1plus" and int(x["ll_misses"]) > 0 for x in cg)
+    mon = list(csv.DictReader((out / "monitor.csv").read_text().splitlines()))
+    assert {x["run"] for x in mon} == {f"{w}/{n}/{k}" for w in ("pipeline", "bare", "cpu")
+                                      for n in (1, 2) for k in (0, 1)}
+    # every repetition watched its own cores (N=1: the first allowed CPU only) and
+    # priced the watching
+    first = str(min(os.sched_getaffinity(0)))
+    assert {x["cpu"] for x in mon if x["run"] == "pipeline/1/0" and x["metric"] == "busy"} \
+        == {first}
+    assert all(0 <= float(x["value"]) < 0.05 for x in mon if x["metric"] == "monitor_overhead")
     page = (out / "report" / "index.html").read_text()
-    for needle in ("scaling.png", "miss_rate.png", "inflation.png", "usl.png",
-                   "Operational-law checks", "Recommendation: L3 per core", "29.6"):
+    for needle in ("scaling.png", "miss_rate.png", "inflation.png", "usl.png", "monitor.png",
+                   "Operational-law checks", "Recommendation: L3 per core", "29.6",
+                   "monitor_cpu_share"):
         assert needle in page, needle
-    assert "4/4 images loaded" in r.stdout
+    assert "5/5 images loaded" in r.stdout
     assert (out / "report" / "screenshot.png").stat().st_size > 10_000

@@ -1,4 +1,6 @@
 # Helpers and config validation shared by the gradeline rules.
+import os
+
 from snakemake.utils import validate
 
 
@@ -33,3 +35,30 @@ def stored_batches(wildcards):
     """The stored-marker of the claimed batch, or nothing for an empty spool."""
     name = batch_name(wildcards)
     return [f"{RESULTS}/batches/{name}/stored.txt"] if name else []
+
+
+def experiment_dir(wildcards, input):
+    """The experiment's directory: where its design lives."""
+    return os.path.dirname(input.design)
+
+
+def experiment_dir_of_output(wildcards, output):
+    return os.path.dirname(output.design)
+
+
+def experiment_factor_options():
+    """--factor NAME=LOW,HIGH for each factor of the experiment's config."""
+    return " ".join(
+        f"--factor {name}={','.join(str(v) for v in levels)}"
+        for name, levels in config["experiment"]["factors"].items()
+    )
+
+
+def experiment_points():
+    """Every design point x replication of the experiment (2^k points)."""
+    points = 2 ** len(config["experiment"]["factors"])
+    return [
+        f"{RESULTS}/experiment/points/p{p}-r{r}.json"
+        for r in range(config["experiment"]["reps"])
+        for p in range(points)
+    ]
