@@ -1,5 +1,6 @@
-"""``gradeline plan demands | predict | models``: capacity planning from measurements --
-what a course's submissions cost, and how many cores keep feedback fast."""
+"""``gradeline plan demands | predict | models | partition | report``: capacity planning
+from measurements -- what a course's submissions cost, how many cores keep feedback fast,
+and how a grading partition should be laid out."""
 
 from __future__ import annotations
 
@@ -54,3 +55,36 @@ def register(sub: Any) -> None:
     q.add_argument("--think", type=float, default=60.0, help="closed: think time Z (s)")
     q.add_argument("--target-p95", type=float, help="open: the fewest cores meeting it (s)")
     q.set_defaults(func=lazy(M, "cmd_models"))
+
+    def target(p: Any) -> None:
+        p.add_argument("--campaign", help="a campaign directory (gradeline campaign run)")
+        p.add_argument("--l3-mb", type=float, help="L3 of one domain of the node being "
+                                                   "planned, MB (default: the campaign's)")
+        p.add_argument("--cores-per-l3", type=int, help="cores sharing one L3 domain")
+        p.add_argument("--l3-domains", type=int, help="L3 domains per node")
+        p.add_argument("--vendor", choices=["amd", "intel", "unknown"])
+        p.add_argument("--nodes", default="grader[01-04]", help="slurm.conf NodeName")
+        p.add_argument("--partition", default="grading", help="slurm.conf PartitionName")
+        p.add_argument("--memory-mb", type=int, help="slurm.conf RealMemory")
+        p.add_argument("--tolerance", type=float, default=0.10,
+                       help="simulated L3: misses within this of their floor count as flat")
+
+    pa = ps.add_parser("partition", help="L3 per core and cores per L3 domain for a grading "
+                                         "partition, with the slurm.conf lines and evidence")
+    target(pa)
+    pa.add_argument("--json", help="also write the advice here")
+    pa.set_defaults(func=lazy("grader.cli.plan_report", "cmd_partition"))
+
+    rp = ps.add_parser("report", help="the capacity-planning page: models vs replays, the "
+                                      "simulator's validation, partition advice")
+    target(rp)
+    rp.add_argument("--demands", required=True, help="'plan demands' JSON")
+    rp.add_argument("--validation", help="bench/plan_validate.py's validation.csv")
+    rp.add_argument("--validation-command", help="the command that produced it (shown)")
+    rp.add_argument("--experiment", help="an experiment directory to link")
+    rp.add_argument("--cores", default="1,2", help="core counts for the model curves")
+    rp.add_argument("--think", type=float, default=30.0, help="closed loop: think time Z")
+    rp.add_argument("--out", default="capacity", help="where index.html goes")
+    rp.add_argument("--check", action="store_true",
+                    help="load the page in headless Chromium; fail unless it renders")
+    rp.set_defaults(func=lazy("grader.cli.plan_report", "cmd_report"))
