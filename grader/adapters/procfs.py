@@ -22,6 +22,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from types import TracebackType
 
+from grader.core.samples import Sample
+
 #: per-core metrics: fractions of the interval (user includes nice; busy = 1 - idle - iowait)
 CORE_METRICS = ("busy", "user", "system", "iowait", "steal")
 #: node metrics
@@ -163,7 +165,11 @@ class Monitor:
             prev = read_snapshot(self.proc, self.disks)
         except OSError:
             return  # no /proc to read (not Linux): nothing is monitored
-        while not self._stop.wait(self.interval_s):
+        stopping = False
+        while not stopping:
+            stopping = self._stop.wait(self.interval_s)
+            if stopping and time.monotonic() - prev.t < min(0.1, self.interval_s / 2):
+                break  # the last interval is too short to be a rate worth keeping
             try:
                 cur = read_snapshot(self.proc, self.disks)
             except OSError:
@@ -182,6 +188,28 @@ class Monitor:
     def all_rows(self) -> list[tuple[float, int | None, str, float]]:
         """The samples, then the monitor's own CPU share as a node metric of its own."""
         return [*self.rows, (round(self.wall_s, 3), None, "monitor_overhead", self.overhead)]
+
+    def samples(self) -> list[Sample]:
+        """The run summarised as counter-style samples (source ``monitor``): mean busy
+        share per watched core, and for the node mean context switches/s, peak memory
+        used, disk bytes/s and the monitor's own CPU share -- so an array task's shard
+        carries how busy its node was, beside its hardware counters."""
+        out: list[Sample] = []
+        per: dict[int, list[float]] = {}
+        for _, cpu, m, v in self.rows:
+            if m == "busy" and cpu is not None:
+                per.setdefault(cpu, []).append(v)
+        for cpu, vs in sorted(per.items()):
+            out.append(Sample("monitor", "busy", sum(vs) / len(vs), "share", cpu))
+        s = self.summary()
+        for event, key, unit in (("ctxt_per_s", "ctxt_per_s", "per_s"),
+                                 ("mem_used_peak", "mem_used_peak_bytes", "bytes"),
+                                 ("disk_read", "read_bytes_per_s", "bytes_per_s"),
+                                 ("disk_write", "write_bytes_per_s", "bytes_per_s"),
+                                 ("monitor_overhead", "monitor_overhead", "share")):
+            if s[key] == s[key]:  # not NaN: at least one sample
+                out.append(Sample("monitor", event, s[key], unit))
+        return out
 
     def summary(self) -> dict[str, float]:
         """Means over the samples: per-core busy (mean over the watched cores), context

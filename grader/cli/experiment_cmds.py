@@ -40,9 +40,11 @@ def _runner(ctx: Context, out: Path, design: ex.Design, cpus_text: str | None,
             ctx.prepare_image(rt)
         ctx.prepare_image()
         worker = ctx.worker()
+    slurm = ctx.settings.slurm
+    context = {"slurm_job": slurm.job_id, "slurm_node": slurm.node} if slurm.job_id else {}
     return ex.Runner(design, out, cpus, worker, out / "work",
                      progress=lambda label: Progress(f"  {label}"),
-                     monitor_interval_s=interval)
+                     monitor_interval_s=interval, context=context)
 
 
 def _finish(args: argparse.Namespace, ctx: Context, out: Path) -> int:

@@ -187,8 +187,11 @@ class Runner:
     def __init__(self, design: Design, out: Path, cpus: Sequence[int], base: WorkerSpec | None,
                  workdir: Path, say: Callable[[str], None] = print,
                  progress: Callable[[str], Progress | None] = lambda _: None,
-                 monitor_interval_s: float = 0.5) -> None:
+                 monitor_interval_s: float = 0.5,
+                 context: Mapping[str, Any] | None = None) -> None:
+        """:param context: recorded with every point (e.g. the Slurm job that ran it)."""
         self.d, self.out, self.cpus, self.base = design, out, list(cpus), base
+        self.context = dict(context or {})
         self.workdir, self.say, self.progress = workdir, say, progress
         self.interval = monitor_interval_s
         self._jobs: dict[int, list[Job]] = {}
@@ -250,6 +253,7 @@ class Runner:
             shutil.rmtree(scratch, ignore_errors=True)
         rec = {"experiment": self.d.id, "point": point, "rep": rep, "warmup": rep < 0,
                "levels": levels, "responses": responses, "jobs": len(spans),
+               "cpus": list(cores), "context": self.context,
                "finished_at": datetime.now().isoformat(timespec="seconds"),
                "monitor": {"host": mon.host, "interval_s": self.interval,
                            "rows": [list(x) for x in mon.all_rows()]}}

@@ -22,7 +22,9 @@ process there; ``CpuSet.allowed()`` reads them back). The task
    runtime issue's note);
 4. when asked, counts hardware events on its exclusive cores around the whole
    shard (everything counted there is this shard's work) into
-   ``shard-<i>.metrics.jsonl``.
+   ``shard-<i>.metrics.jsonl``, always with the node monitor's summary of the shard
+   (busy share of each of its cores, context switches/s, peak memory used; source
+   ``monitor``), which reaches the metrics table with the counters.
 
 It never imports the database driver: compute nodes need none (``make lint``
 checks this with an import contract).
@@ -45,12 +47,17 @@ from dataclasses import replace
 
 from grader import faults
 from grader.adapters.metrics.base import MetricsSource, counting
+from grader.adapters.procfs import Monitor
 from grader.core.jobs import GradingJob, Outcome
 from grader.core.samples import ShardSample
 from grader.cpuset import CpuSet
 from grader.pipeline.local_executor import WorkerSpec, grade_inline, grade_many
 from grader.pipeline.shards import Shard
 from grader.settings import SlurmTask
+
+#: the node monitor's sampling period around a shard (its busy share, context switches
+#: and memory go to the metrics table with the shard's counters, source "monitor")
+MONITOR_INTERVAL_S = 0.5
 
 OK, SUBMISSION_FAULT, OUR_FAULT = 0, 1, 2
 
@@ -112,7 +119,8 @@ def run_shard(shard: Shard, *, cpus: CpuSet, grade: Grade, slurm: SlurmTask,
                         budget -= 1
                         yield j
 
-    with counting(metrics, cpus, shard.metrics.with_suffix(".counters")) as samples:
+    with counting(metrics, cpus, shard.metrics.with_suffix(".counters")) as samples, \
+            Monitor(MONITOR_INTERVAL_S, cpus=cpus) as mon:
         for outcome in grade(claimed()):
             graded += 1
             shard.record(outcome)
@@ -121,5 +129,5 @@ def run_shard(shard: Shard, *, cpus: CpuSet, grade: Grade, slurm: SlurmTask,
                 status = max(status, SUBMISSION_FAULT if cause == "submission" else OUR_FAULT)
                 say(f"{shard.name}: {outcome.key}: {cause} fault: {outcome.fault.reason}")
     shard.record_samples([ShardSample(s, graded, slurm.node, slurm.array_job_id,
-                                      slurm.array_task_id) for s in samples])
+                                      slurm.array_task_id) for s in [*samples, *mon.samples()]])
     return status

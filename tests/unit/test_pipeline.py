@@ -4,6 +4,7 @@ sandbox, no Slurm. (tests/store and tests/slurm run the same paths for real.)"""
 from __future__ import annotations
 
 import json
+import time
 from collections.abc import Iterable, Iterator, Sequence
 from dataclasses import replace
 from pathlib import Path
@@ -321,6 +322,29 @@ def test_array_task_exit_status_says_whose_fault(tmp_path, bigsum, marks, status
     assert run_shard(shard, cpus=CpuSet([0]), grade=ex.run, slurm=SlurmTask(),
                      say=said.append) == OK
     assert len(ex.dispatched) == len(sources)
+
+
+def test_a_shard_records_its_node_monitor_summary(tmp_path, bigsum):
+    f = tmp_path / "s" / "sum.cpp"
+    f.parent.mkdir()
+    f.write_text("// ok\n")
+    shard = ArrayDir.create(tmp_path / "batch").shard(0)
+    shard.write_jobs([GradingJob(bigsum.path, f)])
+    ex = FakeExecutor(bigsum)
+
+    def slow(jobs):  # long enough for one monitor interval
+        for o in ex.run(jobs):
+            time.sleep(0.6)
+            yield o
+
+    assert run_shard(shard, cpus=CpuSet([0]), grade=slow, slurm=SlurmTask(node="n1"),
+                     say=lambda _: None) == OK
+    got = {(s.sample.event, s.sample.cpu): s for s in shard.samples()
+           if s.sample.source == "monitor"}
+    assert {("busy", 0), ("ctxt_per_s", None), ("mem_used_peak", None),
+            ("monitor_overhead", None)} <= set(got)
+    assert 0 <= got[("busy", 0)].sample.value <= 1
+    assert got[("busy", 0)].node == "n1" and got[("busy", 0)].submissions == 1
 
 
 def test_an_idle_array_task_steals_and_nothing_is_graded_twice(tmp_path, bigsum):

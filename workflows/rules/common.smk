@@ -48,10 +48,7 @@ def experiment_dir_of_output(wildcards, output):
 
 def experiment_factor_options():
     """--factor NAME=LOW,HIGH for each factor of the experiment's config."""
-    return " ".join(
-        f"--factor {name}={','.join(str(v) for v in levels)}"
-        for name, levels in config["experiment"]["factors"].items()
-    )
+    return " ".join(f"--factor {f}" for f in config["experiment"]["factors"])
 
 
 def experiment_points():
