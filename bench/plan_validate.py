@@ -7,14 +7,21 @@ rusage); then Poisson streams at several offered loads are replayed into ``serve
 and the simulator predicts each from the trace alone. Bounds: mean response within
 10%, p95 within 20%.
 
-Run on purpose (about 15 minutes), as root with the database up::
+Run on purpose (about 35 minutes), as root with the database up::
 
     SLURM_CONF=/var/lib/gradeline/slurm/slurm.conf .venv/bin/python bench/plan_validate.py \
         --cores 1,2 --loads 0.5,0.8,1.2
 
+Everything measured stays in ``--work`` (default /var/tmp/gl-plan): ``--repredict``
+runs the predictions again from it without replaying anything (the model changed, the
+measurements did not). The simulator's parameters come from the batch run (grading
+times) and the light-load calibration run (pipeline delays, pickups) only, never from
+the runs it is validated against.
+
 With fewer pilots than the machine's CPUs, serve runs on a core of its own
-(``--host-cpu 0``); with as many, it shares the grading cores (its measured CPU per
-submission is passed as ``--host-cpu``).
+(``--host-cpu 0``); with as many, it shares the grading cores, and what it costs
+beyond the batch run's own process (whose CPU is already inside the measured grading
+times) is passed as ``--host-cpu``.
 
 Writes ``bench/results/plan/validation.csv`` and prints the table.
 """
@@ -25,10 +32,11 @@ import argparse
 import csv
 import json
 import os
+import resource
+import shutil
 import signal
 import subprocess
 import sys
-import tempfile
 import time
 from pathlib import Path
 from typing import Any
@@ -40,20 +48,27 @@ ROOT = Path(__file__).resolve().parents[1]
 OUT = ROOT / "bench" / "results" / "plan"
 
 
-def batch(work: Path, tag: str, count: int, seed: int, pilots: int) -> tuple[Path, float]:
+def children_cpu() -> float:
+    ru = resource.getrusage(resource.RUSAGE_CHILDREN)
+    return ru.ru_utime + ru.ru_stime
+
+
+def batch(work: Path, tag: str, count: int, seed: int, pilots: int
+          ) -> tuple[Path, float, float]:
     """Every submission of the course graded once: their grading times (the same
-    seeded corpus as the traces', so their content hashes match)."""
+    seeded corpus as the traces', so their content hashes match), the capacity, and
+    the CPU seconds of `gradeline run` itself."""
     env = sl.fresh_env(f"gl_plan_{tag}_batch")
     spool = work / f"spool-{tag}-batch"
     sl.gl("corpus", str(work / f"course-{tag}"), "--count", str(count), "--seed", str(seed),
           "--submit-to", str(spool), "--course", env["GRADELINE_COURSE"], env=env)
-    t0 = time.monotonic()
+    t0, c0 = time.monotonic(), children_cpu()
     sl.gl("run", "--spool", str(spool), "--executor", "slurm", "--no-dedupe", "--pilots",
           str(pilots), env=env)
-    wall = time.monotonic() - t0
+    wall, cpu = time.monotonic() - t0, children_cpu() - c0
     out = work / f"demands-{tag}.json"
     sl.gl("plan", "demands", "-o", str(out), env=env)
-    return out, count / wall
+    return out, count / wall, cpu
 
 
 def served(work: Path, tag: str, rate: float, count: int, seed: int, pilots: int) -> dict[str, Any]:
@@ -100,45 +115,64 @@ def main() -> int:
     ap.add_argument("--calibrate", type=float, default=0.3, help="the light load (x capacity)")
     ap.add_argument("--count", type=int, default=160)
     ap.add_argument("--seed", type=int, default=3)
+    ap.add_argument("--work", default="/var/tmp/gl-plan", help="measurements kept here")
+    ap.add_argument("--repredict", action="store_true",
+                    help="predict again from --work's measurements; replay nothing")
     args = ap.parse_args()
     OUT.mkdir(parents=True, exist_ok=True)
-    rows: list[dict[str, Any]] = []
-    with tempfile.TemporaryDirectory(prefix="gl-plan-", dir="/var/tmp") as tmp:
-        work = Path(tmp)
+    work = Path(args.work)
+    meta_path = work / "validation.json"
+    ncpu = os.cpu_count() or 1
+    if args.repredict:
+        meta = json.loads(meta_path.read_text())
+    else:
+        shutil.rmtree(work, ignore_errors=True)
+        work.mkdir(parents=True)
         sl.gl("corpus", str(work / "course"), "--count", str(args.count), "--seed",
               str(args.seed))
-        ncpu = os.cpu_count() or 1
+        meta = {"command": " ".join(sys.argv), "runs": []}
         for nodes in (int(n) for n in args.cores.split(",")):
-            demands, cap = batch(work, f"n{nodes}", args.count, args.seed, nodes)
-            print(f"{nodes} core(s): batch capacity {cap:.2f}/s", flush=True)
-            cal = served(work, f"n{nodes}_cal", args.calibrate * cap, args.count, args.seed + 1,
-                         nodes)
-            host = cal["serve_cpu_s"] / args.count if nodes >= ncpu else 0.0
+            demands, cap, run_cpu = batch(work, f"n{nodes}", args.count, args.seed, nodes)
+            print(f"{nodes} core(s): batch capacity {cap:.2f}/s, gradeline run's own CPU "
+                  f"{run_cpu / args.count * 1000:.0f} ms per submission", flush=True)
+            cal = served(work, f"n{nodes}_cal", args.calibrate * cap, args.count,
+                         args.seed + 1, nodes)
+            extra = max(0.0, cal["serve_cpu_s"] - run_cpu) / args.count
+            host = extra if nodes >= ncpu else 0.0
             print(f"  calibration at {args.calibrate} x: serve CPU "
-                  f"{cal['serve_cpu_s'] / args.count * 1000:.0f} ms per submission", flush=True)
+                  f"{cal['serve_cpu_s'] / args.count * 1000:.0f} ms per submission "
+                  f"({extra * 1000:.0f} ms beyond run's)", flush=True)
             for i, load in enumerate(float(x) for x in args.loads.split(",")):
                 tag = f"n{nodes}_l{load:g}".replace(".", "_")
                 m = served(work, tag, load * cap, args.count, args.seed + 10 + i, nodes)
-                p = predict(m["trace"], demands, cal["demands"], nodes, host,
-                            work / f"pred-{tag}.json")
-                r = m["analysis"]["response"]
-                row = {"cores": nodes, "load": load, "offered_per_s": round(load * cap, 3),
-                       "measured_mean_s": round(r["mean"], 2),
-                       "predicted_mean_s": round(p["mean"], 2),
-                       "mean_error": round(p["mean"] / r["mean"] - 1, 3),
-                       "measured_p95_s": round(r["p95"], 2),
-                       "predicted_p95_s": round(p["p95"], 2),
-                       "p95_error": round(p["p95"] / r["p95"] - 1, 3),
-                       "host_cpu_ms": round(host * 1000, 1)}
-                rows.append(row)
-                print(f"  load {load}: mean {row['measured_mean_s']} vs "
-                      f"{row['predicted_mean_s']} ({row['mean_error']:+.1%}), p95 "
-                      f"{row['measured_p95_s']} vs {row['predicted_p95_s']} "
-                      f"({row['p95_error']:+.1%})", flush=True)
+                meta["runs"].append({
+                    "cores": nodes, "load": load, "offered_per_s": load * cap, "tag": tag,
+                    "trace": str(m["trace"]), "demands": str(demands),
+                    "overheads": str(cal["demands"]), "host_cpu_s": host,
+                    "measured": m["analysis"]["response"]})
+                meta_path.write_text(json.dumps(meta, indent=1))
+    rows: list[dict[str, Any]] = []
+    for run in meta["runs"]:
+        p = predict(Path(run["trace"]), Path(run["demands"]), Path(run["overheads"]),
+                    run["cores"], run["host_cpu_s"], work / f"pred-{run['tag']}.json")
+        r = run["measured"]
+        row = {"cores": run["cores"], "load": run["load"],
+               "offered_per_s": round(run["offered_per_s"], 3),
+               "measured_mean_s": round(r["mean"], 2), "predicted_mean_s": round(p["mean"], 2),
+               "mean_error": round(p["mean"] / r["mean"] - 1, 3),
+               "measured_p95_s": round(r["p95"], 2), "predicted_p95_s": round(p["p95"], 2),
+               "p95_error": round(p["p95"] / r["p95"] - 1, 3),
+               "host_cpu_ms": round(run["host_cpu_s"] * 1000, 1)}
+        rows.append(row)
+        print(f"  {run['cores']} core(s), load {run['load']}: mean {row['measured_mean_s']} vs "
+              f"{row['predicted_mean_s']} ({row['mean_error']:+.1%}), p95 "
+              f"{row['measured_p95_s']} vs {row['predicted_p95_s']} "
+              f"({row['p95_error']:+.1%})", flush=True)
     with (OUT / "validation.csv").open("w", newline="") as f:
         w = csv.DictWriter(f, fieldnames=list(rows[0]))
         w.writeheader()
         w.writerows(rows)
+    shutil.copy(Path(meta["runs"][0]["demands"]), OUT / "demands.json")
     ok = all(abs(r["mean_error"]) <= 0.10 and abs(r["p95_error"]) <= 0.20 for r in rows)
     print(f"written {OUT / 'validation.csv'}: "
           f"{'within' if ok else 'NOT within'} mean 10% / p95 20% everywhere")

@@ -20,6 +20,7 @@ def _demands_to_json(d: sim.Demands) -> dict[str, Any]:
     return {"service": {a: list(v) for a, v in d.service.items()},
             "by_content": dict(d.by_content), "intake": list(d.intake),
             "storing": list(d.storing), "gap": d.gap, "pilot_start_s": d.pilot_start_s,
+            "pickup": list(d.pickup),
             "summary": d.describe()}
 
 
@@ -37,7 +38,8 @@ def load_demands(path: str, overheads: str | None = None) -> sim.Demands:
         return sim.Demands({str(a): [float(x) for x in v] for a, v in d["service"].items()},
                            {str(h): float(x) for h, x in d.get("by_content", {}).items()},
                            [float(x) for x in o["intake"]], [float(x) for x in o["storing"]],
-                           float(d["gap"]), float(o["pilot_start_s"]))
+                           float(d["gap"]), float(o["pilot_start_s"]),
+                           [float(x) for x in o.get("pickup", [])])
     except (KeyError, TypeError, ValueError, AttributeError) as e:
         raise GradelineError(f"{path}: malformed demands ({e!r})") from e
 

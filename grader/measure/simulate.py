@@ -59,6 +59,9 @@ class Demands:
     storing: Sequence[float] = (0.15,)
     gap: float = 0.0  # between two submissions of one ticket on a pilot
     pilot_start_s: float = 1.0
+    #: an idle pilot's delay from work dispatched to grading started (its poll, taking
+    #: and reading the ticket), measured; a busy pilot pays it less the poll wait
+    pickup: Sequence[float] = ()
 
     def pooled(self) -> list[float]:
         return [s for v in self.service.values() for s in v]
@@ -72,6 +75,7 @@ class Demands:
                 "intake_mean_s": float(np.mean(self.intake)),
                 "storing_mean_s": float(np.mean(self.storing)),
                 "gap_s": self.gap, "pilot_start_s": self.pilot_start_s,
+                "pickup_median_s": float(np.median(self.pickup)) if self.pickup else None,
                 "measured_submissions": len(self.by_content)}
 
 
@@ -96,28 +100,40 @@ def demands_from(service_run: Sequence[Finished],
               if r.dispatched is not None and r.claimed is not None]
     storing = [r.stored - r.finished for r in over
                if r.stored is not None and r.finished is not None]
+    gaps, _ = _lags(service_run)
+    _, pickup = _lags(over)
     return Demands(dict(service), {h: float(np.mean(v)) for h, v in content.items()},
                    intake or (0.02,), storing or (0.15,),
-                   _ticket_gap(service_run), _pilot_start(service_run))
+                   float(np.median(gaps)) if gaps else 0.0, _pilot_start(service_run), pickup)
 
 
-def _ticket_gap(rows: Sequence[Finished]) -> float:
-    """Median gap between one submission's finish and the next start on the same
-    core while the next was already waiting (back to back in a ticket)."""
+def _lags(rows: Sequence[Finished]) -> tuple[list[float], list[float]]:
+    """Per core, how long work waited for a pilot that could take it: ``gaps`` where
+    the next submission was already dispatched when the previous finished (back to
+    back: recording one outcome, starting the next), ``pickups`` where the pilot was
+    idle when it was dispatched (polling, taking and reading the ticket). A core's
+    first start (the pilot's own start) is neither."""
     by_core: dict[tuple[str | None, str | None], list[Finished]] = defaultdict(list)
     for r in rows:
         if r.started is not None and r.finished is not None:
             by_core[(r.node, r.cpus)].append(r)
-    gaps = []
+    gaps: list[float] = []
+    pickups: list[float] = []
     for runs in by_core.values():
         runs.sort(key=lambda r: r.started or 0.0)
         for prev, nxt in itertools.pairwise(runs):
             assert prev.finished is not None and nxt.started is not None
-            if nxt.dispatched is not None and nxt.dispatched <= prev.finished:
+            if nxt.dispatched is None:
+                continue
+            if nxt.dispatched <= prev.finished:
                 g = nxt.started - prev.finished
                 if 0 <= g < 5:
                     gaps.append(g)
-    return float(np.median(gaps)) if gaps else 0.0
+            else:
+                g = nxt.started - nxt.dispatched
+                if 0 <= g < 5:
+                    pickups.append(g)
+    return gaps, pickups
 
 
 def _pilot_start(rows: Sequence[Finished]) -> float:
@@ -211,6 +227,7 @@ class _Model:
         self.live_pilots = [False] * (layout.nodes * layout.cores)
         self.host_work: list[tuple[float, float]] = []  # (time, cpu seconds)
         self.kick = self.env.event()
+        self.busy_pickup = float(np.median(demands.pickup)) if demands.pickup else 0.0
 
     # -- submissions ----------------------------------------------------------------
     def arrive(self, i: int) -> None:
@@ -289,14 +306,14 @@ class _Model:
         while True:
             get = self.tickets.get()
             idle = self.env.timeout(self.lay.pilot_idle_s)
+            asked = self.env.now
             got = yield get | idle
             if got is None or get not in got:
                 get.cancel()
                 self.live_pilots[p] = False
                 return
             ticket: list[int] = list(get.value or ())
-            # an idle pilot notices a new ticket at its next poll
-            yield self.env.timeout(self.rng.uniform(0, self.lay.pilot_poll_s))
+            yield self.env.timeout(self.pickup(idle=self.env.now > asked))
             for n, i in enumerate(ticket):
                 if n:
                     yield self.env.timeout(self.d.gap)
@@ -307,6 +324,17 @@ class _Model:
                 self.busy[node] -= 1
                 self.busy_s += s
                 self.env.process(self.store(i))
+
+    def pickup(self, *, idle: bool) -> float:
+        """From a ticket in the queue to its first submission's start: an idle pilot
+        notices it at its next poll and reads it (the measured pickups); a busy one
+        takes the next ticket at once (the measured pickup less the mean poll wait)."""
+        poll = self.lay.pilot_poll_s
+        if not self.d.pickup:
+            return self.rng.uniform(0, poll) if idle else 0.0
+        if idle:
+            return self.rng.choice(self.d.pickup)
+        return max(0.0, self.busy_pickup - poll / 2)
 
     def host_share(self, window_s: float = 10.0) -> float:
         """The share of the cores the serving side used in the last ``window_s``

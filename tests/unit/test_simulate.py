@@ -55,6 +55,19 @@ def test_closed_loop_matches_mva() -> None:
     assert p.throughput == pytest.approx(exact.throughput, rel=0.12)
 
 
+def test_a_busy_pilot_pays_the_pickup_less_its_poll() -> None:
+    # an idle pilot waits a measured pickup (its poll included); a busy one takes the
+    # next ticket at once and pays only the rest (median less half the poll period)
+    d = sim.Demands({"a": [1.0]}, intake=(0.0,), storing=(0.0,), gap=0.0, pilot_start_s=0.0,
+                    pickup=(0.3,))
+    rows = [TraceRow(100.0, "s", "a", "x", 0.0)]
+    model = sim._Model(d, sim.Layout(1, 1, pilot_poll_s=0.2), rows, False, 1, ())
+    assert model.pickup(idle=True) == pytest.approx(0.3)
+    assert model.pickup(idle=False) == pytest.approx(0.2)
+    r = sim.simulate(d, sim.Layout(1, 1, **IDEAL), rows).responses  # type: ignore[arg-type]
+    assert r[0] == pytest.approx(0.3 + 1.0, abs=0.01)
+
+
 def test_serve_mechanics_add_their_delays() -> None:
     # one submission at a time on an idle core: response = claim + intake + service +
     # store, the claim within one poll of the arrival (submit interval long passed)
@@ -106,14 +119,18 @@ def test_demands_from_a_measured_run() -> None:
                      claimed=0.5, dispatched=0.6, content_hash="h"),
             Finished("t", "a", "graded", "WA", 0.0, 3.1, 4.1, 4.3, node="n1", cpus="0",
                      claimed=0.5, dispatched=0.6, content_hash="g"),
-            Finished("u", "b", "quarantined", None, 0.0, None, None, 0.1)]
+            Finished("u", "b", "quarantined", None, 0.0, None, None, 0.1),
+            # dispatched when the pilot was idle (after t finished): a pickup of 0.15 s
+            Finished("v", "a", "graded", "AC", 9.0, 10.15, 11.0, 11.1, node="n1", cpus="0",
+                     claimed=9.9, dispatched=10.0, content_hash="k")]
     d = sim.demands_from(rows)
-    assert d.service["a"] == pytest.approx([2.0, 1.0])
-    assert d.by_content == pytest.approx({"h": 2.0, "g": 1.0})
+    assert d.service["a"] == pytest.approx([2.0, 1.0, 0.85])
+    assert d.by_content == pytest.approx({"h": 2.0, "g": 1.0, "k": 0.85})
     assert d.gap == pytest.approx(0.1)
+    assert d.pickup == pytest.approx([0.15])
     assert d.pilot_start_s == pytest.approx(0.4)
     with pytest.raises(ValueError, match="no graded"):
-        sim.demands_from(rows[2:])
+        sim.demands_from(rows[2:3])
 
 
 def _cli_inputs(tmp_path):
