@@ -20,7 +20,7 @@ def _demands_to_json(d: sim.Demands) -> dict[str, Any]:
     return {"service": {a: list(v) for a, v in d.service.items()},
             "by_content": dict(d.by_content), "intake": list(d.intake),
             "storing": list(d.storing), "gap": d.gap, "pilot_start_s": d.pilot_start_s,
-            "pickup": list(d.pickup),
+            "pickup": list(d.pickup), "served": [list(x) for x in d.served],
             "summary": d.describe()}
 
 
@@ -35,11 +35,14 @@ def load_demands(path: str, overheads: str | None = None) -> sim.Demands:
     d = read(path)
     o = read(overheads) if overheads else d
     try:
+        by_content = {str(h): float(x) for h, x in d.get("by_content", {}).items()}
+        served = [(str(h), float(t), bool(idle)) for h, t, idle in o.get("served", [])]
+        cold, warm = sim.serving_factors(by_content, served) if overheads else (1.0, 1.0)
         return sim.Demands({str(a): [float(x) for x in v] for a, v in d["service"].items()},
-                           {str(h): float(x) for h, x in d.get("by_content", {}).items()},
+                           by_content,
                            [float(x) for x in o["intake"]], [float(x) for x in o["storing"]],
                            float(d["gap"]), float(o["pilot_start_s"]),
-                           [float(x) for x in o.get("pickup", [])])
+                           [float(x) for x in o.get("pickup", [])], served, cold, warm)
     except (KeyError, TypeError, ValueError, AttributeError) as e:
         raise GradelineError(f"{path}: malformed demands ({e!r})") from e
 
@@ -109,7 +112,8 @@ def cmd_predict(args: argparse.Namespace, ctx: Context) -> int:
     closed = args.mode == "closed"
     print(f"{len(rows)} submissions ({args.mode} loop), {known} with their own measured "
           f"grading time, the rest drawn from their assignment's; {args.replications} "
-          f"replications")
+          f"replications; grading while serving x{d.cold_factor:.3f} after an idle pilot, "
+          f"x{d.warm_factor:.3f} back to back")
     out: dict[str, Any] = {"trace": str(path), "mode": args.mode, "measured": known}
     if args.target_p95 is not None:
         found = sim.smallest_layout(d, rows, args.target_p95, cores_per_node=args.cores,

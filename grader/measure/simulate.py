@@ -62,6 +62,13 @@ class Demands:
     #: an idle pilot's delay from work dispatched to grading started (its poll, taking
     #: and reading the ticket), measured; a busy pilot pays it less the poll wait
     pickup: Sequence[float] = ()
+    #: this run's graded submissions: (content hash, grading seconds, picked up by an
+    #: idle pilot) -- what a served run says about grading *while serving*
+    served: Sequence[tuple[str, float, bool]] = ()
+    #: grading while serving over grading in the batch run, for the same content:
+    #: after an idle pilot picks it up (cold), and back to back (warm)
+    cold_factor: float = 1.0
+    warm_factor: float = 1.0
 
     def pooled(self) -> list[float]:
         return [s for v in self.service.values() for s in v]
@@ -76,6 +83,7 @@ class Demands:
                 "storing_mean_s": float(np.mean(self.storing)),
                 "gap_s": self.gap, "pilot_start_s": self.pilot_start_s,
                 "pickup_median_s": float(np.median(self.pickup)) if self.pickup else None,
+                "cold_factor": self.cold_factor, "warm_factor": self.warm_factor,
                 "measured_submissions": len(self.by_content)}
 
 
@@ -100,32 +108,56 @@ def demands_from(service_run: Sequence[Finished],
               if r.dispatched is not None and r.claimed is not None]
     storing = [r.stored - r.finished for r in over
                if r.stored is not None and r.finished is not None]
-    gaps, _ = _lags(service_run)
-    _, pickup = _lags(over)
+    gaps, _, _ = _lags(service_run)
+    _, pickup, _ = _lags(over)
+    _, _, served = _lags(service_run)
     return Demands(dict(service), {h: float(np.mean(v)) for h, v in content.items()},
                    intake or (0.02,), storing or (0.15,),
-                   float(np.median(gaps)) if gaps else 0.0, _pilot_start(service_run), pickup)
+                   float(np.median(gaps)) if gaps else 0.0, _pilot_start(service_run), pickup,
+                   served)
 
 
-def _lags(rows: Sequence[Finished]) -> tuple[list[float], list[float]]:
+def serving_factors(batch: Mapping[str, float], served: Sequence[tuple[str, float, bool]]
+                    ) -> tuple[float, float]:
+    """(cold, warm): medians of served grading time over the batch run's for the same
+    content, for submissions an idle pilot picked up and for back-to-back ones. A
+    served run grades beside the serving process, the replayed arrivals and the
+    database, often on a core that was idle a moment ago; the batch run does not."""
+    cold = [t / batch[h] for h, t, idle in served if idle and batch.get(h)]
+    warm = [t / batch[h] for h, t, idle in served if not idle and batch.get(h)]
+    return (float(np.median(cold)) if len(cold) >= 5 else 1.0,
+            float(np.median(warm)) if len(warm) >= 5 else 1.0)
+
+
+def _lags(rows: Sequence[Finished]
+          ) -> tuple[list[float], list[float], list[tuple[str, float, bool]]]:
     """Per core, how long work waited for a pilot that could take it: ``gaps`` where
     the next submission was already dispatched when the previous finished (back to
     back: recording one outcome, starting the next), ``pickups`` where the pilot was
-    idle when it was dispatched (polling, taking and reading the ticket). A core's
-    first start (the pilot's own start) is neither."""
+    idle when it was dispatched (polling, taking and reading the ticket); and every
+    graded submission as (content hash, grading seconds, picked up idle). A core's
+    first start (the pilot's own start) counts as idle but is no pickup."""
     by_core: dict[tuple[str | None, str | None], list[Finished]] = defaultdict(list)
     for r in rows:
         if r.started is not None and r.finished is not None:
             by_core[(r.node, r.cpus)].append(r)
     gaps: list[float] = []
     pickups: list[float] = []
+    served: list[tuple[str, float, bool]] = []
     for runs in by_core.values():
         runs.sort(key=lambda r: r.started or 0.0)
+        if runs[0].content_hash and runs[0].started is not None and \
+                runs[0].finished is not None:
+            served.append((runs[0].content_hash, runs[0].finished - runs[0].started, True))
         for prev, nxt in itertools.pairwise(runs):
             assert prev.finished is not None and nxt.started is not None
+            assert nxt.finished is not None
             if nxt.dispatched is None:
                 continue
-            if nxt.dispatched <= prev.finished:
+            idle = nxt.dispatched > prev.finished
+            if nxt.content_hash:
+                served.append((nxt.content_hash, nxt.finished - nxt.started, idle))
+            if not idle:
                 g = nxt.started - prev.finished
                 if 0 <= g < 5:
                     gaps.append(g)
@@ -133,7 +165,7 @@ def _lags(rows: Sequence[Finished]) -> tuple[list[float], list[float]]:
                 g = nxt.started - nxt.dispatched
                 if 0 <= g < 5:
                     pickups.append(g)
-    return gaps, pickups
+    return gaps, pickups, served
 
 
 def _pilot_start(rows: Sequence[Finished]) -> float:
@@ -313,12 +345,14 @@ class _Model:
                 self.live_pilots[p] = False
                 return
             ticket: list[int] = list(get.value or ())
-            yield self.env.timeout(self.pickup(idle=self.env.now > asked))
+            cold = self.env.now > asked
+            yield self.env.timeout(self.pickup(idle=cold))
             for n, i in enumerate(ticket):
                 if n:
                     yield self.env.timeout(self.d.gap)
                 self.busy[node] += 1
-                s = (self.service(i) * self.lay.multiplier(self.busy[node])
+                factor = self.d.cold_factor if cold and n == 0 else self.d.warm_factor
+                s = (self.service(i) * factor * self.lay.multiplier(self.busy[node])
                      / (1 - self.host_share()))
                 yield self.env.timeout(s)
                 self.busy[node] -= 1
