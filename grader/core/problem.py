@@ -1,75 +1,98 @@
-"""Assignments as ICPC/Kattis problem packages, plus gradeline's small ``gradeline.yaml``.
+"""Assignments as ICPC/Kattis problem packages (legacy, 2023-07 and 2025-09 formats),
+plus gradeline's small ``gradeline.yaml``.
 
 Layout read here::
 
-    problem.yaml                      name, validation, validator_flags, limits
-    gradeline.yaml                    (optional) points per group, languages,
+    problem.yaml                      problem_format_version, type, limits, languages,
+                                      (legacy) validation, validator_flags, grading
+    gradeline.yaml                    (optional) course points per group, languages,
                                       compile flags, time limit
-    data/sample/*.in|.ans             sample tests (shown to students)
-    data/secret/**/*.in|.ans          secret tests, nested groups allowed
-    data/**/testdata.yaml             per-group output_validator_flags (inherited)
-    output_validators/<name>/*        custom validator (validation: custom)
-    submissions/<expected>/*          self-check submissions
+    .timelimit                        the time limit ``gradeline check`` derived from
+                                      the accepted submissions (when problem.yaml has none)
+    data/sample, data/secret          test data (``grader.core.testdata``)
+    output_validator(s)/              custom output validator (interactor)
+    include/<language>|default/       files added to every submission of a language
+    submissions/<expected>/           self-check submissions (``gradeline check``)
 
-Every loading error names the problem and the file (ProblemFormatError).
+What the loader does not support is an error naming the file and the feature
+(submit-answer problems, custom graders, static validators, minimisation), never a
+problem silently graded as something else. Every loading error names the problem and
+the file (ProblemFormatError); symbolic links must stay inside the package.
 """
 
 from __future__ import annotations
 
 import hashlib
-import shlex
+import math
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Literal
 
-import yaml
-
 from grader.core.errors import ProblemFormatError
 from grader.core.languages import load_languages
-from grader.core.limits import DEFAULT_COMPILE_LIMITS, DEFAULT_VALIDATOR_LIMITS, MIB, Limits
+from grader.core.limits import MIB, Limits
+from grader.core.pkgfs import PackageFS
+from grader.core.testdata import (
+    ON_REJECT,
+    SCORINGS,
+    Node,
+    OnReject,
+    Scoring,
+    TestCase,
+    TestGroup,
+    flags,
+    full_score,
+    load_testdata,
+)
 
-Scoring = Literal["all_or_nothing", "proportional"]
-SCORINGS: tuple[Scoring, ...] = ("all_or_nothing", "proportional")
-OnReject = Literal["continue", "break"]
-ON_REJECT: tuple[OnReject, ...] = ("continue", "break")
+__all__ = ["ON_REJECT", "SCORINGS", "Node", "OnReject", "Problem", "Scoring", "TestCase",
+           "TestGroup", "TimeMultipliers", "load_problem", "package_version"]
 
 GRADELINE_KEYS = {"time_limit_s", "languages", "compile_flags", "groups", "total_points",
                   "stack_mib", "processes"}
-DEFAULT_TIME_LIMIT_S = 1.0
 DEFAULT_TOTAL_POINTS = 100.0
+#: gradeline's time limit when a package gives none and none was derived yet
+#: (``gradeline check`` measures the accepted submissions under this one)
+MEASURING_TIME_LIMIT_S = 10.0
+
+LEGACY = ("legacy", "legacy-icpc")
+NEW = ("2023-07-draft", "2023-07", "2025-09-draft", "2025-09", "draft")
+FORMAT_VERSIONS = (*LEGACY, *NEW)
+TYPES = ("pass-fail", "scoring", "interactive", "multi-pass", "submit-answer")
+INCOMPATIBLE = {("pass-fail", "scoring"), ("submit-answer", "multi-pass"),
+                ("submit-answer", "interactive")}
+
+LEGACY_PROBLEM_KEYS = ("problem_format_version", "type", "name", "uuid", "author", "source",
+                       "source_url", "license", "rights_owner", "limits", "validation",
+                       "validator_flags", "grading", "keywords", "languages")
+NEW_PROBLEM_KEYS = ("problem_format_version", "type", "name", "uuid", "version", "credits",
+                    "source", "license", "rights_owner", "embargo_until", "limits", "keywords",
+                    "languages", "allow_file_writing", "constants")
+LEGACY_LIMITS = ("time_multiplier", "time_safety_margin", "memory", "output", "code",
+                 "compilation_time", "compilation_memory", "validation_time",
+                 "validation_memory", "validation_output", "time_limit")
+NEW_LIMITS = ("time_multipliers", "time_limit", "time_resolution", "memory", "output", "code",
+              "compilation_time", "compilation_memory", "validation_time",
+              "validation_memory", "validation_output", "validation_passes")
+#: the spec's "typical system defaults" (MiB, KiB, seconds), used where a package is silent
+SPEC_DEFAULTS = {"memory": 2048, "output": 8, "code": 128, "compilation_time": 60,
+                 "compilation_memory": 2048, "validation_time": 60, "validation_memory": 2048,
+                 "validation_output": 8, "validation_passes": 2}
 
 
 @dataclass(frozen=True, slots=True)
-class TestCase:
-    """One test: input and judge answer (the answer never enters the student's sandbox)."""
+class TimeMultipliers:
+    """How a time limit follows from the submissions' run times.
 
-    __test__ = False  # not a pytest class
+    2023-07/2025-09: limit >= T_ac * ``ac_to_time_limit``, limit * ``time_limit_to_tle``
+    <= T_tle, the smallest multiple of ``resolution``; legacy: T_ac * ``ac_to_time_limit``
+    (its ``time_multiplier``, 5) rounded, and ``time_limit_to_tle`` its safety margin."""
 
-    name: str  # e.g. "secret/group1/03"
-    group: str  # e.g. "secret/group1"
-    input_path: Path
-    answer_path: Path
-
-
-@dataclass(frozen=True, slots=True)
-class TestGroup:
-    """A directory of tests that is scored together."""
-
-    __test__ = False  # not a pytest class
-
-    name: str
-    points: float
-    scoring: Scoring
-    validator_flags: tuple[str, ...]
-    cases: tuple[TestCase, ...]
-    #: Kattis ``on_reject``: "break" stops the group at its first rejected test (the
-    #: rest are not run and count as failed); "continue" runs every test
-    on_reject: OnReject = "continue"
-
-    @property
-    def is_sample(self) -> bool:
-        return self.name == "sample" or self.name.startswith("sample/")
+    ac_to_time_limit: float = 2.0
+    time_limit_to_tle: float = 1.5
+    resolution: float = 1.0
+    legacy: bool = False
 
 
 @dataclass(frozen=True, slots=True)
@@ -89,13 +112,47 @@ class Problem:
     groups: tuple[TestGroup, ...]
     languages: tuple[str, ...] | None
     compile_flags: Mapping[str, tuple[str, ...]] = field(default_factory=dict)
+    format_version: str = "legacy"
+    types: frozenset[str] = frozenset({"pass-fail"})
+    #: where the time limit came from: gradeline.yaml, problem.yaml, .timelimit, or
+    #: "unset" (only when loaded to derive it)
+    time_limit_source: str = "problem.yaml"
+    time_multipliers: TimeMultipliers = TimeMultipliers()
+    validation_passes: int = 2
+    include: Mapping[str, Path] = field(default_factory=dict)
+    code_limit_bytes: int | None = None
+    allow_file_writing: bool = False
+    ordered_cases: tuple[TestCase, ...] = ()
+    nodes: Mapping[str, Node] = field(default_factory=dict)
+    score_root: str = ""
+    #: "points": gradeline.yaml course points per group; "kattis": the package's own
+    #: scoring (problems of type scoring)
+    scoring_model: Literal["points", "kattis"] = "points"
+    validator_scores: bool = False  # legacy "validation: custom score"
 
     @property
     def cases(self) -> list[TestCase]:
+        """Every test case in judging order."""
+        if self.ordered_cases:
+            return list(self.ordered_cases)
         return [c for g in self.groups for c in g.cases]
 
     @property
+    def is_scoring(self) -> bool:
+        return "scoring" in self.types
+
+    @property
+    def is_interactive(self) -> bool:
+        return "interactive" in self.types
+
+    @property
+    def is_multi_pass(self) -> bool:
+        return "multi-pass" in self.types
+
+    @property
     def max_score(self) -> float:
+        if self.scoring_model == "kattis":
+            return full_score(self.nodes, self.score_root)
         return sum(g.points for g in self.groups)
 
     def group(self, name: str) -> TestGroup:
@@ -104,166 +161,331 @@ class Problem:
                 return g
         raise KeyError(name)
 
-
-def _read_yaml(problem: str, path: Path) -> dict[str, Any]:
-    if not path.is_file():
-        return {}
-    try:
-        data = yaml.safe_load(path.read_text(encoding="utf-8"))
-    except (yaml.YAMLError, UnicodeDecodeError) as e:
-        raise ProblemFormatError(problem, str(path), f"not valid YAML: {e}") from e
-    if data is None:
-        return {}
-    if not isinstance(data, dict):
-        raise ProblemFormatError(problem, str(path), "must be a YAML mapping")
-    return data
-
-
-def _flags(problem: str, path: Path, value: Any) -> tuple[str, ...]:
-    if value is None:
-        return ()
-    if isinstance(value, str):
-        return tuple(shlex.split(value))
-    if isinstance(value, list) and all(isinstance(v, str | int | float) for v in value):
-        return tuple(str(v) for v in value)
-    raise ProblemFormatError(problem, str(path), f"flags must be a string or list, not {value!r}")
+    def included_files(self, language: str) -> Path | None:
+        """The ``include/`` directory for a language (its own, else ``default``)."""
+        return self.include.get(language) or self.include.get("default")
 
 
 def _number(problem: str, path: Path, key: str, value: Any, minimum: float = 0.0) -> float:
-    if isinstance(value, bool) or not isinstance(value, int | float) or value <= minimum:
+    if isinstance(value, bool) or not isinstance(value, int | float) or value <= minimum \
+            or not math.isfinite(value):
         raise ProblemFormatError(problem, str(path), f"{key} must be a number > {minimum}, "
                                  f"not {value!r}")
     return float(value)
 
 
 def package_version(root: Path) -> str:
-    """Content hash of the package minus ``submissions/`` (which does not affect grades)."""
+    """Content hash of the package minus ``submissions/`` (which does not affect grades)
+    and auxiliary dot files, but with the recorded ``.timelimit``."""
     h = hashlib.sha256()
     for p in sorted(root.rglob("*")):
         rel = p.relative_to(root)
-        if rel.parts[0] == "submissions" or any(part.startswith(".") for part in rel.parts):
+        if rel.parts[0] == "submissions" or (any(part.startswith(".") for part in rel.parts)
+                                             and str(rel) != ".timelimit"):
             continue
-        if p.is_file():
-            h.update(str(rel).encode("utf-8", "surrogateescape") + b"\0")
-            h.update(hashlib.sha256(p.read_bytes()).digest())
+        try:
+            if p.is_file():
+                h.update(str(rel).encode("utf-8", "surrogateescape") + b"\0")
+                h.update(hashlib.sha256(p.read_bytes()).digest())
+        except OSError as e:  # a dangling link: the loader names it
+            h.update(f"{rel}:{type(e).__name__}".encode("utf-8", "surrogateescape"))
     return h.hexdigest()
 
 
-def _testdata_flags(problem: str, data_dir: Path, group_dir: Path,
-                    default: tuple[str, ...]) -> tuple[str, ...]:
-    """output_validator_flags from the nearest testdata.yaml (inherited downwards)."""
-    flags = default
-    chain = [group_dir, *group_dir.parents]
-    for d in reversed(chain):
-        if d != data_dir and data_dir not in d.parents:
-            continue
-        td = d / "testdata.yaml"
-        cfg = _read_yaml(problem, td)
-        for key in ("output_validator_flags", "output_validator_args"):
-            if key in cfg:
-                flags = _flags(problem, td, cfg[key])
-    return flags
+def _types(fs: PackageFS, path: Path, meta: dict[str, Any], legacy: bool) -> frozenset[str]:
+    raw = meta.get("type", "pass-fail")
+    items = [raw] if isinstance(raw, str) else raw
+    if not isinstance(items, list) or not items or not all(isinstance(t, str) for t in items):
+        raise fs.error(path, f"type must be a string or a non-empty list, not {raw!r}")
+    allowed = ("pass-fail", "scoring") if legacy else TYPES
+    bad = [t for t in items if t not in allowed]
+    if bad:
+        raise fs.error(path, f"type {bad[0]!r} is not a problem type of this format version "
+                             f"(known: {', '.join(allowed)})")
+    if len(set(items)) != len(items):
+        raise fs.error(path, f"type {items} repeats a value")
+    for a, b in INCOMPATIBLE:
+        if a in items and b in items:
+            raise fs.error(path, f"type {a} and {b} cannot be combined")
+    types = set(items)
+    if "scoring" not in types:
+        types.add("pass-fail")
+    if "submit-answer" in types:
+        raise fs.error(path, "type submit-answer (submissions are answer files, not programs) "
+                             "is not supported by gradeline")
+    return frozenset(types)
 
 
-def _step_limits(problem: str, path: Path, lim: dict[str, Any], step: str, base: Limits
-                 ) -> Limits:
-    """``limits.<step>_time`` (s) and ``<step>_memory`` (MiB) over a step's defaults."""
-    if f"{step}_time" in lim:
-        t = _number(problem, path, f"limits.{step}_time", lim[f"{step}_time"])
-        base = base.scaled(cpu_time_s=t, wall_time_s=None)
-    if f"{step}_memory" in lim:
-        m = _number(problem, path, f"limits.{step}_memory", lim[f"{step}_memory"])
-        base = base.scaled(memory_bytes=int(m * MIB))
-    return base
+def _legacy_validation(fs: PackageFS, path: Path, meta: dict[str, Any],
+                       types: set[str]) -> tuple[str, bool]:
+    """(default|custom, validator gives scores) from legacy ``validation``."""
+    words = str(meta.get("validation", "default")).split()
+    if not words or words[0] not in ("default", "custom"):
+        raise fs.error(path, f"validation {meta.get('validation')!r} must start with default "
+                             "or custom")
+    extra = words[1:]
+    for w in extra:
+        if w not in ("interactive", "score") or words[0] != "custom":
+            raise fs.error(path, f"validation {meta.get('validation')!r}: only custom may be "
+                                 "followed by interactive and/or score")
+    if "interactive" in extra:
+        types.add("interactive")
+    if "score" in extra and "scoring" not in types:
+        raise fs.error(path, "validation custom score is only for scoring problems")
+    return words[0], "score" in extra
 
 
-def load_problem(path: str | Path) -> Problem:
-    """Load and check a problem package.
-
-    :raises ProblemFormatError: naming the problem and file on any defect.
-    """
-    root = Path(path).resolve()
-    name = root.name
-    if not root.is_dir():
-        raise ProblemFormatError(name, str(root), "is not a directory")
-    py_path = root / "problem.yaml"
-    if not py_path.is_file():
-        raise ProblemFormatError(name, str(py_path), "missing (every problem package needs one)")
-    meta = _read_yaml(name, py_path)
-    gl_path = root / "gradeline.yaml"
-    gl = _read_yaml(name, gl_path)
-    unknown = set(gl) - GRADELINE_KEYS
+def _limits(fs: PackageFS, path: Path, lim: dict[str, Any], legacy: bool,
+            gl: dict[str, Any], gl_path: Path) -> tuple[Limits, Limits, Limits, TimeMultipliers,
+                                                       int, int, str | None, float | None]:
+    name = fs.name
+    known = LEGACY_LIMITS if legacy else NEW_LIMITS
+    unknown = sorted(str(k) for k in lim if str(k) not in known)
     if unknown:
-        raise ProblemFormatError(name, str(gl_path), f"unknown keys {sorted(unknown)}; "
-                                 f"known: {sorted(GRADELINE_KEYS)}")
+        raise fs.error(path, f"unknown limits {unknown}; known: {sorted(known)}")
 
-    validation = str(meta.get("validation", "default")).strip()
-    if validation not in ("default", "custom"):
-        raise ProblemFormatError(name, str(py_path), f"validation {validation!r} is not "
-                                 "supported (use 'default' or 'custom'; interactive "
-                                 "problems are not graded by gradeline)")
-    validator_flags = _flags(name, py_path, meta.get("validator_flags"))
+    def get(key: str) -> float:
+        if key in lim:
+            return _number(name, path, f"limits.{key}", lim[key])
+        return float(SPEC_DEFAULTS[key])
 
-    # Limits: problem.yaml (Kattis units: MiB, seconds), gradeline.yaml overrides time.
-    lim = meta.get("limits") or {}
-    if not isinstance(lim, dict):
-        raise ProblemFormatError(name, str(py_path), "limits must be a mapping")
-    time_limit = DEFAULT_TIME_LIMIT_S
-    if "time_limit" in lim:
-        time_limit = _number(name, py_path, "limits.time_limit", lim["time_limit"])
+    if legacy:
+        tm = TimeMultipliers(get_opt(name, path, lim, "time_multiplier", 5.0),
+                             get_opt(name, path, lim, "time_safety_margin", 2.0), 1.0, True)
+    else:
+        mult = lim.get("time_multipliers") or {}
+        if not isinstance(mult, dict) or set(map(str, mult)) - {"ac_to_time_limit",
+                                                                 "time_limit_to_tle"}:
+            raise fs.error(path, f"limits.time_multipliers must map ac_to_time_limit and "
+                                 f"time_limit_to_tle to numbers >= 1, not {mult!r}")
+        tm = TimeMultipliers(get_opt(name, path, mult, "ac_to_time_limit", 2.0, 1.0),
+                             get_opt(name, path, mult, "time_limit_to_tle", 1.5, 1.0),
+                             get_opt(name, path, lim, "time_resolution", 1.0))
+    time_limit: float | None = None
+    source: str | None = None
     if "time_limit_s" in gl:
         time_limit = _number(name, gl_path, "time_limit_s", gl["time_limit_s"])
-    memory = int(_number(name, py_path, "limits.memory", lim.get("memory", 256)) * MIB)
-    output = int(_number(name, py_path, "limits.output", lim.get("output", 64)) * MIB)
+        source = "gradeline.yaml"
+    elif "time_limit" in lim:
+        time_limit = _number(name, path, "limits.time_limit", lim["time_limit"])
+        source = "problem.yaml"
+    else:
+        tl = fs.root / ".timelimit"
+        if tl.is_file():
+            try:
+                time_limit = _number(name, tl, ".timelimit", float(tl.read_text().split()[0]))
+            except (ValueError, IndexError, OSError):
+                raise fs.error(tl, "must hold a time limit in seconds") from None
+            source = ".timelimit"
+    memory = int(get("memory") * MIB)
+    output = int(get("output") * MIB)
     # Stack below the memory limit, so that runaway recursion is a SIGSEGV (RE), not a
     # race with the OOM killer: at most 64 MiB and at most half the memory limit.
     stack = min(64 * MIB, memory // 2)
     if "stack_mib" in gl:
         stack = int(_number(name, gl_path, "stack_mib", gl["stack_mib"]) * MIB)
     procs = int(_number(name, gl_path, "processes", gl.get("processes", 32)))
-    limits = Limits(cpu_time_s=time_limit, memory_bytes=memory, output_bytes=output,
-                    stack_bytes=stack, processes=procs)
-    compile_limits = _step_limits(name, py_path, lim, "compilation", DEFAULT_COMPILE_LIMITS)
-    validator_limits = _step_limits(name, py_path, lim, "validation", DEFAULT_VALIDATOR_LIMITS)
+    limits = Limits(cpu_time_s=time_limit or MEASURING_TIME_LIMIT_S, memory_bytes=memory,
+                    output_bytes=output, stack_bytes=stack, processes=procs)
+    compile_limits = Limits(cpu_time_s=get("compilation_time"),
+                            wall_time_s=2 * get("compilation_time"),
+                            memory_bytes=int(get("compilation_memory") * MIB),
+                            stack_bytes=64 * MIB, processes=32, output_bytes=256 * MIB,
+                            tmpfs_bytes=512 * MIB)
+    validator_limits = Limits(cpu_time_s=get("validation_time"),
+                              wall_time_s=2 * get("validation_time"),
+                              memory_bytes=int(get("validation_memory") * MIB),
+                              stack_bytes=64 * MIB, processes=16,
+                              output_bytes=int(get("validation_output") * MIB),
+                              tmpfs_bytes=64 * MIB)
+    passes = 2
+    if "validation_passes" in lim:
+        v = lim["validation_passes"]
+        if isinstance(v, bool) or not isinstance(v, int) or v < 2:
+            raise fs.error(path, f"limits.validation_passes must be an integer >= 2, not {v!r}")
+        passes = v
+    code = int(get("code") * 1024)
+    return (limits, compile_limits, validator_limits, tm, passes, code, source, time_limit)
 
-    validator_dir: Path | None = None
-    if validation == "custom":
-        for cand in ("output_validators", "output_validator"):
-            d = root / cand
-            if d.is_dir():
-                subs = sorted(p for p in d.iterdir() if p.is_dir())
-                validator_dir = subs[0] if len(subs) == 1 else d
-                break
-        if validator_dir is None or not any(validator_dir.iterdir()):
-            raise ProblemFormatError(name, str(root / "output_validators"),
-                                     "validation is custom but no output validator was found")
 
-    # Languages and flags.
+def get_opt(problem: str, path: Path, m: Mapping[str, Any], key: str, default: float,
+            minimum: float = 0.0) -> float:
+    """An optional number of a mapping, at least ``minimum`` (> 0 when 0)."""
+    if key not in m:
+        return default
+    v = m[key]
+    if isinstance(v, bool) or not isinstance(v, int | float) or v < minimum or v <= 0:
+        raise ProblemFormatError(problem, str(path), f"{key} must be a number "
+                                 f"{'>= ' + format(minimum, 'g') if minimum else '> 0'}, "
+                                 f"not {v!r}")
+    return float(v)
+
+
+def _languages(fs: PackageFS, meta: dict[str, Any], py: Path, gl: dict[str, Any],
+               gl_path: Path) -> tuple[str, ...] | None:
+    """Accepted languages: problem.yaml's ``languages`` (Kattis codes) narrowed by
+    gradeline.yaml's. Codes gradeline cannot grade are left out; none left is an error."""
     known = load_languages()
-    languages: tuple[str, ...] | None = None
+    allowed: tuple[str, ...] | None = None
+    raw = meta.get("languages")
+    if raw is not None and raw != "all":
+        items = raw.split() if isinstance(raw, str) else raw
+        if not isinstance(items, list) or not items or \
+                not all(isinstance(x, str) for x in items):
+            raise fs.error(py, f"languages must be 'all' or a list of language codes, "
+                               f"not {raw!r}")
+        allowed = tuple(x for x in items if x in known)
+        if not allowed:
+            raise fs.error(py, f"languages {items}: gradeline grades none of them (it knows "
+                               f"{', '.join(sorted(known))})")
     if "languages" in gl:
         langs = gl["languages"]
         if not isinstance(langs, list) or not langs:
-            raise ProblemFormatError(name, str(gl_path), "languages must be a non-empty list")
+            raise fs.error(gl_path, "languages must be a non-empty list")
         bad = [str(x) for x in langs if str(x) not in known]
         if bad:
-            raise ProblemFormatError(name, str(gl_path), f"unknown languages {bad}; "
-                                     f"known: {sorted(known)}")
-        languages = tuple(str(x) for x in langs)
+            raise fs.error(gl_path, f"unknown languages {bad}; known: {sorted(known)}")
+        mine = tuple(str(x) for x in langs)
+        if allowed is not None:
+            outside = [x for x in mine if x not in allowed]
+            if outside:
+                raise fs.error(gl_path, f"languages {outside} are not allowed by "
+                                        f"problem.yaml ({', '.join(allowed)})")
+        allowed = mine
+    return allowed
+
+
+def _include(fs: PackageFS, root: Path, languages: tuple[str, ...] | None) -> dict[str, Path]:
+    inc = root / "include"
+    out: dict[str, Path] = {}
+    if not fs.is_dir(inc):
+        return out
+    known = load_languages()
+    for d in fs.entries(inc):
+        if not fs.is_dir(d):
+            raise fs.error(d, "include/ holds one directory per language (or default)")
+        if d.name != "default" and d.name not in known:
+            raise fs.error(d, f"include/{d.name}: gradeline does not know language "
+                              f"{d.name!r} (known: {', '.join(sorted(known))})")
+        if not any(fs.entries(fs.check_link(d))):
+            raise fs.error(d, "is empty (include directories must not be)")
+        out[d.name] = fs.check_link(d)
+    return out
+
+
+def _validator_dir(fs: PackageFS, root: Path) -> Path | None:
+    for cand in ("output_validator", "output_validators"):
+        d = root / cand
+        if fs.is_dir(d):
+            subs = [p for p in fs.entries(d)]
+            if not subs:
+                raise fs.error(d, "is empty")
+            if cand == "output_validators":
+                dirs = [p for p in subs if fs.is_dir(p)]
+                if len(dirs) > 1:
+                    raise fs.error(d, f"holds {len(dirs)} validators; gradeline runs one")
+                return fs.check_link(dirs[0]) if dirs else fs.check_link(d)
+            return fs.check_link(d)
+    return None
+
+
+def load_problem(path: str | Path, *, require_time_limit: bool = True) -> Problem:
+    """Load and check a problem package.
+
+    :param require_time_limit: False to load a package whose time limit is still to
+        be derived (``gradeline check``); its runs then use MEASURING_TIME_LIMIT_S.
+    :raises ProblemFormatError: naming the problem and file on any defect.
+    """
+    root = Path(path).resolve()
+    name = root.name
+    if not root.is_dir():
+        raise ProblemFormatError(name, str(root), "is not a directory")
+    fs = PackageFS(name, root)
+    py = root / "problem.yaml"
+    if not fs.is_file(py):
+        raise fs.error(py, "missing (every problem package needs one)")
+    raw_meta = fs.read_yaml(py)
+    version = str(raw_meta.get("problem_format_version", "legacy")).strip()
+    if version not in FORMAT_VERSIONS:
+        raise fs.error(py, f"problem_format_version {version!r} is not one gradeline reads "
+                           f"({', '.join(FORMAT_VERSIONS)})")
+    legacy = version in LEGACY
+    meta = fs.read_yaml(py, LEGACY_PROBLEM_KEYS if legacy else NEW_PROBLEM_KEYS,
+                        what=f" (problem.yaml, format {version})")
+    gl_path = root / "gradeline.yaml"
+    gl = fs.read_yaml(gl_path, GRADELINE_KEYS, what=" (gradeline's additions)")
+    types = set(_types(fs, py, meta, legacy))
+
+    validator_scores = False
+    vdir = _validator_dir(fs, root)
+    validator_flags: tuple[str, ...] = ()
+    if legacy:
+        validation, validator_scores = _legacy_validation(fs, py, meta, types)
+        validator_flags = flags(fs, py, meta.get("validator_flags"))
+        grading = meta.get("grading") or {}
+        if not isinstance(grading, dict):
+            raise fs.error(py, "grading must be a mapping")
+        if grading and "scoring" not in types:
+            raise fs.error(py, "grading may only be given for scoring problems")
+        if str(grading.get("objective", "max")) != "max":
+            raise fs.error(py, "grading.objective min (minimisation) is not supported by "
+                               "gradeline")
+        if validation == "custom" and vdir is None:
+            raise fs.error(root / "output_validators", "validation is custom but no output "
+                                                       "validator was found")
+        if validation == "default":
+            vdir = None
+    else:
+        validation = "custom" if vdir is not None else "default"
+        if types & {"interactive", "multi-pass"} and vdir is None:
+            raise fs.error(root / "output_validator", f"a {'/'.join(sorted(types))} problem "
+                                                      "needs a custom output validator")
+        validator_scores = "scoring" in types and vdir is not None
+    if "submit-answer" in types:  # pragma: no cover -- refused in _types
+        raise fs.error(py, "submit-answer is not supported")
+    if (root / "static_validator").exists():
+        raise fs.error(root / "static_validator", "static validators are not supported by "
+                                                  "gradeline")
+    if (root / "graders").exists() and legacy:
+        raise fs.error(root / "graders", "custom graders are not supported by gradeline "
+                                         "(the default grader's grader_flags are)")
+    allow_writing = meta.get("allow_file_writing", False)
+    if not isinstance(allow_writing, bool):
+        raise fs.error(py, f"allow_file_writing must be true or false, not {allow_writing!r}")
+
+    lim = meta.get("limits") or {}
+    if not isinstance(lim, dict):
+        raise fs.error(py, "limits must be a mapping")
+    (limits, compile_limits, validator_limits, tm, passes, code, tl_source,
+     time_limit) = _limits(fs, py, lim, legacy, gl, gl_path)
+
+    languages = _languages(fs, meta, py, gl, gl_path)
+    known = load_languages()
     compile_flags: dict[str, tuple[str, ...]] = {}
     cf = gl.get("compile_flags") or {}
     if not isinstance(cf, dict):
-        raise ProblemFormatError(name, str(gl_path), "compile_flags must map language -> flags")
+        raise fs.error(gl_path, "compile_flags must map language -> flags")
     for lid, fl in cf.items():
         if str(lid) not in known:
-            raise ProblemFormatError(name, str(gl_path), f"compile_flags for unknown "
-                                     f"language {lid!r}")
-        compile_flags[str(lid)] = _flags(name, gl_path, fl)
+            raise fs.error(gl_path, f"compile_flags for unknown language {lid!r}")
+        compile_flags[str(lid)] = flags(fs, gl_path, fl)
 
-    groups = _load_groups(name, root, gl, gl_path, validator_flags)
+    scoring = "scoring" in types
+    td = load_testdata(fs, legacy=legacy, scoring=scoring, validator_flags=validator_flags,
+                       version=version)
+    if scoring and ({"groups", "total_points"} & set(gl)):
+        raise fs.error(gl_path, "groups and total_points give course points; a problem of "
+                                "type scoring is scored by its own test data configuration")
+    groups = td.groups if scoring else _points(fs, td.groups, gl, gl_path)
+    include = _include(fs, root, languages)
+    if time_limit is None and require_time_limit:
+        raise fs.error(py, "gives no time limit and none was derived yet: run `gradeline "
+                           "check` on the package (it derives one from the accepted "
+                           "submissions, as the spec says, and records it in .timelimit), "
+                           "or set time_limit_s in gradeline.yaml")
     return Problem(
         short_name=name,
-        title=str(meta.get("name", name)),
+        title=_title(meta.get("name", name)),
         path=root,
         version=package_version(root),
         limits=limits,
@@ -271,74 +493,83 @@ def load_problem(path: str | Path) -> Problem:
         validator_limits=validator_limits,
         validation="custom" if validation == "custom" else "default",
         validator_flags=validator_flags,
-        validator_dir=validator_dir,
+        validator_dir=vdir,
         groups=groups,
         languages=languages,
         compile_flags=compile_flags,
+        format_version=version,
+        types=frozenset(types),
+        time_limit_source=tl_source or "unset",
+        time_multipliers=tm,
+        validation_passes=passes,
+        include=include,
+        code_limit_bytes=code,
+        allow_file_writing=allow_writing,
+        ordered_cases=_ordered(td.cases, groups),
+        nodes=td.nodes,
+        score_root=td.root,
+        scoring_model="kattis" if scoring else "points",
+        validator_scores=validator_scores,
     )
 
 
-def _load_groups(name: str, root: Path, gl: dict[str, Any], gl_path: Path,
-                 validator_flags: tuple[str, ...]) -> tuple[TestGroup, ...]:
-    data = root / "data"
-    if not data.is_dir():
-        raise ProblemFormatError(name, str(data), "missing (tests live in data/sample and "
-                                 "data/secret)")
-    # Every directory holding .in files is a group; sample first, then by name.
-    group_dirs = sorted({p.parent for p in data.rglob("*.in")},
-                        key=lambda d: (d.relative_to(data).parts[0] != "sample",
-                                       str(d.relative_to(data))))
-    if not group_dirs:
-        raise ProblemFormatError(name, str(data), "no test cases (*.in) found")
+def _title(raw: Any) -> str:
+    if isinstance(raw, dict):
+        return str(raw.get("en") or next(iter(raw.values()), ""))
+    return str(raw)
+
+
+def _ordered(cases: tuple[TestCase, ...], groups: tuple[TestGroup, ...]
+             ) -> tuple[TestCase, ...]:
+    """Judging order: the test data's own (lexicographic, depth first), with the
+    sample first."""
+    sample = [c for c in cases if c.group == "sample"]
+    return (*sample, *(c for c in cases if c.group != "sample"))
+
+
+def _points(fs: PackageFS, groups: tuple[TestGroup, ...], gl: dict[str, Any],
+            gl_path: Path) -> tuple[TestGroup, ...]:
+    """Course points per group from gradeline.yaml (default: the secret groups share
+    total_points, per test)."""
     spec = gl.get("groups")
     if spec is not None and not isinstance(spec, dict):
-        raise ProblemFormatError(name, str(gl_path), "groups must map group name -> settings")
-    group_names = [str(d.relative_to(data)) for d in group_dirs]
+        raise fs.error(gl_path, "groups must map group name -> settings")
+    names = [g.name for g in groups]
     if spec is not None:
-        missing = sorted(set(map(str, spec)) - set(group_names))
+        missing = sorted(set(map(str, spec)) - set(names))
         if missing:
-            raise ProblemFormatError(name, str(gl_path), f"groups {missing} have no tests "
-                                     f"under data/ (groups found: {group_names})")
-    secret = [g for g in group_names if not (g == "sample" or g.startswith("sample/"))]
+            raise fs.error(gl_path, f"groups {missing} have no tests under data/ (groups "
+                                    f"found: {names})")
+    secret = [g for g in names if not (g == "sample" or g.startswith("sample/"))]
     total = float(gl.get("total_points", DEFAULT_TOTAL_POINTS))
-
-    groups = []
-    for d, gname in zip(group_dirs, group_names, strict=True):
-        cases = []
-        for inp in sorted(d.glob("*.in")):
-            ans = inp.with_suffix(".ans")
-            if not ans.is_file():
-                raise ProblemFormatError(name, str(inp), "has no matching .ans file")
-            cases.append(TestCase(name=f"{gname}/{inp.stem}", group=gname,
-                                  input_path=inp, answer_path=ans))
-        on_reject: OnReject = "continue"
+    out = []
+    for g in groups:
+        on_reject: OnReject = g.on_reject
         if spec is None:
-            # Default: the secret groups share total_points equally, per test.
-            points = total / len(secret) if gname in secret else 0.0
+            points = total / len(secret) if g.name in secret else 0.0
             scoring: Scoring = "proportional"
         else:
-            gs = spec.get(gname) or {}
+            gs = spec.get(g.name) or {}
             if isinstance(gs, int | float) and not isinstance(gs, bool):
                 gs = {"points": gs}
             if not isinstance(gs, dict):
-                raise ProblemFormatError(name, str(gl_path), f"groups.{gname} must be a number "
-                                         "or a mapping")
+                raise fs.error(gl_path, f"groups.{g.name} must be a number or a mapping")
+            unknown = set(map(str, gs)) - {"points", "scoring", "on_reject"}
+            if unknown:
+                raise fs.error(gl_path, f"groups.{g.name}: unknown keys {sorted(unknown)}")
             points = float(gs.get("points", 0.0))
             if points < 0:
-                raise ProblemFormatError(name, str(gl_path), f"groups.{gname}.points < 0")
+                raise fs.error(gl_path, f"groups.{g.name}.points < 0")
             sc = str(gs.get("scoring", "all_or_nothing"))
             if sc not in SCORINGS:
-                raise ProblemFormatError(name, str(gl_path), f"groups.{gname}.scoring must be "
-                                         f"one of {SCORINGS}, not {sc!r}")
+                raise fs.error(gl_path, f"groups.{g.name}.scoring must be one of {SCORINGS}, "
+                                        f"not {sc!r}")
             scoring = "proportional" if sc == "proportional" else "all_or_nothing"
-            rej = str(gs.get("on_reject", "continue"))
-            if rej not in ON_REJECT:
-                raise ProblemFormatError(name, str(gl_path), f"groups.{gname}.on_reject must "
-                                         f"be one of {ON_REJECT}, not {rej!r}")
-            on_reject = "break" if rej == "break" else "continue"
-        groups.append(TestGroup(
-            name=gname, points=points, scoring=scoring,
-            validator_flags=_testdata_flags(name, data, d, validator_flags),
-            cases=tuple(cases), on_reject=on_reject,
-        ))
-    return tuple(groups)
+            if "on_reject" in gs:
+                rej = str(gs["on_reject"])
+                if rej not in ON_REJECT:
+                    raise fs.error(gl_path, f"groups.{g.name}.on_reject must be one of "
+                                            f"{ON_REJECT}, not {rej!r}")
+                on_reject = "break" if rej == "break" else "continue"
+        out.append(TestGroup(g.name, points, scoring, g.validator_flags, g.cases, on_reject))
+    return tuple(out)

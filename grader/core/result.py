@@ -34,6 +34,9 @@ class TestResult:
     termination: str | None = None
     feedback: str = ""
     score: float | None = None  # validator-given fraction in [0, 1], when it gave one
+    #: the test's score in a problem of type scoring (score.txt, or score_multiplier.txt
+    #: times the test's maximum), when the validator gave one
+    points: float | None = None
 
 
 @dataclass(frozen=True, slots=True)

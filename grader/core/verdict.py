@@ -49,7 +49,9 @@ class Validation:
     accepted: bool | None
     feedback: str = ""
     judge_error: str | None = None
-    score: float | None = None
+    score: float | None = None  # course points: a fraction in [0, 1] (score.txt)
+    score_txt: float | None = None  # Kattis: score.txt as written (an absolute score)
+    multiplier: float | None = None  # Kattis: score_multiplier.txt
 
 
 def determine_verdict(meta: RunMeta, validation: Validation | None) -> Verdict:

@@ -86,7 +86,7 @@ def test_broken_custom_validator_is_judge_error_not_student_fault(judge, problem
 
 def test_language_not_accepted_is_ce(judge, problem_copy, tmp_path):
     d = problem_copy("bigsum")
-    (d / "gradeline.yaml").write_text("languages: [python3]\n")
+    (d / "gradeline.yaml").write_text("time_limit_s: 1\nlanguages: [python3]\n")
     r = judge.grade(load_problem(d), EXAMPLES / "bigsum/submissions/accepted/sum.cpp",
                     language="cpp")
     assert r.verdict is Verdict.CE and "not accepted" in r.compile.output

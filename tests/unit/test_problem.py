@@ -67,7 +67,8 @@ def test_testdata_yaml_flags_inherit(problem_copy):
      "gradeline.yaml", "have no tests"),
     (lambda d: (d / "gradeline.yaml").write_text("time_limit_s: -1\n"), "gradeline.yaml",
      "must be a number"),
-    (lambda d: (d / "problem.yaml").write_text("validation: custom interactive\n"),
+    (lambda d: (d / "problem.yaml").write_text("problem_format_version: 2025-09\n"
+                                                "type: submit-answer\n"),
      "problem.yaml", "not supported"),
     (lambda d: (d / "problem.yaml").write_text("validation: custom\n"), "output_validators",
      "no output validator"),
@@ -88,7 +89,7 @@ def test_errors_name_problem_and_file(problem_copy, mutate, file, message):
 def test_on_reject_per_group(problem_copy):
     d = problem_copy("bigsum")
     (d / "gradeline.yaml").write_text(
-        "groups:\n  sample: 0\n  secret/small: {points: 30, on_reject: break}\n"
+        "time_limit_s: 1\ngroups:\n  sample: 0\n  secret/small: {points: 30, on_reject: break}\n"
         "  secret/large: {points: 70, scoring: proportional}\n")
     p = load_problem(d)
     assert p.group("secret/small").on_reject == "break"
