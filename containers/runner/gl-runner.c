@@ -25,7 +25,10 @@
  * Protocol (text, one field per line, values with \\ \n \t escaped):
  *   request: "argv V" (repeated), "env K=V" (repeated), "workdir P", "writable 1",
  *            "stdin P", "stdout P", "stderr P", "bind SRC\tDST\tRW" (repeated),
- *            "hide P" (repeated), "cpus 0,3", "uid N", "gid N", and the limits
+ *            "hide P" (repeated), "cpus 0,3", "uid N", "gid N", "fifo 1" (stdin and
+ *            stdout are FIFOs of an interactive test: opened without waiting for
+ *            their other ends, which the judge holds open meanwhile; "opened: 1" is
+ *            sent, ahead of the reply, once they are open), and the limits
  *            "cpu_hard_s N" "wall_ms N" "memory N" "stack N" "procs N" "fsize N"
  *            "tmpfs N" (bytes; absent: not limited), then "run".
  *   reply:   "key: value" lines, then an empty line: status (ok | error), error,
@@ -69,7 +72,7 @@ struct req {
     char *argv[MAXV + 1]; int argc;
     char *env[MAXV + 1]; int envc;
     char *workdir, *in, *out, *err, *cpus;
-    int writable;
+    int writable, fifo;
     struct bind binds[MAXB]; int nbinds;
     char *hide[MAXB]; int nhide;
     long long cpu_hard_s, wall_ms, memory, stack, procs, fsize, tmpfs;
@@ -155,6 +158,7 @@ static int read_req(struct req *r, const char **why) {
         if (!strcmp(k, "cpus")) { r->cpus = v; continue; }
         free(v);
         if (!strcmp(k, "writable")) r->writable = (int)num;
+        else if (!strcmp(k, "fifo")) r->fifo = (int)num;
         else if (!strcmp(k, "uid")) r->uid = num;
         else if (!strcmp(k, "gid")) r->gid = num;
         else if (!strcmp(k, "cpu_hard_s")) r->cpu_hard_s = num;
@@ -564,14 +568,29 @@ static double now_s(void) {
     return (double)t.tv_sec + (double)t.tv_nsec / 1e9;
 }
 
+/* Opens one end of a FIFO without waiting for the other end (the judge holds both
+   ends open while the two runs of an interactive test start), then makes it blocking
+   again for the program. */
+static int open_fifo(const char *path, int flags) {
+    int fd = open(path, flags | O_NONBLOCK | O_CLOEXEC);
+    if (fd >= 0) fcntl(fd, F_SETFL, fcntl(fd, F_GETFL) & ~O_NONBLOCK);
+    return fd;
+}
+
 static void run(struct req *r) {
-    int in = open(r->in ? r->in : "/dev/null", O_RDONLY | O_CLOEXEC);
-    int out = open(r->out, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0600);
+    int in = r->fifo && r->in ? open_fifo(r->in, O_RDONLY)
+                              : open(r->in ? r->in : "/dev/null", O_RDONLY | O_CLOEXEC);
+    int out = r->fifo ? open_fifo(r->out, O_WRONLY)
+                      : open(r->out, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0600);
     int err = open(r->err, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0600);
     if (in < 0 || out < 0 || err < 0) {
         reply_error("cannot open %s: %s", in < 0 ? (r->in ? r->in : "/dev/null") :
                     out < 0 ? r->out : r->err, strerror(errno));
         goto close_files;
+    }
+    if (r->fifo) {  /* tell the judge both FIFO ends are ours: it may let go of its own */
+        printf("opened: 1\n");
+        fflush(stdout);
     }
     /* The program's descriptors must survive exec in the init: clear CLOEXEC there. */
     char dirs[MAXCG][PATH_MAX];

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import functools
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from importlib import resources
 from pathlib import PurePosixPath
 from typing import Any
@@ -27,6 +27,11 @@ class Language:
     #: flags that only make the compile faster (precompiled headers, a faster linker);
     #: added unless acceleration is off (measurements of the bare loop's work)
     accelerate: tuple[str, ...] = ()
+    #: the problem's time limit is multiplied by this for the language's runs
+    time_multiplier: float = 1.0
+    #: the Kattis language code (the package format's languages table)
+    kattis: str = ""
+    env: Mapping[str, str] = field(default_factory=dict)
 
     def sources(self, files: Sequence[str]) -> list[str]:
         """The files (relative names) that are sources of this language, sorted."""
@@ -45,7 +50,8 @@ class Language:
         return srcs[0]
 
     def _expand(self, template: Sequence[str], files: Sequence[str],
-                flags: Sequence[str] | None, extra: Sequence[str] = ()) -> list[str]:
+                flags: Sequence[str] | None, extra: Sequence[str] = (),
+                memory_bytes: int | None = None) -> list[str]:
         srcs = self.sources(files)
         chosen = [*extra, *(self.default_flags if flags is None else flags)]
         out: list[str] = []
@@ -56,6 +62,12 @@ class Language:
                 out.extend(srcs)
             elif part == "{main}":
                 out.append(self.main_file(files))
+            elif "{" in part:
+                main = PurePosixPath(self.main_file(files)).stem
+                heap = max(32, (memory_bytes or 512 * 2**20) // 2**20 - 64)
+                out.append(part.replace("{mainclass}", main)
+                           .replace("{Mainclass}", main[:1].upper() + main[1:])
+                           .replace("{heap_mib}", str(heap)))
             else:
                 out.append(part)
         return out
@@ -69,10 +81,14 @@ class Language:
             return []
         return self._expand(self.compile, files, flags, self.accelerate if accelerate else ())
 
-    def run_argv(self, files: Sequence[str], flags: Sequence[str] | None = None) -> list[str]:
+    def run_argv(self, files: Sequence[str], flags: Sequence[str] | None = None, *,
+                 memory_bytes: int | None = None) -> list[str]:
+        """argv of one test run (``memory_bytes``: the run's limit, for a managed
+        runtime's heap)."""
         # Run flags are only meaningful for interpreters; compiled languages ignore them.
         run_flags = flags if "{flags}" in self.run else None
-        return self._expand(self.run, files, run_flags if run_flags is not None else [])
+        return self._expand(self.run, files, run_flags if run_flags is not None else [],
+                            memory_bytes=memory_bytes)
 
 
 def _parse(data: Any) -> dict[str, Language]:
@@ -91,6 +107,9 @@ def _parse(data: Any) -> dict[str, Language]:
                 run=tuple(str(a) for a in spec["run"]),
                 default_flags=tuple(str(a) for a in spec.get("default_flags") or ()),
                 accelerate=tuple(str(a) for a in spec.get("accelerate") or ()),
+                time_multiplier=float(spec.get("time_multiplier", 1.0)),
+                kattis=str(spec.get("kattis", lid)),
+                env={str(k): str(v) for k, v in (spec.get("env") or {}).items()},
             )
         except KeyError as e:
             raise ConfigError(f"languages.yaml: {lid}: missing key {e.args[0]!r}") from e

@@ -1,8 +1,21 @@
 """Bundled example assignments (Kattis packages) for the demo, tests and benchmarks.
 
+The course (``EXAMPLES``: what the demo, the generated courses and the benchmarks
+grade):
+
 - ``bigsum``: test groups with all-or-nothing and proportional points.
 - ``meanstd``: default validator with a float tolerance.
 - ``spread``: a custom output validator (many correct answers).
+
+The package format's other kinds (``FORMATS``), checked by ``gradeline check``:
+
+- ``guess`` (2025-09, interactive): an interactor plays higher/lower with the program.
+- ``codec`` (2025-09, multi-pass): encode, then decode your own encoding; accepted
+  solutions in every language gradeline grades.
+- ``subtasks`` (legacy, scoring): IOI-style subtasks sharing test cases by symlink,
+  default grader flags (``min always_accept``, ``ignore_sample``).
+- ``parts`` (2025-09, scoring): pass-fail and sum groups, ``require_pass``, a validator
+  that reports ``score_multiplier.txt``, ``submissions.yaml`` score ranges.
 """
 
 from __future__ import annotations
@@ -11,22 +24,28 @@ import shutil
 from pathlib import Path
 
 EXAMPLES = ("bigsum", "meanstd", "spread")
+FORMATS = ("guess", "codec", "subtasks", "parts")
 
 
-def example_dirs() -> list[Path]:
-    """Paths of the bundled packages."""
+def example_dirs(names: tuple[str, ...] = EXAMPLES) -> list[Path]:
+    """Paths of the bundled course packages (or of ``names``)."""
     here = Path(__file__).resolve().parent
-    return [here / name for name in EXAMPLES]
+    return [here / name for name in names]
+
+
+def all_example_dirs() -> list[Path]:
+    """Every bundled package: the course's and the format examples."""
+    return example_dirs((*EXAMPLES, *FORMATS))
 
 
 def copy_examples(dest: Path) -> list[Path]:
     """Copy the packages to ``dest`` (existing copies are replaced)."""
     dest.mkdir(parents=True, exist_ok=True)
     out = []
-    for src in example_dirs():
+    for src in all_example_dirs():
         target = dest / src.name
         if target.exists():
             shutil.rmtree(target)
-        shutil.copytree(src, target)
+        shutil.copytree(src, target, symlinks=True)
         out.append(target)
     return out

@@ -7,20 +7,23 @@ JudgeFault with its reason, so no submission can crash a batch.
 
 from __future__ import annotations
 
+import contextlib
 import logging
 import os
 import platform
 import shutil
 import tempfile
 import time
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
+from dataclasses import replace
 from datetime import UTC, datetime
 from pathlib import Path
 
 from grader.core.errors import GradelineError, SandboxError, SubmissionError
 from grader.core.jobs import GradingJob, JudgeFault, Outcome, now_iso
 from grader.core.languages import Language, detect_language, get_language
-from grader.core.problem import OnReject, Problem, TestCase, TestGroup, load_problem
+from grader.core.limits import Limits
+from grader.core.problem import LEGACY, OnReject, Problem, TestCase, TestGroup, load_problem
 from grader.core.result import (
     FEEDBACK_LIMIT,
     CompileResult,
@@ -28,16 +31,145 @@ from grader.core.result import (
     SubmissionResult,
     TestResult,
 )
-from grader.core.scoring import score_submission
+from grader.core.scoring import score_kattis, score_submission
 from grader.core.submission import Submission, load_submission
 from grader.core.verdict import Validation, Verdict, determine_verdict, submission_verdict
 from grader.judge.compile_cache import CompileCache, cache_key
-from grader.judge.ports import RunRequest, Sandbox
+from grader.judge.passes import Passes
+from grader.judge.ports import DEFAULT_ENV, RunRequest, Sandbox
 from grader.judge.validators import Validators, describe_termination, head, tail
 
 log = logging.getLogger(__name__)
 
 COMPILE_OUTPUT_LIMIT = 8000
+
+
+class RunPlan:
+    """Which tests still run: a rejection stops its group when the group (or the
+    course, ``on_reject``) says break, and, up the scoring tree, every enclosing group
+    that breaks too (Kattis ``on_reject``); a group whose ``require_pass`` groups did not
+    all pass is not run at all."""
+
+    def __init__(self, problem: Problem, course_on_reject: OnReject | None) -> None:
+        self.problem = problem
+        self.course = course_on_reject
+        self.stopped: set[str] = set()
+        self.failed: set[str] = set()  # nodes with a case that was not accepted
+        self.skipped: set[str] = set()
+
+    def should_run(self, case: TestCase) -> bool:
+        if case.group in self.stopped or any(a in self.stopped for a in case.ancestors):
+            self._fail(case)
+            return False
+        for a in case.ancestors:
+            node = self.problem.nodes.get(a)
+            if node is not None and any(r in self.failed for r in node.require_pass):
+                self._fail(case)
+                return False
+        return True
+
+    def _fail(self, case: TestCase) -> None:
+        self.failed.add(case.group)
+        self.failed.update(case.ancestors)
+
+    def record(self, case: TestCase, verdict: Verdict) -> None:
+        if verdict is Verdict.AC:
+            return
+        self._fail(case)
+        if verdict is Verdict.JE:
+            return  # a judge error is no rejection of the student's: nothing stops
+        if (self.course or self.problem.group(case.group).on_reject) == "break":
+            self.stopped.add(case.group)
+        for a in case.ancestors:
+            node = self.problem.nodes.get(a)
+            if node is None or node.on_reject != "break":
+                break
+            self.stopped.add(a)
+
+
+def add_included(problem: Problem, language: str, build: Path,
+                 files: Sequence[str]) -> list[str]:
+    """Copy the package's ``include/`` files for ``language`` into the build directory
+    (over the submission's own, as the spec says); the submission's file list with them."""
+    inc = problem.included_files(language)
+    names = set(files)
+    if inc is None:
+        return list(files)
+    for f in sorted(inc.rglob("*")):
+        rel = f.relative_to(inc)
+        if f.is_dir() or any(p.startswith(".") for p in rel.parts):
+            continue
+        target = build / rel
+        target.parent.mkdir(parents=True, exist_ok=True)
+        with contextlib.suppress(FileNotFoundError):
+            target.unlink()
+        shutil.copyfile(f, target)
+        target.chmod(0o644)
+        names.add(str(rel))
+    return sorted(names)
+
+
+def with_test_files(case: TestCase, build: Path, work: Path, index: int) -> Path:
+    """The run's working directory: the build itself, or -- for a test with a ``.files``
+    directory -- a copy of it (hard links) with those files added, so nothing of one
+    test's files is left for the next."""
+    if case.files is None:
+        return build
+    rundir = work / f"run-{index}"
+    shutil.copytree(build, rundir, copy_function=os.link, symlinks=True)
+    for f in sorted(case.files.rglob("*")):
+        rel = f.relative_to(case.files)
+        target = rundir / rel
+        if f.is_dir():
+            target.mkdir(parents=True, exist_ok=True)
+            continue
+        with contextlib.suppress(FileNotFoundError):
+            target.unlink()
+        target.parent.mkdir(parents=True, exist_ok=True)
+        shutil.copyfile(f, target)
+        target.chmod(0o644)
+    rundir.chmod(0o755)
+    return rundir
+
+
+def case_points(problem: Problem, case: TestCase, v: Validation
+                ) -> tuple[float | None, str | None]:
+    """An accepted test's score in a problem of type scoring, and the judge error when
+    the validator's scores break the spec's rules (both files, a multiplier outside
+    [0, 1], an unbounded test without score.txt, a score above the test's maximum)."""
+    if problem.scoring_model != "kattis":
+        return None, None
+    if v.score_txt is not None and v.multiplier is not None:
+        return None, "the validator wrote both score.txt and score_multiplier.txt"
+    node = next((problem.nodes[a] for a in case.ancestors if a in problem.nodes), None)
+    if node is None:
+        return None, None
+    if node.legacy:
+        if v.score_txt is None and problem.validator_scores:
+            return None, "the problem has custom scoring but the validator wrote no score.txt"
+        return v.score_txt, None
+    if case.group == "sample":
+        return None, None  # samples are never scored (their score files are ignored)
+    mx = node.case_max.get(case.name)
+    if node.aggregation == "pass-fail":
+        if v.score_txt is not None or v.multiplier is not None:
+            return None, "the validator gave a score in a group with pass-fail aggregation"
+        return None, None
+    if v.multiplier is not None:
+        if mx is None:
+            return None, "score_multiplier.txt for a test with unbounded maximum score"
+        if not 0.0 <= v.multiplier <= 1.0:
+            return None, f"score_multiplier.txt {v.multiplier:g} is outside [0, 1]"
+        return v.multiplier * mx, None
+    if v.score_txt is not None:
+        if v.score_txt < 0:
+            return None, f"score.txt {v.score_txt:g} is negative"
+        if mx is not None and v.score_txt > mx + 1e-9:
+            return None, f"score.txt {v.score_txt:g} is above the test's maximum {mx:g}"
+        return v.score_txt, None
+    if mx is None:
+        return None, "an accepted test with unbounded maximum score needs a score.txt"
+    return mx, None
 
 
 def _link_or_copy(src: Path, dst: Path) -> None:
@@ -72,13 +204,15 @@ class Judge:
         self.accelerate = accelerate
         self.on_reject = on_reject
         self.validators = Validators(sandbox, workroot, self.cpus)
-        self._problems: dict[Path, Problem] = {}
+        self.passes = Passes(sandbox, self.validators, self.cpus)
+        self._problems: dict[tuple[Path, bool], Problem] = {}
         self.extra_runtime: dict[str, object] = {}  # e.g. the Slurm task, for the record
         workroot.mkdir(parents=True, exist_ok=True)
         workroot.chmod(0o711)
 
     def close(self) -> None:
-        """End the judge's sandbox (its container)."""
+        """End the judge's sandbox (its container, and the validator's own one)."""
+        self.passes.close()
         self.sandbox.close()
 
     # -- one job, whatever happens -------------------------------------------
@@ -86,9 +220,14 @@ class Judge:
         """Grade one job; every failure of ours becomes a JudgeFault with its reason."""
         started = now_iso()
         try:
-            problem = self._problems.get(job.problem)
+            key = (job.problem, job.time_limit_s is None)
+            problem = self._problems.get(key)
             if problem is None:
-                problem = self._problems[job.problem] = load_problem(job.problem)
+                problem = self._problems[key] = load_problem(
+                    job.problem, require_time_limit=job.time_limit_s is None)
+            if job.time_limit_s is not None:
+                problem = replace(problem, limits=problem.limits.scaled(
+                    cpu_time_s=job.time_limit_s))
             result: SubmissionResult | JudgeFault = self.grade(problem, job.source,
                                                                job.language)
         except SubmissionError as e:
@@ -112,6 +251,12 @@ class Judge:
             return self._no_tests(problem, sub, lang, Verdict.CE, CompileResult(
                 ok=False, output=f"language {lang.id} is not accepted for this assignment "
                                  f"(accepted: {', '.join(problem.languages)})"), t_start)
+        size = sub.size_bytes()
+        if problem.code_limit_bytes is not None and size > problem.code_limit_bytes:
+            return self._no_tests(problem, sub, lang, Verdict.CE, CompileResult(
+                ok=False, output=f"the submission is {size / 1024:.1f} KiB, over the "
+                                 f"{problem.code_limit_bytes / 1024:g} KiB code limit"),
+                t_start)
         work = Path(tempfile.mkdtemp(prefix="sub-", dir=self.workroot))
         try:
             work.chmod(0o711)
@@ -119,11 +264,12 @@ class Judge:
             build.mkdir(mode=0o755)
             out.mkdir(mode=0o700)
             sub.copy_to(build)
+            files = add_included(problem, lang.id, build, sub.files)
             self.sandbox.own(work)  # the sandbox's user compiles here and writes outputs
             timing: dict[str, float] = {}
             t0 = time.monotonic()
             try:
-                comp = self._compile(problem, lang, sub.files, build, out)
+                comp = self._compile(problem, lang, files, build, out)
             except SandboxError as e:
                 log.error("sandbox failed compiling %s: %s", sub.path, e)
                 return self._no_tests(problem, sub, lang, Verdict.JE, CompileResult(
@@ -131,25 +277,30 @@ class Judge:
             timing["compile_s"] = time.monotonic() - t0
             if not comp.ok:
                 return self._no_tests(problem, sub, lang, Verdict.CE, comp, t_start, timing)
-            run_argv = lang.run_argv(sub.files, problem.compile_flags.get(lang.id))
+            limits = problem.limits.scaled(
+                cpu_time_s=problem.limits.cpu_time_s * lang.time_multiplier)
+            run_argv = lang.run_argv(files, problem.compile_flags.get(lang.id),
+                                     memory_bytes=limits.memory_bytes)
+            env = {**DEFAULT_ENV, **lang.env}
             tests: list[TestResult] = []
             run_s = validate_s = 0.0
-            broken: set[str] = set()  # groups stopped at a rejection (on_reject: break)
+            plan = RunPlan(problem, self.on_reject)
             for i, case in enumerate(problem.cases):
-                group = problem.group(case.group)
-                if group.name in broken:
+                if not plan.should_run(case):
                     continue
+                group = problem.group(case.group)
                 result, r_s, v_s = self._run_test(problem, group, case, i, run_argv, build,
-                                                  out, work)
+                                                  out, work, limits, env)
                 tests.append(result)
-                if result.verdict not in (Verdict.AC, Verdict.JE) and \
-                        (self.on_reject or group.on_reject) == "break":
-                    broken.add(group.name)
+                plan.record(case, result.verdict)
                 run_s += r_s
                 validate_s += v_s
             timing.update(run_s=run_s, validate_s=validate_s)
             score, groups = score_submission(problem, tests)
             verdict = submission_verdict([t.verdict for t in tests])
+            if problem.scoring_model == "kattis" and problem.format_version in LEGACY:
+                verdict = score_kattis(problem, tests)[1] if verdict is not Verdict.JE \
+                    else verdict
             timing["total_s"] = time.monotonic() - t_start
             return self._result(problem, sub, lang, verdict, score, comp, tests, groups, timing)
         finally:
@@ -172,7 +323,7 @@ class Judge:
         limits = problem.compile_limits
         meta = self.sandbox.run(RunRequest(argv, build, limits, stdout=out / "compile.out",
                                            stderr=out / "compile.err", workdir_writable=True,
-                                           cpus=self.cpus))
+                                           cpus=self.cpus, env={**DEFAULT_ENV, **lang.env}))
         text = (head(out / "compile.out", COMPILE_OUTPUT_LIMIT)
                 + head(out / "compile.err", COMPILE_OUTPUT_LIMIT))[:COMPILE_OUTPUT_LIMIT]
         if meta.termination is not None:
@@ -186,30 +337,52 @@ class Judge:
         )
 
     def _run_test(self, problem: Problem, group: TestGroup, case: TestCase, index: int,
-                  run_argv: list[str], build: Path, out: Path, work: Path
-                  ) -> tuple[TestResult, float, float]:
+                  run_argv: list[str], build: Path, out: Path, work: Path,
+                  limits: Limits, env: Mapping[str, str]) -> tuple[TestResult, float, float]:
         stdout, stderr, stdin = out / f"{index}.out", out / f"{index}.err", out / f"{index}"
-        _link_or_copy(case.input_path, stdin)
+        rundir = with_test_files(case, build, work, index)
+        validation: Validation | None = None
+        v_s = 0.0
         try:
-            meta = self.sandbox.run(RunRequest(run_argv, build, problem.limits, stdout=stdout,
-                                               stderr=stderr, stdin=stdin, cpus=self.cpus))
+            if problem.is_interactive or problem.is_multi_pass:
+                t0 = time.monotonic()
+                outcome = self.passes.run(problem, case, index, [*run_argv, *case.args],
+                                          rundir, out, work, limits,
+                                          problem.allow_file_writing, env)
+                meta, validation, verdict = outcome.meta, outcome.validation, outcome.verdict
+                v_s = time.monotonic() - t0 - meta.wall_time_s
+                stderr = out / f"{index}.p{outcome.passes}.err"
+            else:
+                _link_or_copy(case.input_path, stdin)
+                meta = self.sandbox.run(RunRequest(
+                    [*run_argv, *case.args], rundir, limits, stdout=stdout, stderr=stderr,
+                    stdin=stdin, cpus=self.cpus, workdir_writable=problem.allow_file_writing,
+                    env=env))
+                t0 = time.monotonic()
+                if meta.ok:
+                    try:
+                        validation = self.validators.validate(problem, group, case, stdout,
+                                                              work, index)
+                    except SandboxError as e:
+                        validation = Validation(None,
+                                                judge_error=f"validator sandbox failed: {e}")
+                v_s = time.monotonic() - t0
+                verdict = determine_verdict(meta, validation)
         except SandboxError as e:
             log.error("sandbox failed on %s: %s", case.name, e)
             return TestResult(case.name, case.group, Verdict.JE, feedback=str(e)), 0.0, 0.0
-        validation: Validation | None = None
-        t0 = time.monotonic()
-        if meta.ok:
-            try:
-                validation = self.validators.validate(problem, group, case, stdout, work,
-                                                      index)
-            except SandboxError as e:
-                validation = Validation(None, judge_error=f"validator sandbox failed: {e}")
-        v_s = time.monotonic() - t0
-        verdict = determine_verdict(meta, validation)
+        finally:
+            if rundir != build:
+                shutil.rmtree(rundir, ignore_errors=True)
+        points = None
+        if validation is not None and verdict is Verdict.AC:
+            points, why = case_points(problem, case, validation)
+            if why:
+                verdict, validation = Verdict.JE, Validation(None, judge_error=why)
         if validation is not None:
             feedback = validation.judge_error or validation.feedback
         else:
-            feedback = describe_termination(meta, problem.limits)
+            feedback = describe_termination(meta, limits)
             err = tail(stderr, 400).strip()
             if err and verdict is Verdict.RE:
                 feedback += f"; stderr: {err}"
@@ -218,7 +391,7 @@ class Judge:
             wall_time_s=meta.wall_time_s, memory_bytes=meta.memory_bytes,
             exit_code=meta.exit_code, signal=meta.signal, termination=meta.termination,
             feedback=feedback[:FEEDBACK_LIMIT],
-            score=validation.score if validation else None,
+            score=validation.score if validation else None, points=points,
         ), meta.wall_time_s, v_s
 
     # -- result records --------------------------------------------------------

@@ -3,7 +3,7 @@ implements, and the request a run is described by."""
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Protocol
@@ -43,6 +43,9 @@ class RunRequest:
         so its path is never visible inside); None: /dev/null.
     :param stdout: host file receiving standard output (size-limited).
     :param cpus: CPUs the run is pinned to; None: the caller's own.
+    :param fifo: stdin and stdout are the FIFOs of an interactive test (the judge
+        holds their other ends open while both runs start).
+    :param on_open: with ``fifo``, called as soon as the run has opened both FIFOs.
     """
 
     argv: Sequence[str]
@@ -55,6 +58,8 @@ class RunRequest:
     binds: Sequence[Bind] = ()
     cpus: Sequence[int] | None = None
     env: Mapping[str, str] = field(default_factory=lambda: dict(DEFAULT_ENV))
+    fifo: bool = False
+    on_open: Callable[[], None] | None = field(default=None, compare=False)
 
 
 class Sandbox(Protocol):
@@ -77,5 +82,11 @@ class Sandbox(Protocol):
 
     def close(self) -> None:
         """Release the sandbox (its container); idempotent."""
+        ...
+
+    def sibling(self) -> Sandbox:
+        """Another sandbox like this one (same image, user and CPUs, a container of its
+        own): an interactive test's validator runs there while the submission runs
+        here."""
         ...
 

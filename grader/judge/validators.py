@@ -14,9 +14,10 @@ import os
 import shutil
 import tempfile
 from collections.abc import Sequence
+from dataclasses import dataclass
 from pathlib import Path
 
-from grader.core.errors import SandboxError
+from grader.core.errors import SandboxError, SubmissionError
 from grader.core.languages import detect_language
 from grader.core.limits import Limits
 from grader.core.problem import Problem, TestCase, TestGroup
@@ -91,7 +92,7 @@ class Validators:
                  work: Path, index: int) -> Validation:
         if problem.validation == "default":
             try:
-                return validate_files(team_out, case.answer_path, group.validator_flags)
+                return validate_files(team_out, case.answer_path, case.validator_flags)
             except Exception as e:  # noqa: BLE001 -- a bad flag is our fault: JE
                 return Validation(None, judge_error=f"default validator: {e}")
         return self._custom(problem, group, case, team_out, work, index)
@@ -102,8 +103,12 @@ class Validators:
         if key in self._built:
             return self._built[key]
         assert problem.validator_dir is not None
-        vsub = load_submission(problem.validator_dir)
-        vlang = detect_language(vsub.files)
+        try:
+            vsub = load_submission(problem.validator_dir)
+            scripts = "build" in vsub.files or "run" in vsub.files
+            vlang = None if scripts else detect_language(vsub.files)
+        except SubmissionError as e:  # the package's fault, never the student's
+            raise SandboxError(f"output validator of {problem.short_name}: {e}") from e
         vdir = self.workroot / "validators" / hashlib.sha256(
             (key + vsub.content_hash).encode()).hexdigest()[:16]
         if not (vdir / "ok").exists():
@@ -112,8 +117,14 @@ class Validators:
             tmp.chmod(0o755)
             (tmp / "build").mkdir(mode=0o755)
             vsub.copy_to(tmp / "build")
-            self.sandbox.own(tmp / "build")
-            argv = vlang.compile_argv(vsub.files)
+            for script in ("build", "run"):  # the spec's build/run programs
+                if (tmp / "build" / script).exists():
+                    (tmp / "build" / script).chmod(0o755)
+            self.sandbox.own(tmp)  # the runner writes the compile output beside build/
+            if vlang is None:
+                argv = ["./build"] if "build" in vsub.files else []
+            else:
+                argv = vlang.compile_argv(vsub.files)
             if argv:
                 meta = self.sandbox.run(RunRequest(
                     argv, tmp / "build", problem.compile_limits, stdout=tmp / "compile.out",
@@ -127,43 +138,94 @@ class Validators:
             with contextlib.suppress(OSError):
                 tmp.rename(vdir)  # another process may have won the race: use theirs
             shutil.rmtree(tmp, ignore_errors=True)
-        self._built[key] = (vdir / "build", vlang.run_argv(vsub.files))
+        run = ["./run"] if vlang is None else vlang.run_argv(vsub.files)
+        self._built[key] = (vdir / "build", run)
         return self._built[key]
+
+    def judge_dir(self, case: TestCase, work: Path, index: int) -> JudgeDir:
+        """The validator's view of one test: the input and the judge's answer (read
+        only) and a feedback directory it writes (kept across the passes of a test)."""
+        root = work / f"judge-{index}"
+        jd = JudgeDir(root, root / "data", root / "feedback")
+        jd.data.mkdir(parents=True)
+        jd.feedback.mkdir()
+        root.chmod(0o755)
+        jd.data.chmod(0o755)
+        self.sandbox.own(root)  # the validator's user writes feedback and output here
+        for src, name in ((case.input_path, "input"), (case.answer_path, "answer")):
+            _expose(src, jd.data / name)  # after own(): a linked package file keeps its owner
+        return jd
+
+    def command(self, problem: Problem, case: TestCase) -> tuple[Path, list[str]]:
+        """(build dir, argv) of the custom validator for ``case``: input, answer,
+        feedback dir, then the test's validator arguments."""
+        build, argv = self._build(problem)
+        return build, [*argv, f"{JUDGE}/data/input", f"{JUDGE}/data/answer",
+                       f"{JUDGE}/feedback/", *case.validator_flags]
+
+    def run_custom(self, problem: Problem, case: TestCase, jd: JudgeDir, team_out: Path
+                   ) -> Validation:
+        """The custom validator on ``team_out`` (one pass of a test)."""
+        try:
+            build, full = self.command(problem, case)
+        except SandboxError as e:
+            return Validation(None, judge_error=str(e))
+        meta = self.sandbox.run(RunRequest(
+            full, build, problem.validator_limits, stdout=jd.root / "v.out",
+            stderr=jd.root / "v.err", stdin=team_out, cpus=self.cpus, binds=jd.binds()))
+        return judgement(meta, jd.feedback, jd.root / "v.out", jd.root / "v.err",
+                         problem.validator_limits)
 
     def _custom(self, problem: Problem, group: TestGroup, case: TestCase, team_out: Path,
                 work: Path, index: int) -> Validation:
-        try:
-            build, argv = self._build(problem)
-        except SandboxError as e:
-            return Validation(None, judge_error=str(e))
-        jdir = work / f"judge-{index}"
-        data, feedback = jdir / "data", jdir / "feedback"
-        data.mkdir(parents=True)
-        feedback.mkdir()
-        jdir.chmod(0o755)
-        data.chmod(0o755)
-        self.sandbox.own(jdir)  # the validator's user writes feedback and output here
-        for src, name in ((case.input_path, "input"), (case.answer_path, "answer")):
-            _expose(src, data / name)  # after own(): a linked package file keeps its owner
-        full = [*argv, f"{JUDGE}/data/input", f"{JUDGE}/data/answer", f"{JUDGE}/feedback/",
-                *group.validator_flags]
-        meta = self.sandbox.run(RunRequest(
-            full, build, problem.validator_limits, stdout=jdir / "v.out", stderr=jdir / "v.err",
-            stdin=team_out, cpus=self.cpus,
-            binds=(Bind(data, f"{JUDGE}/data"), Bind(feedback, f"{JUDGE}/feedback", True))))
-        msg = head(feedback / "judgemessage.txt", FEEDBACK_LIMIT).strip() or \
-            head(jdir / "v.out", 500).strip()
-        score: float | None = None
-        with contextlib.suppress(ValueError):
-            s = float(head(feedback / "score.txt", 64).strip() or "nan")
-            if 0.0 <= s <= 1.0:
-                score = s
-        clean = meta.termination is None and meta.signal is None
-        if clean and meta.exit_code == ACCEPT:
-            return Validation(True, msg, score=score)
-        if clean and meta.exit_code == REJECT:
-            return Validation(False, msg)
-        why = describe_termination(meta, problem.validator_limits) or \
-            f"exit code {meta.exit_code}"
-        return Validation(None, judge_error=f"output validator failed ({why}): "
-                                            f"{tail(jdir / 'v.err', 500)}")
+        return self.run_custom(problem, case, self.judge_dir(case, work, index), team_out)
+
+
+@dataclass(frozen=True, slots=True)
+class JudgeDir:
+    """Where a custom validator reads a test's data and writes its feedback."""
+
+    root: Path
+    data: Path
+    feedback: Path
+
+    def binds(self) -> tuple[Bind, Bind]:
+        return (Bind(self.data, f"{JUDGE}/data"), Bind(self.feedback, f"{JUDGE}/feedback",
+                                                        True))
+
+
+def read_score(path: Path) -> tuple[float | None, str | None]:
+    """A score file's number, or why it is not one (a judge error)."""
+    if not path.exists():
+        return None, None
+    text = head(path, 256).strip()
+    try:
+        value = float(text)
+    except ValueError:
+        return None, f"{path.name} does not hold a number: {text[:60]!r}"
+    if value != value or value in (float("inf"), float("-inf")):
+        return None, f"{path.name} does not hold a finite number: {text[:60]!r}"
+    return value, None
+
+
+def judgement(meta: RunMeta, feedback: Path, vout: Path, verr: Path, limits: Limits
+              ) -> Validation:
+    """An output validator's run and feedback directory as a Validation: 42 accepts, 43
+    rejects (score files only with an accept), anything else is a judge error."""
+    msg = head(feedback / "judgemessage.txt", FEEDBACK_LIMIT).strip() or \
+        head(vout, 500).strip()
+    score_txt, bad = read_score(feedback / "score.txt")
+    multiplier, bad2 = read_score(feedback / "score_multiplier.txt")
+    clean = meta.termination is None and meta.signal is None
+    if clean and meta.exit_code in (ACCEPT, REJECT) and (bad or bad2):
+        return Validation(None, judge_error=f"output validator: {bad or bad2}")
+    if clean and meta.exit_code == ACCEPT:
+        frac = score_txt if score_txt is not None and 0.0 <= score_txt <= 1.0 else multiplier
+        return Validation(True, msg, score=frac, score_txt=score_txt, multiplier=multiplier)
+    if clean and meta.exit_code == REJECT:
+        if score_txt is not None or multiplier is not None:
+            return Validation(None, judge_error="output validator rejected the output but "
+                                                "wrote a score file")
+        return Validation(False, msg)
+    why = describe_termination(meta, limits) or f"exit code {meta.exit_code}"
+    return Validation(None, judge_error=f"output validator failed ({why}): {tail(verr, 500)}")

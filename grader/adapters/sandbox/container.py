@@ -24,6 +24,7 @@ once it execs. A runner that dies or stops answering is killed with its containe
 from __future__ import annotations
 
 import contextlib
+import copy
 import logging
 import os
 import select
@@ -31,7 +32,7 @@ import signal
 import subprocess
 import tempfile
 import time
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import IO, Any
 
@@ -158,6 +159,16 @@ class ContainerSandbox(RuntimeBase):
             self.log.close()
             self.log = None
 
+    def sibling(self) -> ContainerSandbox:
+        """Another container like this one (its own runner, cgroup and log), started on
+        its first run."""
+        twin = copy.copy(self)
+        twin.proc = None
+        twin.cgroup = None
+        twin.log = None
+        twin.starts = 0
+        return twin
+
     def __del__(self) -> None:
         with contextlib.suppress(Exception):
             self.close()
@@ -190,6 +201,8 @@ class ContainerSandbox(RuntimeBase):
                   f"stderr {_escape(self.inside(req.stderr))}"]
         if req.stdin is not None:
             lines.append(f"stdin {_escape(self.inside(req.stdin))}")
+        if req.fifo:
+            lines.append("fifo 1")
         for b in req.binds:
             lines.append("bind " + _escape(f"{self.inside(b.source)}\t{b.target}\t"
                                           f"{int(b.writable)}"))
@@ -208,8 +221,10 @@ class ContainerSandbox(RuntimeBase):
                 lines.append(f"{key} {value}")
         return "\n".join([*lines, "run"]) + "\n"
 
-    def _read_reply(self, timeout_s: float) -> dict[str, str]:
-        """``key: value`` lines up to an empty one; {} when the runner died or hung."""
+    def _read_reply(self, timeout_s: float,
+                    on_open: Callable[[], None] | None = None) -> dict[str, str]:
+        """``key: value`` lines up to an empty one; {} when the runner died or hung.
+        ``on_open`` is called when the runner says it opened a run's FIFOs."""
         assert self.proc is not None and self.proc.stdout is not None
         out: dict[str, str] = {}
         deadline = time.monotonic() + timeout_s
@@ -224,6 +239,8 @@ class ContainerSandbox(RuntimeBase):
                     return out
                 key, _, value = line.decode("utf-8", "replace").partition(":")
                 out[key.strip()] = value.strip()
+                if key == "opened" and on_open is not None:
+                    on_open()
             left = deadline - time.monotonic()
             ready = select.select([fd], [], [], max(0.0, left))[0] if left > 0 else []
             if not ready:
@@ -248,7 +265,7 @@ class ContainerSandbox(RuntimeBase):
             tail = self._log_tail()
             self._kill()
             raise SandboxError(f"the {self.runtime} container is gone: {e}; {tail}") from e
-        reply = self._read_reply(request.limits.wall_s + REPLY_SLACK_S)
+        reply = self._read_reply(request.limits.wall_s + REPLY_SLACK_S, request.on_open)
         if not reply:
             tail = self._log_tail()
             self._kill()

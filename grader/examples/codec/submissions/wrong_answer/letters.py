@@ -1,0 +1,2 @@
+mode, data = open(0).read().split()
+print(data)  # not digits: rejected in the first pass

@@ -1,0 +1,2 @@
+print("what is the number?", flush=True)
+print(input())

@@ -1,0 +1,1 @@
+# Leaves without asking anything.
