@@ -5,7 +5,6 @@ from __future__ import annotations
 import argparse
 import json
 import os
-import sys
 import time
 from pathlib import Path
 from typing import Any
@@ -13,21 +12,36 @@ from typing import Any
 from grader.adapters.spool import Spool
 from grader.cli.common import Context
 from grader.cli.format import result_table, verdict_table
+from grader.core.errors import SubmissionError
 from grader.core.export import csv_rows, gradescope, junit_xml
-from grader.core.jobs import JudgeFault
+from grader.core.jobs import GradingJob, JudgeFault
 from grader.core.problem import load_problem
-from grader.examples import copy_examples, example_dirs
+from grader.core.scoring import fault_result
+from grader.core.submission import load_submission
+from grader.core.verdict import EXPECTED_DIRS
+from grader.examples import all_example_dirs, copy_examples, example_dirs
 from grader.measure.corpus import generate_course
-from grader.pipeline.batch import grade_manifest, self_check, self_check_jobs
+from grader.pipeline.batch import grade_manifest
+from grader.pipeline.selfcheck import check_packages
 
 
 def cmd_grade(args: argparse.Namespace, ctx: Context) -> int:
     problem = load_problem(args.assignment)
     judge = ctx.judge(ctx.cpus(args.cpus), keep_workdirs=args.keep)
     try:
-        result = judge.grade(problem, args.submission, args.language)
+        # grade_job, not grade: whatever goes wrong in grading is a JE (or CE) result
+        # with its reason, never a crash of the command
+        outcome = judge.grade_job(GradingJob(problem.path, Path(args.submission),
+                                             args.language))
     finally:
         judge.close()
+    result = outcome.result
+    if isinstance(result, JudgeFault):
+        try:
+            content = load_submission(args.submission).content_hash
+        except SubmissionError:
+            content = ""
+        result = fault_result(problem, str(args.submission), content, args.language, result)
     fmt = "json" if args.json else args.format
     if fmt == "json":
         print(json.dumps(result.to_dict(), indent=2))
@@ -43,35 +57,40 @@ def cmd_grade(args: argparse.Namespace, ctx: Context) -> int:
 
 
 def cmd_check(args: argparse.Namespace, ctx: Context) -> int:
-    """Grade every self-check submission; exit 1 on any mismatch."""
+    """Grade every example submission against its package's expectations; derive and
+    record a missing time limit; exit 1 on any mismatch."""
     cpus = ctx.cpus(args.cpus)
     ctx.prepare_image()
-    jobs = self_check_jobs([Path(a).resolve() for a in args.assignments])
-    if not jobs:
-        print("no submissions/<expected>/ files to check", file=sys.stderr)
-        return 1
-    mismatches = 0
     t0 = time.monotonic()
-    for c in self_check(jobs, ctx.local_executor(cpus, "checking")):
-        rel = os.path.relpath(c.path)
-        res = c.result
-        if isinstance(res, JudgeFault):
-            mismatches += 1
-            print(f"ERROR     {rel}: {res.reason}")
-            continue
-        got = res.verdict.value
-        mismatches += not c.ok
-        detail = ""
-        if not c.ok:
-            bad = next((t for t in res.tests if t.verdict.value == got), None)
-            detail = f"  (first {got}: {bad.name}: {bad.feedback[:80]})" if bad else \
-                (f"  ({(res.compile.judge_error or res.compile.output)[:120]!r})"
-                 if res.compile else "")
-        print(f"{'ok' if c.ok else 'MISMATCH':<9} {rel}: expected {c.expected}, got {got} "
-              f"score {res.score:g}/{res.max_score:g}{detail}")
-    print(f"{len(jobs)} submissions checked in {time.monotonic() - t0:.1f} s on "
-          f"{len(cpus)} cpu(s): {len(jobs) - mismatches} as expected, {mismatches} mismatched")
-    return 1 if mismatches else 0
+    reports = check_packages([Path(a).resolve() for a in args.assignments],
+                             ctx.local_executor(cpus, "checking"), record=not args.no_record)
+    total = bad = 0
+    for rep in reports:
+        for o in rep.outcomes:
+            total += 1
+            bad += not o.check.ok
+            rel = os.path.relpath(o.expectation.path)
+            d = o.expectation.path.parent.name
+            want = EXPECTED_DIRS[d].value if d in EXPECTED_DIRS else d
+            if isinstance(o.result, JudgeFault):
+                print(f"ERROR     {rel}: {o.result.reason}")
+                continue
+            assert o.result is not None
+            res = o.result
+            print(f"{'ok' if o.check.ok else 'MISMATCH':<9} {rel}: expected {want}, got "
+                  f"{res.verdict.value} score {res.score:g}/{res.max_score:g}")
+            for why in o.check.problems:
+                print(f"          - {why}")
+        if rep.time_limit is not None:
+            print(f"{rep.problem.short_name}: time limit {rep.time_limit.limit_s:g} s "
+                  f"({rep.time_limit.note}); {rep.time_limit_note}")
+        for err in rep.errors:
+            bad += 1
+            print(f"ERROR     {rep.problem.short_name}: {err}")
+    print(f"{total} submissions checked in {time.monotonic() - t0:.1f} s on "
+          f"{len(cpus)} cpu(s): {total - sum(not o.check.ok for r in reports for o in r.outcomes)}"
+          f" as expected, {bad} mismatched")
+    return 1 if bad else 0
 
 
 def cmd_batch(args: argparse.Namespace, ctx: Context) -> int:
@@ -93,7 +112,7 @@ def cmd_batch(args: argparse.Namespace, ctx: Context) -> int:
 
 
 def cmd_examples(args: argparse.Namespace, ctx: Context) -> int:
-    for d in (copy_examples(Path(args.dest)) if args.dest else example_dirs()):
+    for d in (copy_examples(Path(args.dest)) if args.dest else all_example_dirs()):
         print(d)
     return 0
 
@@ -124,9 +143,13 @@ def register(sub: Any) -> None:
     g.add_argument("--keep", action="store_true", help="keep the work directory")
     g.set_defaults(func=cmd_grade)
 
-    c = sub.add_parser("check", help="grade submissions/<expected>/ of assignments")
+    c = sub.add_parser("check", help="grade a package's example submissions against "
+                                     "submissions/<dir>/ and submissions.yaml; derive a "
+                                     "missing time limit")
     c.add_argument("assignments", nargs="+")
     c.add_argument("--cpus", help="CPUs to use, one worker each (default: all allowed)")
+    c.add_argument("--no-record", action="store_true",
+                   help="derive a missing time limit but do not write .timelimit")
     c.set_defaults(func=cmd_check)
 
     b = sub.add_parser("batch", help="grade all submissions of a manifest.csv")

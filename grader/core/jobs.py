@@ -26,23 +26,31 @@ class GradingJob:
     :param source: the submission (a file, or a directory of files); its path is
         the job's key, unique within a batch.
     :param language: a language id, or None to detect it from the file names.
+    :param time_limit_s: grade with this time limit instead of the package's (``gradeline
+        check`` measuring a package whose limit is still to be derived).
     """
 
     problem: Path
     source: Path
     language: str | None = None
+    time_limit_s: float | None = None
 
     @property
     def key(self) -> str:
         return str(self.source)
 
     def to_json(self) -> dict[str, Any]:
-        return {"problem": str(self.problem), "submission": str(self.source),
-                "language": self.language}
+        out: dict[str, Any] = {"problem": str(self.problem), "submission": str(self.source),
+                               "language": self.language}
+        if self.time_limit_s is not None:
+            out["time_limit_s"] = self.time_limit_s
+        return out
 
     @classmethod
     def from_json(cls, data: Mapping[str, Any]) -> GradingJob:
-        return cls(Path(data["problem"]), Path(data["submission"]), data.get("language"))
+        problem, source = Path(data["problem"]), Path(data["submission"])
+        tl = data.get("time_limit_s")
+        return cls(problem, source, data.get("language"), float(tl) if tl is not None else None)
 
 
 @dataclass(frozen=True, slots=True)

@@ -1,6 +1,6 @@
 """Grading without a spool or database: a manifest of submissions (``gradeline
-batch``), and the self-check of packages' ``submissions/<expected>/`` (``gradeline
-check``). Both grade through the dedupe planner and an executor, like a run."""
+batch``), through the dedupe planner and an executor, like a run. (The packages'
+self-check, ``gradeline check``, is ``pipeline.selfcheck``.)"""
 
 from __future__ import annotations
 
@@ -8,16 +8,14 @@ import csv
 import logging
 import os
 import time
-from collections.abc import Iterator, Mapping, Sequence
+from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
 from grader.core.errors import ConfigError
 from grader.core.jobs import GradingJob, JudgeFault
 from grader.core.problem import Problem, load_problem
-from grader.core.result import SubmissionResult
 from grader.core.submission import load_submission
-from grader.core.verdict import EXPECTED_DIRS
 from grader.pipeline import dedupe
 from grader.pipeline.journal import append_line
 from grader.pipeline.ports import Executor
@@ -87,42 +85,3 @@ def grade_manifest(manifest: Path, search: Sequence[Path], executor: Executor, o
                 log.warning("%s: expected %s, got %s", r["path"], want, result.verdict.value)
         append_line(out, rec)
     return s
-
-
-@dataclass(frozen=True, slots=True)
-class SelfCheck:
-    """One labelled submission of a package and what grading it gave."""
-
-    path: Path
-    expected: str
-    result: SubmissionResult | JudgeFault
-
-    @property
-    def ok(self) -> bool:
-        return not isinstance(self.result, JudgeFault) and \
-            self.result.verdict.value == self.expected
-
-
-def self_check_jobs(packages: Sequence[Path]) -> list[tuple[GradingJob, str]]:
-    """(job, expected verdict) for every file of ``submissions/<expected>/``."""
-    out: list[tuple[GradingJob, str]] = []
-    for root in packages:
-        load_problem(root)  # fail early, naming the file
-        subs = root / "submissions"
-        for d in sorted(p for p in subs.iterdir() if p.is_dir()) if subs.is_dir() else []:
-            if d.name not in EXPECTED_DIRS:
-                log.warning("%s: unknown expected-verdict directory %r, skipped", root.name,
-                            d.name)
-                continue
-            for s in sorted(d.iterdir()):
-                if not s.name.startswith(".") and s.name != "__pycache__":
-                    out.append((GradingJob(root, s), EXPECTED_DIRS[d.name].value))
-    return out
-
-
-def self_check(jobs: Sequence[tuple[GradingJob, str]], executor: Executor
-               ) -> Iterator[SelfCheck]:
-    """Grade the labelled submissions; each check as it finishes."""
-    expected: Mapping[str, str] = {j.key: e for j, e in jobs}
-    for o in executor.run([j for j, _ in jobs]):
-        yield SelfCheck(Path(o.key), expected[o.key], o.result)

@@ -4,6 +4,7 @@ import pytest
 
 from grader.cli import main as cli
 from grader.cli.common import Context
+from grader.core.jobs import JudgeFault, Outcome
 from grader.core.verdict import Verdict
 from grader.cpuset import CpuSet
 from grader.settings import Settings
@@ -18,9 +19,9 @@ def test_grade_json_calls_the_library(monkeypatch, capsys, tmp_path):
         def close(self):
             calls["closed"] = True
 
-        def grade(self, problem, submission, language):
-            calls["grade"] = (problem.short_name, submission, language)
-            return make_result({"secret/small/01": Verdict.WA})
+        def grade_job(self, job):
+            calls["grade"] = (job.problem.name, str(job.source), job.language)
+            return Outcome(job.key, make_result({"secret/small/01": Verdict.WA}), "", "")
 
     def judge(self, cpus, keep_workdirs=False):
         calls["cpus"] = list(cpus)
@@ -32,6 +33,21 @@ def test_grade_json_calls_the_library(monkeypatch, capsys, tmp_path):
     out = json.loads(capsys.readouterr().out)
     assert out["verdict"] == "WA" and out["score"] == 70
     assert calls == {"cpus": [1], "grade": ("bigsum", "x.cpp", None), "closed": True}
+
+
+def test_a_grading_failure_is_a_je_result_not_a_crash(monkeypatch, capsys):
+    class BrokenJudge:
+        def close(self):
+            pass
+
+        def grade_job(self, job):
+            return Outcome(job.key, JudgeFault("internal error: KeyError: 'x'"), "", "")
+
+    monkeypatch.setattr(Context, "judge", lambda self, cpus, keep_workdirs=False: BrokenJudge())
+    from ..conftest import EXAMPLES
+    assert cli.main(["grade", str(EXAMPLES / "bigsum"), "x.cpp", "--json"]) == 0
+    out = json.loads(capsys.readouterr().out)
+    assert out["verdict"] == "JE" and "KeyError" in out["message"]
 
 
 def test_errors_exit_2_with_message(capsys, tmp_path):

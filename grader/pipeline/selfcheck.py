@@ -1,0 +1,156 @@
+"""``gradeline check``: grade a package's example submissions and hold each to what its
+directory and ``submissions.yaml`` require; derive and record the time limit when the
+package gives none (``grader.core.expectations`` has the rules and the arithmetic).
+
+Deriving a limit takes up to three rounds, as a judge would: the submissions that
+bound it from below run under a generous limit to measure ``T_ac``; then every
+submission runs under the derived limit and is checked; the ones that must time out
+run once more under the limit times ``time_limit_to_tle`` and must still time out.
+The limit is written to the package's ``.timelimit`` (what ``gradeline grade`` then
+uses), or, where the package is read-only, only reported.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import os
+from collections.abc import Callable, Iterable, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from grader.core import expectations as ex
+from grader.core.jobs import GradingJob, JudgeFault
+from grader.core.pkgfs import PackageFS
+from grader.core.problem import MEASURING_TIME_LIMIT_S, Problem, load_problem
+from grader.core.result import SubmissionResult
+from grader.core.verdict import Verdict
+from grader.pipeline.ports import Executor
+
+
+@dataclass
+class Outcome:
+    """One example submission: its rules and how it fared."""
+
+    expectation: ex.Expectation
+    result: SubmissionResult | JudgeFault | None = None
+    check: ex.Check = field(default_factory=lambda: ex.Check(False, ("not graded",)))
+
+
+@dataclass
+class PackageReport:
+    problem: Problem
+    outcomes: list[Outcome] = field(default_factory=list)
+    time_limit: ex.TimeLimit | None = None
+    time_limit_note: str = ""
+    errors: list[str] = field(default_factory=list)
+
+    @property
+    def ok(self) -> bool:
+        return not self.errors and all(o.check.ok for o in self.outcomes)
+
+
+def submissions_of(problem: Problem) -> list[Path]:
+    """Every program under ``submissions/<dir>/``: a file, or a directory of files."""
+    fs = PackageFS(problem.short_name, problem.path)
+    root = problem.path / "submissions"
+    out: list[Path] = []
+    if not fs.is_dir(root):
+        return out
+    for d in fs.entries(root):
+        if not fs.is_dir(d):
+            continue
+        for s in fs.entries(d):
+            if s.name != "__pycache__":
+                out.append(s)
+    return out
+
+
+def package_expectations(problem: Problem) -> list[ex.Expectation]:
+    fs = PackageFS(problem.short_name, problem.path)
+    yml = problem.path / "submissions" / "submissions.yaml"
+    rules = fs.read_yaml(yml)
+    return ex.expectations(problem, submissions_of(problem), rules, yml)
+
+
+def _grade(executor: Executor, problem: Problem, exps: Sequence[ex.Expectation],
+           time_limit: float | None) -> dict[str, SubmissionResult | JudgeFault]:
+    jobs = [GradingJob(problem.path, e.path, e.language, time_limit) for e in exps]
+    return {o.key: o.result for o in executor.run(jobs)}
+
+
+def check_package(root: Path, executor: Executor, *, record: bool = True,
+                  say: Callable[[str], None] = print) -> PackageReport:
+    """Check one package (see the module docstring)."""
+    problem = load_problem(root, require_time_limit=False)
+    exps = package_expectations(problem)
+    report = PackageReport(problem)
+    if not exps:
+        report.errors.append("no example submissions (submissions/<expected>/)")
+        return report
+    limit: float | None = None
+    if problem.time_limit_source == "unset":
+        lower = [e for e in exps if any(ex.bound_kind(r) == "lower" for r in e.rules)]
+        if not lower:
+            report.errors.append("no time limit, and no submission bounds one from below "
+                                 "(an accepted one, say) to derive it from")
+            return report
+        say(f"{problem.short_name}: no time limit given; measuring {len(lower)} "
+            f"submission(s) under {MEASURING_TIME_LIMIT_S:g} s to derive one")
+        measured = _grade(executor, problem, lower, MEASURING_TIME_LIMIT_S)
+        t_ac = 0.0
+        for e in lower:
+            r = measured[str(e.path)]
+            if isinstance(r, SubmissionResult):
+                t = ex.slowest(e, r, "lower")
+                t_ac = max(t_ac, t or 0.0)
+        try:
+            tl = ex.infer_time_limit(problem, t_ac, None)
+        except ValueError as err:
+            report.errors.append(str(err))
+            return report
+        limit = tl.limit_s
+        report.time_limit = tl
+        say(f"{problem.short_name}: time limit {limit:g} s ({tl.note})")
+    results = _grade(executor, problem, exps, limit)
+    for e in exps:
+        r = results[str(e.path)]
+        o = Outcome(e, r)
+        o.check = ex.Check(False, (f"judge fault: {r.reason}",)) if isinstance(r, JudgeFault) \
+            else ex.check(e, r, max_score=problem.max_score)
+        report.outcomes.append(o)
+    if limit is not None and report.time_limit is not None:
+        upper = [e for e in exps if any(ex.bound_kind(r) == "upper" for r in e.rules)]
+        if upper:
+            high = limit * problem.time_multipliers.time_limit_to_tle
+            again = _grade(executor, problem, upper, high)
+            for e in upper:
+                r = again[str(e.path)]
+                if isinstance(r, SubmissionResult) and not any(
+                        t.verdict is Verdict.TLE for t in r.tests):
+                    t = ex.slowest(e, r, "upper")
+                    report.errors.append(
+                        f"{e.label} must time out, but finished within {high:g} s (the limit "
+                        f"x time_limit_to_tle; its slowest test took {t or 0:.3f} s): the "
+                        "limit is too close")
+        if report.ok and record:
+            report.time_limit_note = _record(problem.path, limit)
+        elif not report.ok:
+            report.time_limit_note = "not recorded: the package's checks failed"
+    return report
+
+
+def _record(root: Path, limit: float) -> str:
+    path = root / ".timelimit"
+    try:
+        path.write_text(f"{limit:g}\n")
+    except OSError as e:
+        return (f"not recorded ({path}: {e.strerror}); set time_limit_s in gradeline.yaml "
+                f"or limits.time_limit to {limit:g}")
+    with contextlib.suppress(OSError):
+        os.chmod(path, 0o644)  # noqa: PTH101 -- readable by whoever grades
+    return f"recorded in {path}"
+
+
+def check_packages(roots: Iterable[Path], executor: Executor, *, record: bool = True,
+                   say: Callable[[str], None] = print) -> list[PackageReport]:
+    return [check_package(root, executor, record=record, say=say) for root in roots]

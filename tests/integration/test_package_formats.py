@@ -1,0 +1,100 @@
+"""The package format's other kinds, graded for real: interactive and multi-pass
+problems, legacy and 2025-09 scoring, every language gradeline grades, a time limit
+derived by ``gradeline check`` -- and a broken package, which ends in a reason."""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from ..conftest import EXAMPLES
+
+BIN = Path(sys.executable).parent / "gradeline"
+pytestmark = [pytest.mark.sandbox, pytest.mark.slow]
+
+
+def gl(*args: str) -> subprocess.CompletedProcess[str]:
+    return subprocess.run([str(BIN), *args], capture_output=True, text=True, timeout=1800)
+
+
+@pytest.mark.parametrize("name", ["guess", "codec", "subtasks", "parts"])
+def test_format_examples_check(name: str, sandbox_factory: object) -> None:
+    r = gl("check", str(EXAMPLES / name))
+    assert r.returncode == 0, r.stdout[-6000:] + r.stderr[-3000:]
+    assert "MISMATCH" not in r.stdout and "0 mismatched" in r.stdout
+
+
+def test_interactive_verdicts_and_the_submissions_own_time(sandbox_factory: object) -> None:
+    pkg = EXAMPLES / "guess"
+    r = gl("grade", str(pkg), str(pkg / "submissions/accepted/binary.py"), "--json")
+    assert r.returncode == 0, r.stderr
+    res = json.loads(r.stdout)
+    assert res["verdict"] == "AC"
+    # the submission's CPU time is its own (a few dozen ms), not the interactor's too
+    assert all(0 <= t["cpu_time_s"] < 0.5 for t in res["tests"])
+    assert any("found" in t["feedback"] for t in res["tests"])
+    r = gl("grade", str(pkg), str(pkg / "submissions/time_limit_exceeded/silent.py"), "--json")
+    res = json.loads(r.stdout)
+    assert res["verdict"] == "TLE" and res["tests"][0]["termination"] == "wall-time"
+
+
+def test_multi_pass_runs_every_pass(sandbox_factory: object) -> None:
+    pkg = EXAMPLES / "codec"
+    res = json.loads(gl("grade", str(pkg), str(pkg / "submissions/accepted/codes.py"),
+                        "--json").stdout)
+    assert res["verdict"] == "AC"
+    res = json.loads(gl("grade", str(pkg), str(pkg / "submissions/wrong_answer/forgets.py"),
+                        "--json").stdout)
+    wrong = next(t for t in res["tests"] if t["verdict"] == "WA")
+    assert "pass 2" in wrong["feedback"]  # only the second pass can tell
+
+
+def test_scoring_is_explained_per_group(sandbox_factory: object) -> None:
+    pkg = EXAMPLES / "parts"
+    res = json.loads(gl("grade", str(pkg), str(pkg / "submissions/partial/single.py"),
+                        "--json").stdout)
+    groups = {g["name"]: g for g in res["groups"]}
+    assert groups["secret/easy"]["score"] == 30 and "pass-fail" in groups["secret/easy"]["scoring"]
+    assert 0 < groups["secret/hard"]["score"] < 2 and "sum" in groups["secret/hard"]["scoring"]
+    assert res["max_score"] == 100 and 30 < res["score"] < 32
+    legacy = EXAMPLES / "subtasks"
+    res = json.loads(gl("grade", str(legacy),
+                        str(legacy / "submissions/partially_accepted/int32.cpp"),
+                        "--json").stdout)
+    assert res["verdict"] == "AC" and res["score"] == 30  # subtask 1 only
+
+
+def test_time_limit_derived_from_the_accepted_submissions(tmp_path: Path,
+                                                          sandbox_factory: object) -> None:
+    pkg = tmp_path / "codec"
+    shutil.copytree(EXAMPLES / "codec", pkg)
+    text = (pkg / "problem.yaml").read_text().replace("  time_limit: 1\n", "")
+    (pkg / "problem.yaml").write_text(text)
+    sub = str(pkg / "submissions/accepted/codes.py")
+    r = gl("grade", str(pkg), sub)
+    assert r.returncode == 2 and "run `gradeline check`" in r.stderr
+    r = gl("check", str(pkg), "--cpus", str(min(os.sched_getaffinity(0))))
+    assert r.returncode == 0, r.stdout[-4000:] + r.stderr[-2000:]
+    assert "codec: time limit" in r.stdout and "recorded in" in r.stdout
+    limit = float((pkg / ".timelimit").read_text())
+    assert limit >= 1.0 and limit == int(limit)  # a multiple of the 1 s resolution
+    res = json.loads(gl("grade", str(pkg), sub, "--json").stdout)
+    assert res["verdict"] == "AC"
+
+
+def test_a_broken_package_is_a_reason_not_a_traceback(tmp_path: Path,
+                                                      sandbox_factory: object) -> None:
+    pkg = tmp_path / "subtasks"
+    shutil.copytree(EXAMPLES / "subtasks", pkg, symlinks=True)
+    link = pkg / "data/secret/g2/01.in"
+    link.unlink()
+    link.symlink_to("../../../../outside.in")
+    r = gl("grade", str(pkg), str(pkg / "submissions/accepted/kadane.py"))
+    assert r.returncode == 2
+    assert "01.in: is a symbolic link" in r.stderr and "Traceback" not in r.stderr
