@@ -20,6 +20,9 @@ def register(sub: Any) -> None:
     spool_options(d)
     d.add_argument("--since", help="only submissions arrived at or after (ISO time)")
     d.add_argument("-o", "--out", required=True, help="the demands JSON to write")
+    d.add_argument("--against", help="a batch run's demands JSON: record how this (served)"
+                                     " run's grading compares with it for the same "
+                                     "content (the cold and warm factors predict uses)")
     d.set_defaults(func=lazy(M, "cmd_demands"))
 
     r = ps.add_parser("predict", help="simulate a trace on a cluster layout: makespan and "

@@ -37,7 +37,10 @@ def load_demands(path: str, overheads: str | None = None) -> sim.Demands:
     try:
         by_content = {str(h): float(x) for h, x in d.get("by_content", {}).items()}
         served = [(str(h), float(t), bool(idle)) for h, t, idle in o.get("served", [])]
-        cold, warm = sim.serving_factors(by_content, served) if overheads else (1.0, 1.0)
+        if "cold_factor" in o:  # measured against the batch run of its own time
+            cold, warm = float(o["cold_factor"]), float(o["warm_factor"])
+        else:
+            cold, warm = sim.serving_factors(by_content, served) if overheads else (1.0, 1.0)
         return sim.Demands({str(a): [float(x) for x in v] for a, v in d["service"].items()},
                            by_content,
                            [float(x) for x in o["intake"]], [float(x) for x in o["storing"]],
@@ -58,7 +61,14 @@ def cmd_demands(args: argparse.Namespace, ctx: Context) -> int:
         d = sim.demands_from(rows)
     except ValueError as e:
         raise GradelineError(f"course {ctx.course(args)!r}: {e}") from e
-    Path(args.out).write_text(json.dumps(_demands_to_json(d), indent=1))
+    out = _demands_to_json(d)
+    if args.against:
+        batch = load_demands(args.against)
+        out["cold_factor"], out["warm_factor"] = sim.serving_factors(batch.by_content,
+                                                                     d.served)
+        print(f"grading while serving vs {args.against}: x{out['cold_factor']:.3f} after an "
+              f"idle pilot, x{out['warm_factor']:.3f} back to back")
+    Path(args.out).write_text(json.dumps(out, indent=1))
     s = d.describe()
     print(f"{sum(len(v) for v in d.service.values())} graded submissions, "
           f"{len(d.by_content)} distinct: mean grading {s['service_mean_s']:.3f} s "

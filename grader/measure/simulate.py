@@ -119,14 +119,18 @@ def demands_from(service_run: Sequence[Finished],
 
 def serving_factors(batch: Mapping[str, float], served: Sequence[tuple[str, float, bool]]
                     ) -> tuple[float, float]:
-    """(cold, warm): medians of served grading time over the batch run's for the same
-    content, for submissions an idle pilot picked up and for back-to-back ones. A
-    served run grades beside the serving process, the replayed arrivals and the
-    database, often on a core that was idle a moment ago; the batch run does not."""
-    cold = [t / batch[h] for h, t, idle in served if idle and batch.get(h)]
-    warm = [t / batch[h] for h, t, idle in served if not idle and batch.get(h)]
-    return (float(np.median(cold)) if len(cold) >= 5 else 1.0,
-            float(np.median(warm)) if len(warm) >= 5 else 1.0)
+    """(cold, warm): grading time while serving over the batch run's for the same
+    content (total over total, which keeps the work a queue sees), for submissions an
+    idle pilot picked up and for back-to-back ones. A served run grades beside the
+    serving process, the arriving submissions and the database, often on a core that
+    was idle a moment ago; the batch run does not."""
+    def ratio(idle: bool) -> float:
+        pairs = [(t, batch[h]) for h, t, i in served if i is idle and batch.get(h)]
+        if len(pairs) < 5:
+            return 1.0
+        return sum(t for t, _ in pairs) / sum(b for _, b in pairs)
+
+    return ratio(True), ratio(False)
 
 
 def _lags(rows: Sequence[Finished]
