@@ -38,14 +38,14 @@ def load_demands(path: str, overheads: str | None = None) -> sim.Demands:
         by_content = {str(h): float(x) for h, x in d.get("by_content", {}).items()}
         served = [(str(h), float(t), bool(idle)) for h, t, idle in o.get("served", [])]
         if "cold_factor" in o:  # measured against the batch run of its own time
-            cold, warm = float(o["cold_factor"]), float(o["warm_factor"])
+            cold = float(o["cold_factor"])
         else:
-            cold, warm = sim.serving_factors(by_content, served) if overheads else (1.0, 1.0)
+            cold = sim.serving_factors(by_content, served)[0] if overheads else 1.0
         return sim.Demands({str(a): [float(x) for x in v] for a, v in d["service"].items()},
                            by_content,
                            [float(x) for x in o["intake"]], [float(x) for x in o["storing"]],
                            float(d["gap"]), float(o["pilot_start_s"]),
-                           [float(x) for x in o.get("pickup", [])], served, cold, warm)
+                           [float(x) for x in o.get("pickup", [])], served, cold)
     except (KeyError, TypeError, ValueError, AttributeError) as e:
         raise GradelineError(f"{path}: malformed demands ({e!r})") from e
 
@@ -67,7 +67,8 @@ def cmd_demands(args: argparse.Namespace, ctx: Context) -> int:
         out["cold_factor"], out["warm_factor"] = sim.serving_factors(batch.by_content,
                                                                      d.served)
         print(f"grading while serving vs {args.against}: x{out['cold_factor']:.3f} after an "
-              f"idle pilot, x{out['warm_factor']:.3f} back to back")
+              f"idle pilot, x{out['warm_factor']:.3f} back to back (predict takes the batch "
+              f"time for back-to-back work)")
     Path(args.out).write_text(json.dumps(out, indent=1))
     s = d.describe()
     print(f"{sum(len(v) for v in d.service.values())} graded submissions, "
@@ -122,8 +123,7 @@ def cmd_predict(args: argparse.Namespace, ctx: Context) -> int:
     closed = args.mode == "closed"
     print(f"{len(rows)} submissions ({args.mode} loop), {known} with their own measured "
           f"grading time, the rest drawn from their assignment's; {args.replications} "
-          f"replications; grading while serving x{d.cold_factor:.3f} after an idle pilot, "
-          f"x{d.warm_factor:.3f} back to back")
+          f"replications; grading after an idle pilot x{d.cold_factor:.3f} the batch time")
     out: dict[str, Any] = {"trace": str(path), "mode": args.mode, "measured": known}
     if args.target_p95 is not None:
         found = sim.smallest_layout(d, rows, args.target_p95, cores_per_node=args.cores,

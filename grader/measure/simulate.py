@@ -65,10 +65,12 @@ class Demands:
     #: this run's graded submissions: (content hash, grading seconds, picked up by an
     #: idle pilot) -- what a served run says about grading *while serving*
     served: Sequence[tuple[str, float, bool]] = ()
-    #: grading while serving over grading in the batch run, for the same content:
-    #: after an idle pilot picks it up (cold), and back to back (warm)
+    #: grading while serving over grading in the batch run, for the same content, after
+    #: an idle pilot picks it up: the wake-up cost (caches, page cache, frequency) the
+    #: batch run never pays. Back-to-back grading is what the batch run measured, so it
+    #: takes the batch time as is (a light-load run has too few back-to-back runs, all
+    #: in bursts, to say better).
     cold_factor: float = 1.0
-    warm_factor: float = 1.0
 
     def pooled(self) -> list[float]:
         return [s for v in self.service.values() for s in v]
@@ -83,7 +85,7 @@ class Demands:
                 "storing_mean_s": float(np.mean(self.storing)),
                 "gap_s": self.gap, "pilot_start_s": self.pilot_start_s,
                 "pickup_median_s": float(np.median(self.pickup)) if self.pickup else None,
-                "cold_factor": self.cold_factor, "warm_factor": self.warm_factor,
+                "cold_factor": self.cold_factor,
                 "measured_submissions": len(self.by_content)}
 
 
@@ -355,7 +357,7 @@ class _Model:
                 if n:
                     yield self.env.timeout(self.d.gap)
                 self.busy[node] += 1
-                factor = self.d.cold_factor if cold and n == 0 else self.d.warm_factor
+                factor = self.d.cold_factor if cold and n == 0 else 1.0
                 s = (self.service(i) * factor * self.lay.multiplier(self.busy[node])
                      / (1 - self.host_share()))
                 yield self.env.timeout(s)
