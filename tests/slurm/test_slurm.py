@@ -118,7 +118,7 @@ def test_run_on_pilots_grades_each_submission_once_and_leaves_no_pilot(tmp_path,
             "WHERE r.reused_from IS NULL").fetchall()
     ids = {re.search(r'"job_id": "(\d+)"', j.read_text()).group(1) for j in pilot_jobs}
     assert {t for (t,) in tasks} <= ids  # every result was graded in a pilot
-    shards = (tmp_path / "spool").glob("*/*/array-*/shard-*.jsonl")
+    shards = (tmp_path / "spool").glob("*/*/array-*/shard-*[0-9].jsonl")
     keys = [json.loads(ln)["submission"] for o in shards for ln in o.read_text().splitlines()]
     assert keys and len(keys) == len(set(keys))  # nothing graded twice
     deadline = time.monotonic() + 60
@@ -180,7 +180,7 @@ def test_killed_run_resumes_exactly_once(tmp_path, slurm_conf, db):
                   stderr=subprocess.DEVNULL, start_new_session=True)
     deadline = time.monotonic() + 300
     while time.monotonic() < deadline:
-        outs = list((tmp_path / "spool" / "cur").glob("*/array-*/shard-*.jsonl"))
+        outs = list((tmp_path / "spool" / "cur").glob("*/array-*/shard-*[0-9].jsonl"))
         if sum(len(o.read_text().splitlines()) for o in outs) >= 3:
             break
         time.sleep(0.2)
@@ -192,7 +192,7 @@ def test_killed_run_resumes_exactly_once(tmp_path, slurm_conf, db):
     with Store(db) as s:
         assert s.count("SELECT count(*) FROM submissions") == 30
         assert s.count("SELECT count(*) FROM results") == 30
-    lines = [ln for o in (tmp_path / "spool").glob("*/*/array-*/shard-*.jsonl")
+    lines = [ln for o in (tmp_path / "spool").glob("*/*/array-*/shard-*[0-9].jsonl")
              for ln in o.read_text().splitlines()]
     assert len(lines) == len(set(lines))  # nothing graded twice
     logs = "".join(p.read_text() for p in (tmp_path / "spool").glob("*/*/array-*/logs/*.log"))
