@@ -1,6 +1,8 @@
 """Sandbox pieces that need no running container: cgroup files, command lines, the
 runner's request and reply, and the verdict order."""
+import os
 import signal
+import time
 from pathlib import Path
 
 import pytest
@@ -198,3 +200,27 @@ def test_limits_validate():
         Limits(cpu_time_s=1, memory_bytes=-1)
     assert Limits(cpu_time_s=1).wall_s == 3.0
     assert Limits(cpu_time_s=0.5).wall_s == 2.5
+
+
+def test_stale_cgroups_of_dead_processes_are_swept_and_names_never_repeat(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """A pilot killed by scancel leaves its cgroups behind, and pids wrap: a new shard
+    must neither collide with one (it did: EEXIST, a JE) nor let them pile up."""
+    from grader.adapters.sandbox import cgroups as cg
+
+    dead = next(p for p in range(4_000_000, 4_100_000) if not cg._alive(p))
+    old = time.time() - 3600
+    for ctl in ("pids", "cpuacct"):
+        stale = tmp_path / ctl / f"gradeline-{dead}-0"
+        (stale / "run-1").mkdir(parents=True)
+        os.utime(stale, (old, old))
+        (tmp_path / ctl / f"gradeline-{os.getpid()}-0").mkdir()  # a live process's
+        (tmp_path / ctl / f"gradeline-{dead}-7").mkdir()  # too young to judge
+    monkeypatch.setattr(cg, "_swept", False)
+    m = cg.CgroupManager(1, {c: tmp_path / c for c in ("pids", "cpuacct")})
+    names = {m.create_shard(None).dirs["pids"].name for _ in range(3)}
+    assert len(names) == 3
+    for ctl in ("pids", "cpuacct"):
+        left = sorted(p.name for p in (tmp_path / ctl).iterdir())
+        assert f"gradeline-{dead}-0" not in left
+        assert f"gradeline-{os.getpid()}-0" in left and f"gradeline-{dead}-7" in left

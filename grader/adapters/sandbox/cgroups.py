@@ -15,6 +15,7 @@ import errno
 import itertools
 import logging
 import os
+import secrets
 import signal
 import time
 from collections.abc import Sequence
@@ -25,6 +26,17 @@ log = logging.getLogger(__name__)
 
 V1_CONTROLLERS = ("memory", "pids", "cpuacct", "cpuset")
 _counter = itertools.count()
+_swept = False
+
+
+def _alive(pid: int) -> bool:
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except PermissionError:
+        return True
+    return True
 
 
 def _write(path: Path, value: str) -> None:
@@ -155,6 +167,32 @@ class CgroupManager:
                 return False
         return True
 
+    def _sweep_stale(self, min_age_s: float = 120.0) -> None:
+        """Remove the empty cgroups of gradeline processes that died without removing
+        them (SIGKILL, a lost node): once per process, only ones older than
+        ``min_age_s`` whose creator is gone. rmdir refuses a cgroup that still holds a
+        process, so nothing running is touched."""
+        global _swept
+        if _swept:
+            return
+        _swept = True
+        now = time.time()
+        for base in self.bases.values():
+            with contextlib.suppress(OSError):
+                for d in base.glob("gradeline-*"):
+                    pid = d.name.split("-")[1]
+                    if not pid.isdigit() or _alive(int(pid)):
+                        continue
+                    with contextlib.suppress(OSError):
+                        if now - d.stat().st_mtime < min_age_s:
+                            continue
+                        for sub in sorted((x for x in d.rglob("*") if x.is_dir()),
+                                          key=lambda x: len(x.parts), reverse=True):
+                            with contextlib.suppress(OSError):
+                                sub.rmdir()
+                        d.rmdir()
+                        log.info("removed the stale cgroup %s", d)
+
     def create_shard(self, cpus: Sequence[int] | None, owner: int | None = None
                      ) -> ShardCgroup:
         """A fresh cgroup for one container, delegated to ``owner`` (the uid the runner
@@ -162,7 +200,9 @@ class CgroupManager:
 
         :raises OSError: when the hierarchy refuses.
         """
-        name = f"gradeline-{os.getpid()}-{next(_counter)}"
+        self._sweep_stale()
+        # the pid alone can repeat: a killed process's cgroup outlives it, and pids wrap
+        name = f"gradeline-{os.getpid()}-{next(_counter)}-{secrets.token_hex(3)}"
         dirs: dict[str, Path] = {}
         try:
             for c, base in self.bases.items():
