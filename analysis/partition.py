@@ -104,14 +104,16 @@ def advise(ev: dict[str, Any], target: Target) -> Advice:
     hw_enough: float | None = None
     if l3_node and knee:
         hw_need = l3_node / max(knee - 1, 1)
-        notes.append(f"hardware: S(N) of the pipeline leaves linear (efficiency < 0.9) at "
+        notes.append(f"hardware: S(N) of the pipeline leaves linear (efficiency < 0.9 beyond "
+                     f"its 95% CI) at "
                      f"N = {knee} on {l3_node:g} MB of L3: {l3_node / knee:.2f} MB/core is "
                      f"too little, {hw_need:.2f} MB/core was enough")
     elif l3_node and n_max:
         hw_enough = l3_node / n_max
         eff = ev.get("efficiency", {}).get(n_max)
         notes.append(f"hardware: S(N) of the pipeline stays linear up to N = {n_max} "
-                     f"(efficiency {eff:.2f}) on {l3_node:g} MB of L3: {hw_enough:.2f} MB/core "
+                     f"(efficiency {eff:.2f}, 0.9 or more within its 95% CI) on "
+                     f"{l3_node:g} MB of L3: {hw_enough:.2f} MB/core "
                      "is enough; the campaign could not show where less stops being enough "
                      "(run it on a node with more cores per L3)")
     for k, v in sorted(ev.get("hw_inflation", {}).items()):

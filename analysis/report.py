@@ -174,9 +174,12 @@ def write_report(path: Path) -> Path:
         for w in summary["workload"].unique():
             k = ca.knee(summary, str(w))
             nmax = int(summary["N"].max())
+            noisy = ca.efficiency_below_within_noise(summary, str(w))
             knees.append(f"<li>{esc(str(w))}: " + (
-                f"leaves linear (efficiency &lt; 0.9) at N = {k}" if k else
-                f"still linear (efficiency &ge; 0.9) up to N = {nmax}") + "</li>")
+                f"leaves linear (efficiency &lt; 0.9 beyond its 95% CI) at N = {k}" if k else
+                f"still linear (efficiency &ge; 0.9 within its 95% CI) up to N = {nmax}"
+                + (f"; the point estimate is below 0.9 at N = {noisy} but inside the noise: "
+                   "more repetitions (--adaptive) would tell" if noisy else "")) + "</li>")
         parts.append(f"<p>Knee (where S(N) leaves linear):</p><ul>{''.join(knees)}</ul>")
         trim = meta["config"].get("trim", 0.0)
         window = (f"the first and last {trim:.0%} of completions trimmed" if trim else

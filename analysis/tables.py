@@ -73,10 +73,23 @@ def throughput_summary(runs: pd.DataFrame) -> pd.DataFrame:
 
 
 def knee(summary: pd.DataFrame, workload: str, threshold: float = 0.9) -> int | None:
-    """The first N whose efficiency S(N)/N drops below ``threshold`` (None: linear so far)."""
+    """The first N whose efficiency S(N)/N is below ``threshold`` even at the top of its
+    95% CI (None: linear so far, or not distinguishable from it). A noisy point estimate
+    alone must not move an admin's partition advice: on a 2-core VM one slow repetition
+    put S(2) at 1.71 +- 0.77."""
     g = summary[summary["workload"] == workload].sort_values("N")
-    below = g[g["efficiency"] < threshold]
+    ci = g["S_ci95"].fillna(0.0) if "S_ci95" in g else 0.0
+    below = g[(g["S"] + ci) / g["N"] < threshold]
     return int(below["N"].iloc[0]) if not below.empty else None
+
+
+def efficiency_below_within_noise(summary: pd.DataFrame, workload: str,
+                                  threshold: float = 0.9) -> list[int]:
+    """The N whose point efficiency is below ``threshold`` but whose CI reaches it."""
+    g = summary[summary["workload"] == workload]
+    ci = g["S_ci95"].fillna(0.0) if "S_ci95" in g else 0.0
+    low = g[(g["efficiency"] < threshold) & ((g["S"] + ci) / g["N"] >= threshold)]
+    return [int(n) for n in low["N"]]
 
 
 @dataclass(frozen=True)

@@ -210,3 +210,16 @@ def test_adaptive_stops_when_every_n_is_tight(tmp_path: Path) -> None:
     c, order = _fake_campaign(tmp_path, adaptive=True, max_reps=20, warmup_reps=0)
     list(c.reps("cpu", [1, 2], []))  # type: ignore[attr-defined]
     assert len(order) == 4  # 2 reps x 2 N: CI95/mean already < 5%
+
+
+def test_a_knee_inside_the_noise_is_no_knee() -> None:
+    """One slow repetition must not make a knee an admin sizes a partition by."""
+    runs = _runs({("w", 1): [3.0, 3.1, 5.6], ("w", 2): [6.4, 6.9, 6.8]})
+    s = ca.throughput_summary(runs)
+    eff2 = float(s.set_index("N").loc[2, "efficiency"])
+    assert eff2 < 0.9  # the point estimate alone would call it
+    assert ca.knee(s, "w") is None
+    assert ca.efficiency_below_within_noise(s, "w") == [2]
+    tight = ca.throughput_summary(_runs({("w", 1): [3.0, 3.05, 2.95],
+                                         ("w", 2): [4.8, 4.9, 4.85]}))
+    assert ca.knee(tight, "w") == 2 and ca.efficiency_below_within_noise(tight, "w") == []
