@@ -17,7 +17,8 @@ Run on purpose (about 70 minutes), as root with the database up::
 
 Everything measured stays in ``--work`` (default /var/tmp/gl-plan): ``--repredict``
 runs the predictions again from it without replaying anything (the model changed, the
-measurements did not). The simulator's parameters come from the batch run (grading
+measurements did not), and ``--also WORK`` adds the replays of other runs (more core
+counts, more replays) to the same table. The simulator's parameters come from the batch run (grading
 times) and the light-load calibration run (pipeline delays, pickups) only, never from
 the runs it is validated against.
 
@@ -137,12 +138,17 @@ def main() -> int:
     ap.add_argument("--work", default="/var/tmp/gl-plan", help="measurements kept here")
     ap.add_argument("--repredict", action="store_true",
                     help="predict again from --work's measurements; replay nothing")
+    ap.add_argument("--also", action="append", default=[], metavar="WORK",
+                    help="with --repredict: add the replays measured in another --work "
+                         "(a run for more core counts or replays), all in one table")
     args = ap.parse_args()
     OUT.mkdir(parents=True, exist_ok=True)
     work = Path(args.work)
     meta_path = work / "validation.json"
     if args.repredict:
         meta = json.loads(meta_path.read_text())
+        for other in args.also:
+            meta["runs"] += json.loads((Path(other) / "validation.json").read_text())["runs"]
     else:
         shutil.rmtree(work, ignore_errors=True)
         work.mkdir(parents=True)
@@ -177,7 +183,8 @@ def main() -> int:
     groups: dict[tuple[int, float], list[tuple[dict[str, Any], dict[str, Any]]]] = {}
     for run in meta["runs"]:
         p = predict(Path(run["trace"]), Path(run["demands"]), Path(run["overheads"]),
-                    run["cores"], run["host_cpu_s"], work / f"pred-{run['tag']}.json")
+                    run["cores"], run["host_cpu_s"],
+                    Path(run["demands"]).parent / f"pred-{run['tag']}.json")
         groups.setdefault((run["cores"], run["load"]), []).append((run, p))
     rows: list[dict[str, Any]] = []
     for (cores, load), runs in groups.items():
