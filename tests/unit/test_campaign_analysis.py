@@ -131,11 +131,12 @@ def test_summarize_percentiles_and_occupancy() -> None:
 
 
 def _fake_perf(tmp_path: Path) -> Path:
-    """Stands in for perf: waits, then writes ``perf -x,`` output when interrupted."""
+    """Stands in for perf: runs its command (after ``--``), then writes ``perf -x,``
+    output, as perf stat does when its command ends."""
     fake = tmp_path / "perf"
-    fake.write_text("#!/bin/sh\n# stands in for perf: waits, then writes perf -x, output\n"
-                    "out=$4\ntrap 'printf \"123,,instructions,1,100.00,,\\n\" > $out; exit 0' "
-                    "INT\nwhile :; do sleep 0.05; done\n")
+    fake.write_text("#!/bin/sh\n# stands in for perf stat -x, -o OUT ... -- CMD\n"
+                    "out=$4\nwhile [ \"$1\" != -- ]; do shift; done\nshift\n\"$@\"\n"
+                    "printf '123,,instructions,1,100.00,,\\n' > \"$out\"\n")
     fake.chmod(fake.stat().st_mode | stat.S_IXUSR)
     return fake
 

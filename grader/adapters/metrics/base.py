@@ -65,28 +65,38 @@ def counting(source: MetricsSource | None, cores: Sequence[int], out: Path
              ) -> Iterator[list[Sample]]:
     """Count on ``cores`` while the body runs; the list fills with samples on exit.
 
-    The counter runs around ``sleep`` and is stopped with SIGINT (both perf and
-    likwid-perfctr then print what they counted). On exclusive cores everything
-    counted there is the body's work -- how an array task's whole shard is measured.
-    With no usable source this counts nothing and costs nothing."""
+    The counter runs around a command that ends when its stdin closes; closing it at
+    the end lets perf and likwid-perfctr finish the way they always do, printing what
+    they counted. (Stopping them with SIGINT raced their start-up on a loaded machine:
+    a signal before their handler is installed kills them without output.) SIGINT
+    remains the fallback for a counter that does not end with its command. On
+    exclusive cores everything counted there is the body's work -- how an array task's
+    whole shard is measured. With no usable source this counts nothing and costs
+    nothing."""
     samples: list[Sample] = []
     if source is None:
         yield samples
         return
     out.parent.mkdir(parents=True, exist_ok=True)
-    proc = subprocess.Popen(source.wrap(["sleep", "1000000"], cores, out),
-                            stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
-                            start_new_session=True)
+    proc = subprocess.Popen(source.wrap(["sh", "-c", "cat >/dev/null"], cores, out),
+                            stdin=subprocess.PIPE, stdout=subprocess.DEVNULL,
+                            stderr=subprocess.DEVNULL, start_new_session=True)
     time.sleep(0.3)  # let the counters arm before the work starts
     try:
         yield samples
     finally:
-        with contextlib.suppress(ProcessLookupError):
-            os.killpg(proc.pid, signal.SIGINT)
+        with contextlib.suppress(OSError):
+            if proc.stdin is not None:
+                proc.stdin.close()
         try:
             proc.wait(timeout=30)
         except subprocess.TimeoutExpired:
-            proc.kill()
-            proc.wait()
+            with contextlib.suppress(ProcessLookupError):
+                os.killpg(proc.pid, signal.SIGINT)
+            try:
+                proc.wait(timeout=10)
+            except subprocess.TimeoutExpired:
+                proc.kill()
+                proc.wait()
         with contextlib.suppress(OSError, ValueError):
             samples.extend(source.collect(out))
