@@ -78,8 +78,7 @@ def knee(summary: pd.DataFrame, workload: str, threshold: float = 0.9) -> int | 
     alone must not move an admin's partition advice: on a 2-core VM one slow repetition
     put S(2) at 1.71 +- 0.77."""
     g = summary[summary["workload"] == workload].sort_values("N")
-    ci = g["S_ci95"].fillna(0.0) if "S_ci95" in g else 0.0
-    below = g[(g["S"] + ci) / g["N"] < threshold]
+    below = g[_efficiency_top(g) < threshold]
     return int(below["N"].iloc[0]) if not below.empty else None
 
 
@@ -87,9 +86,14 @@ def efficiency_below_within_noise(summary: pd.DataFrame, workload: str,
                                   threshold: float = 0.9) -> list[int]:
     """The N whose point efficiency is below ``threshold`` but whose CI reaches it."""
     g = summary[summary["workload"] == workload]
-    ci = g["S_ci95"].fillna(0.0) if "S_ci95" in g else 0.0
-    low = g[(g["efficiency"] < threshold) & ((g["S"] + ci) / g["N"] >= threshold)]
+    low = g[(g["efficiency"] < threshold) & (_efficiency_top(g) >= threshold)]
     return [int(n) for n in low["N"]]
+
+
+def _efficiency_top(g: pd.DataFrame) -> pd.Series:
+    """S(N)/N at the top of its 95% CI (the point value where no CI was computed)."""
+    ci = g["S_ci95"].fillna(0.0) if "S_ci95" in g else 0.0
+    return (g["S"] + ci) / g["N"]
 
 
 @dataclass(frozen=True)
