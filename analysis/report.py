@@ -178,7 +178,8 @@ def write_report(path: Path) -> Path:
             knees.append(f"<li>{esc(str(w))}: " + (
                 f"leaves linear (efficiency &lt; 0.9 beyond its 95% CI) at N = {k}" if k else
                 f"still linear (efficiency &ge; 0.9 within its 95% CI) up to N = {nmax}"
-                + (f"; the point estimate is below 0.9 at N = {noisy} but inside the noise: "
+                + (f"; the point estimate is below 0.9 at N = {', '.join(map(str, noisy))} but "
+                   "inside the noise: "
                    "more repetitions (--adaptive) would tell" if noisy else "")) + "</li>")
         parts.append(f"<p>Knee (where S(N) leaves linear):</p><ul>{''.join(knees)}</ul>")
         trim = meta["config"].get("trim", 0.0)
