@@ -19,6 +19,7 @@ from benchlib import compile_sum, copy_inputs
 
 from grader.adapters.sandbox import open_sandbox
 from grader.cli.wiring import sandbox_config
+from grader.core.languages import get_language
 from grader.core.limits import Limits
 from grader.core.problem import load_problem
 from grader.core.validate import validate_files
@@ -99,6 +100,20 @@ def main() -> None:
                                        cpus=[args.cpu]))
             boxed.append(time.perf_counter() - t0)
             assert m.ok
+    # The same compile (g++ without the image's accelerations, as the bare loop runs it),
+    # bare with the host's g++ vs in the sandbox, interleaved.
+    argv = get_language("cpp").compile_argv(["sum.cpp"], accelerate=False)
+    cbare, cboxed = [], []
+    for _ in range(max(3, args.repeat // 2)):
+        t0 = time.perf_counter()
+        subprocess.run(argv, cwd=build, check=True)
+        cbare.append(time.perf_counter() - t0)
+        t0 = time.perf_counter()
+        m = sandbox.run(RunRequest(argv, build, problem.compile_limits, stdout=scratch / "c.out",
+                                   stderr=scratch / "c.err", workdir_writable=True,
+                                   cpus=[args.cpu]))
+        cboxed.append(time.perf_counter() - t0)
+        assert m.ok, (scratch / "c.err").read_text()
     judge.close()
     shutil.rmtree(scratch, ignore_errors=True)
 
@@ -113,6 +128,11 @@ def main() -> None:
     print(f"  per test run, in the sandbox:  {ms * 1000:6.2f} ± {hs * 1000:4.2f} ms")
     print(f"  sandbox overhead per run:      {(ms - mb) * 1000:6.2f} ms "
           f"({ms / mb:.1f}x the bare run)")
+    cb, hcb = ci95(cbare)
+    cs, hcs = ci95(cboxed)
+    print(f"  per compile (g++ -O2), bare:   {cb * 1000:6.1f} ± {hcb * 1000:4.1f} ms")
+    print(f"  per compile, in the sandbox:   {cs * 1000:6.1f} ± {hcs * 1000:4.1f} ms")
+    print(f"  sandbox overhead per compile:  {(cs - cb) * 1000:6.1f} ms")
 
 
 if __name__ == "__main__":

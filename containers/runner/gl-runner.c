@@ -20,7 +20,9 @@
  *     files, processes; address space only without a memory cgroup), no new privileges,
  *     no capabilities (it execs as a non-root uid), CPU affinity.
  * The wall-clock limit is enforced here (poll on a pidfd); hitting it kills the PID
- * namespace. The reply carries what was measured; the judge decides the verdict.
+ * namespace. So is the CPU limit to the millisecond ("cpu_hard_ms") where the run has
+ * a cgroup whose CPU time we can read: RLIMIT_CPU counts whole seconds, so a run that
+ * should die at 1.75 s would burn until 2 s. The reply carries what was measured; the judge decides the verdict.
  *
  * Protocol (text, one field per line, values with \\ \n \t escaped):
  *   request: "argv V" (repeated), "env K=V" (repeated), "workdir P", "writable 1",
@@ -29,11 +31,11 @@
  *            stdout are FIFOs of an interactive test: opened without waiting for
  *            their other ends, which the judge holds open meanwhile; "opened: 1" is
  *            sent, ahead of the reply, once they are open), and the limits
- *            "cpu_hard_s N" "wall_ms N" "memory N" "stack N" "procs N" "fsize N"
+ *            "cpu_hard_s N" "cpu_hard_ms N" "wall_ms N" "memory N" "stack N" "procs N" "fsize N"
  *            "tmpfs N" (bytes; absent: not limited), then "run".
  *   reply:   "key: value" lines, then an empty line: status (ok | error), error,
  *            exit-code, signal, cpu-time-s, wall-time-s, max-rss-bytes,
- *            memory-peak-bytes, oom-killed, wall-timed-out, stdout-bytes,
+ *            memory-peak-bytes, oom-killed, wall-timed-out, cpu-timed-out, stdout-bytes,
  *            stderr-bytes, cgroup, exec-error.
  * Options: --cgroup-v1 CTRL=DIR (repeated) or --cgroup-v2 DIR: the shard's cgroup.
  * Exit: 0 on EOF; 2 when it cannot go on (the judge then reports JE).
@@ -75,7 +77,7 @@ struct req {
     int writable, fifo;
     struct bind binds[MAXB]; int nbinds;
     char *hide[MAXB]; int nhide;
-    long long cpu_hard_s, wall_ms, memory, stack, procs, fsize, tmpfs;
+    long long cpu_hard_s, cpu_hard_ms, wall_ms, memory, stack, procs, fsize, tmpfs;
     long long uid, gid;
 };
 struct report { int status; long long cpu_us, maxrss_kb; int exec_errno; };
@@ -127,7 +129,7 @@ static int read_req(struct req *r, const char **why) {
     static size_t cap;
     memset(r, 0, sizeof *r);
     r->uid = r->gid = -1;
-    r->cpu_hard_s = r->wall_ms = r->memory = r->stack = r->procs = r->fsize = r->tmpfs = -1;
+    r->cpu_hard_s = r->cpu_hard_ms = r->wall_ms = r->memory = r->stack = r->procs = r->fsize = r->tmpfs = -1;
     ssize_t n;
     while ((n = getline(&line, &cap, stdin)) > 0) {
         if (line[n - 1] == '\n') line[--n] = 0;
@@ -162,6 +164,7 @@ static int read_req(struct req *r, const char **why) {
         else if (!strcmp(k, "uid")) r->uid = num;
         else if (!strcmp(k, "gid")) r->gid = num;
         else if (!strcmp(k, "cpu_hard_s")) r->cpu_hard_s = num;
+        else if (!strcmp(k, "cpu_hard_ms")) r->cpu_hard_ms = num;
         else if (!strcmp(k, "wall_ms")) r->wall_ms = num;
         else if (!strcmp(k, "memory")) r->memory = num;
         else if (!strcmp(k, "stack")) r->stack = num;
@@ -363,6 +366,18 @@ static void cg_measure(char dirs[][PATH_MAX], int n, long long *cpu_us, long lon
             *oom = read_num(dirs[i], "memory.oom_control", "oom_kill") > 0;
         }
     }
+}
+
+/* The run's CPU time so far (microseconds, every process of the run), or -1. */
+static long long cg_cpu_us(char dirs[][PATH_MAX], int n) {
+    for (int i = 0; i < n; i++) {
+        if (cg_v2) return read_num(dirs[i], "cpu.stat", "usage_usec");
+        if (!strcmp(cgs[i].ctrl, "cpuacct")) {
+            long long ns = read_num(dirs[i], "cpuacct.usage", NULL);
+            return ns < 0 ? -1 : ns / 1000;
+        }
+    }
+    return -1;
 }
 
 static void cg_remove(char dirs[][PATH_MAX], int n, int reused) {
@@ -646,13 +661,33 @@ static void run(struct req *r) {
        has reaped every process of the run, while tearing down its namespaces (the
        mount namespace's unmounts wait for an RCU grace period) takes milliseconds
        more; that teardown and the cgroup's removal happen after the reply. */
-    int timed_out = 0, init_reaped = 0, st = 0;
+    int timed_out = 0, cpu_out = 0, init_reaped = 0, st = 0;
+    /* CPU time can grow at most this many seconds per second of wall time */
+    int ncpu = 1;
+    if (r->cpus) {
+        cpu_set_t set;
+        if (sched_getaffinity(init, sizeof set, &set) == 0) ncpu = CPU_COUNT(&set);
+    } else {
+        cpu_set_t set;
+        if (sched_getaffinity(0, sizeof set, &set) == 0) ncpu = CPU_COUNT(&set);
+    }
+    if (ncpu < 1) ncpu = 1;
+    long long cpu_hard_us = r->cpu_hard_ms > 0 && ncgs ? r->cpu_hard_ms * 1000 : -1;
     struct pollfd fds[2] = {{rep_pipe[0], POLLIN, 0}, {0, POLLHUP, 0}};
     for (;;) {
         int left = -1;
         if (r->wall_ms > 0) {
             left = (int)(r->wall_ms - (now_s() - t0) * 1000.0);
             if (left <= 0) { timed_out = 1; break; }
+        }
+        if (cpu_hard_us > 0) {  /* look again when the limit could first be reached */
+            long long used = cg_cpu_us(dirs, ncgs);
+            if (used < 0) cpu_hard_us = -1;  /* unreadable: RLIMIT_CPU alone */
+            else if (used >= cpu_hard_us) { cpu_out = 1; break; }
+            else {
+                int until = (int)((cpu_hard_us - used) / 1000 / ncpu) + 1;
+                if (left < 0 || until < left) left = until;
+            }
         }
         int n = poll(fds, 2, left);
         if (n < 0 && errno == EINTR) continue;
@@ -661,13 +696,14 @@ static void run(struct req *r) {
     }
     struct report rep = {0};
     int have = 0;
-    if (!timed_out) have = read(rep_pipe[0], &rep, sizeof rep) == (ssize_t)sizeof rep;
+    int killed = timed_out || cpu_out;
+    if (!killed) have = read(rep_pipe[0], &rep, sizeof rep) == (ssize_t)sizeof rep;
     double wall = now_s() - t0;
-    if (timed_out || !have) {  /* killed, or died before reporting: reap it now */
-        if (timed_out) kill(init, SIGKILL);  /* the namespace dies with its init */
+    if (killed || !have) {  /* killed, or died before reporting: reap it now */
+        if (killed) kill(init, SIGKILL);  /* the namespace dies with its init */
         waitpid(init, &st, 0);
         init_reaped = 1;
-        if (timed_out) wall = now_s() - t0;
+        if (killed) wall = now_s() - t0;
     }
     char why[512];
     /* a report means the setup succeeded; otherwise the init has exited (reaped above) */
@@ -680,8 +716,8 @@ static void run(struct req *r) {
         reply_error("setting up the run failed: %s", why);
         goto finish;
     }
-    int init_oom_killed = !have && !timed_out && oom && WIFSIGNALED(st) && WTERMSIG(st) == SIGKILL;
-    if (!have && !timed_out && !init_oom_killed) {
+    int init_oom_killed = !have && !killed && oom && WIFSIGNALED(st) && WTERMSIG(st) == SIGKILL;
+    if (!have && !killed && !init_oom_killed) {
         reply_error("the run's init ended without a report (status %d)", st);
         goto finish;
     }
@@ -689,7 +725,7 @@ static void run(struct req *r) {
     fstat(out, &so);
     fstat(err, &se);
     printf("status: ok\n");
-    if (have && !timed_out) {
+    if (have && !killed) {
         if (WIFSIGNALED(rep.status)) printf("signal: %d\n", WTERMSIG(rep.status));
         else printf("exit-code: %d\n", WEXITSTATUS(rep.status));
         if (rep.exec_errno) printf("exec-error: %s\n", strerror(rep.exec_errno));
@@ -700,8 +736,8 @@ static void run(struct req *r) {
     printf("cpu-time-s: %.6f\nwall-time-s: %.6f\n", (double)cpu / 1e6, wall);
     if (have) printf("max-rss-bytes: %lld\n", rep.maxrss_kb * 1024);
     if (peak >= 0) printf("memory-peak-bytes: %lld\n", peak);
-    printf("oom-killed: %d\nwall-timed-out: %d\nstdout-bytes: %lld\nstderr-bytes: %lld\n"
-           "cgroup: %d\n\n", oom, timed_out, (long long)so.st_size, (long long)se.st_size,
+    printf("oom-killed: %d\nwall-timed-out: %d\ncpu-timed-out: %d\nstdout-bytes: %lld\n"
+           "stderr-bytes: %lld\ncgroup: %d\n\n", oom, timed_out, cpu_out, (long long)so.st_size, (long long)se.st_size,
            ncgs > 0 && memory_cgroup);
     fflush(stdout);
 finish:

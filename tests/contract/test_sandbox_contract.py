@@ -71,6 +71,19 @@ def test_cpu_time_limit(run):
     assert LIM.cpu_time_s < meta.cpu_time_s < LIM.cpu_hard_s + 0.5
 
 
+def test_cpu_hard_limit_is_kept_to_the_millisecond_with_a_cgroup(run):
+    """RLIMIT_CPU counts whole seconds (a 1.75 s limit would end the run at 2 s, a
+    quarter of a second of wasted CPU per TLE test); with a cgroup the runner ends the
+    run itself once its CPU time reaches the limit."""
+    lim = Limits(cpu_time_s=1.0, wall_time_s=30.0)
+    meta, _, _ = run("while :; do :; done", lim)
+    assert meta.termination == "cpu-time"
+    if run.box.cgroups is None:  # RLIMIT_CPU alone: the next whole second
+        assert lim.cpu_hard_s <= meta.cpu_time_s < 2.0 + 0.3
+    else:
+        assert lim.cpu_hard_s <= meta.cpu_time_s < lim.cpu_hard_s + 0.15, meta
+
+
 def test_wall_time_limit(run):
     meta, _, _ = run("sleep 100")
     assert meta.termination == "wall-time"

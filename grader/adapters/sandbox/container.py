@@ -212,7 +212,10 @@ class ContainerSandbox(RuntimeBase):
         if self.runner_is_root and self.identity.uid is not None:
             gid = self.identity.gid if self.identity.gid is not None else self.identity.uid
             lines += [f"uid {self.identity.uid}", f"gid {gid}"]
+        # RLIMIT_CPU counts whole seconds: the backstop; with a cgroup the runner
+        # ends the run at cpu_hard_ms itself
         lines.append(f"cpu_hard_s {max(1, int(lim.cpu_hard_s + 0.999))}")
+        lines.append(f"cpu_hard_ms {max(1, round(lim.cpu_hard_s * 1000))}")
         lines.append(f"wall_ms {int(lim.wall_s * 1000)}")
         for key, value in (("memory", lim.memory_bytes), ("stack", lim.stack_bytes),
                            ("procs", lim.processes), ("fsize", lim.output_bytes),
