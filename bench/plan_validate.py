@@ -190,7 +190,7 @@ def main() -> int:
                     demands, now_cap, _ = batch(work, f"{tag}_b", args.count, args.seed, nodes)
                     m = served(work, tag, load * cap, args.count,
                                args.seed + 10 + i + 100 * rep, nodes)
-                    after = ""
+                    after, before = "", demands
                     if args.bracket:
                         later, after_cap, _ = batch(work, f"{tag}_a", args.count, args.seed,
                                                     nodes)
@@ -202,6 +202,7 @@ def main() -> int:
                     meta["runs"].append({
                         "cores": nodes, "load": load, "rep": rep, "offered_per_s": load * cap,
                         "tag": tag, "trace": str(m["trace"]), "demands": str(demands),
+                        "demands_before": str(before),
                         "overheads": str(cal["demands"]), "host_cpu_s": host,
                         "measured": m["analysis"]["response"]})
                     meta_path.write_text(json.dumps(meta, indent=1))
