@@ -11,7 +11,6 @@ from __future__ import annotations
 
 import argparse
 import logging
-import signal
 import sys
 from collections.abc import Sequence
 from pathlib import Path
@@ -36,10 +35,6 @@ def main(argv: Sequence[str] | None = None) -> int:
                    help="be a pilot: grade tickets of this pool until idle")
     p.add_argument("--task", type=int, help="shard number (default $SLURM_ARRAY_TASK_ID)")
     args = p.parse_args(argv)
-    # Slurm ends a task with SIGTERM (scancel, the time limit), SIGKILL only KillWait
-    # seconds later: leave through the finally blocks, which stop the container and
-    # remove the shard's cgroup (slurm/epilog.sh sweeps what a SIGKILL leaves).
-    signal.signal(signal.SIGTERM, _terminated)
     logging.basicConfig(level=logging.WARNING, format="%(levelname)s %(name)s: %(message)s")
     try:
         settings = load()
@@ -58,10 +53,6 @@ def main(argv: Sequence[str] | None = None) -> int:
     except (GradelineError, ValueError) as e:
         print(f"gradeline task: error: {e}", file=sys.stderr, flush=True)
         return OUR_FAULT
-
-
-def _terminated(signum: int, _frame: object) -> None:
-    raise SystemExit(128 + signum)
 
 
 def pilot(pool: Path, cpus: CpuSet, settings: Settings) -> int:

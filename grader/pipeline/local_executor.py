@@ -9,7 +9,6 @@ from __future__ import annotations
 import atexit
 import multiprocessing as mp
 import os
-import signal
 import threading
 import time
 from collections.abc import Callable, Iterable, Iterator, Sequence
@@ -63,16 +62,7 @@ def _init(slots: mp.Queue, spec: WorkerSpec, parent: int) -> None:  # type: igno
     global _judge
     _judge = spec.judge(slots.get())
     atexit.register(_judge.close)  # the worker's container ends with the worker
-    signal.signal(signal.SIGTERM, _terminated)  # Slurm's scancel, a time limit
     threading.Thread(target=_orphan_watch, args=(parent, _judge), daemon=True).start()
-
-
-def _terminated(signum: int, _frame: object) -> None:
-    """SIGTERM skips atexit: stop the container and remove its cgroup, then end (a
-    cgroup left inside Slurm's keeps Slurm from removing the job's)."""
-    if _judge is not None:
-        _judge.close()
-    os._exit(128 + signum)
 
 
 def _orphan_watch(parent: int, judge: Judge) -> None:
