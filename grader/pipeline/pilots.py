@@ -1,13 +1,13 @@
 """Pilot tasks: long-lived Slurm array tasks that pull grading work, so a batch of
 ``serve`` costs no Slurm dispatch of its own.
 
-Why (measured; the serve issue's note has the commands): on the local Slurm an
-array task starts one scheduling cycle after it is submitted or after the task
-before it on that core ended -- Slurm's ``batch_sched_delay`` defaults to 3 s --
-against 0.7-0.9 s of service per submission. ``serve`` with one array per
-micro-batch therefore spent most of each core's time waiting for Slurm: at 70%
-of batch-mode capacity its p95 feedback latency was 37 s and under saturation it
-reached 0.48 of batch-mode throughput. A pilot pays that cycle once for its life.
+Why (measured; the serve issue's note has the commands): every array task pays
+Slurm's dispatch (~0.5 s from sbatch to start on the local Slurm with Slurm's
+default scheduler settings) and its own start (Python, the container) against
+0.7-0.9 s of service per submission; a pilot pays both once for its life. (The
+serve issue measured one array per micro-batch at 0.48 of batch-mode throughput
+under saturation, on a local cluster whose configuration deferred every job to the
+next 3 s scheduling pass by mistake: see ``slurm/slurm.conf.in``.)
 
 Layout (``<spool>/pilots/``, on the file system the nodes share)::
 
@@ -264,6 +264,26 @@ class PilotPool:
                 self._submit(want)
                 self._last_submit = now
 
+    def expect(self, jobs: int) -> None:
+        """Work for ``jobs`` submissions is about to be posted: start its pilots now,
+        so that Slurm's scheduling, the pilots' start and their container's start
+        overlap the batch's intake instead of following it (measured: intake of 240
+        submissions takes ~0.7 s, and a pilot ~0.6 s from sbatch to its first grading).
+        Pilots that then find nothing leave after ``idle_s`` (or ``close`` cancels them)."""
+        if jobs <= 0:
+            return
+        with self._lock:
+            try:
+                states = self._states()
+            except SchedulerError as e:
+                log.warning("pilots: cannot query Slurm (%s); they start with the tickets", e)
+                return
+            live = sum(1 for s in states.values() if s in LIVE)
+            want = min(self.spec.pilots, jobs) - live
+            if want > 0:
+                self._submit(want)
+                self._last_submit = time.monotonic()
+
     def pending(self) -> set[str]:
         """Tickets queued or taken (under the lock: a ticket given back moves from
         taken/ to queue/ and must not look finished in between)."""
@@ -322,6 +342,9 @@ class PilotFactory:
 
     def __call__(self, batch_dir: Path) -> PilotExecutor:
         return PilotExecutor(self.pool, batch_dir, self.progress)
+
+    def expect(self, jobs: int) -> None:
+        self.pool.expect(jobs)
 
     def close(self) -> None:
         self.pool.close()

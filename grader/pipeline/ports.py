@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from collections.abc import Callable, Iterable, Iterator, Sequence
 from pathlib import Path
-from typing import Protocol
+from typing import Protocol, runtime_checkable
 
 from grader.core.jobs import GradingJob, Outcome
 from grader.core.record import SubmissionRecord
@@ -68,5 +68,15 @@ class Executor(Protocol):
 
 #: A batch directory -> the executor that grades that batch.
 ExecutorFactory = Callable[[Path], Executor]
+
+
+@runtime_checkable
+class Prestart(Protocol):
+    """An executor factory whose workers take long to start (Slurm pilots): told as
+    soon as a batch's size is known, it starts them while intake still runs."""
+
+    def expect(self, jobs: int) -> None:
+        """About ``jobs`` submissions will be graded shortly."""
+        ...
 #: Opens the store (raises StoreError when it is unreachable).
 StoreOpener = Callable[[], ResultStore]

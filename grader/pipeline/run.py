@@ -52,7 +52,13 @@ from grader.core.scoring import fault_result
 from grader.pipeline import dedupe
 from grader.pipeline.intake import Rejected, prepare
 from grader.pipeline.journal import Journal
-from grader.pipeline.ports import Executor, ExecutorFactory, ResultStore, StoreOpener
+from grader.pipeline.ports import (
+    Executor,
+    ExecutorFactory,
+    Prestart,
+    ResultStore,
+    StoreOpener,
+)
 
 log = logging.getLogger(__name__)
 
@@ -206,6 +212,8 @@ class Pipeline:
                 if e.id in already:  # stored before a crash that came before done/
                     self.spool.finish(e)
             entries = [e for e in entries if e.id not in already]
+        if isinstance(self.executor, Prestart):  # its workers start while intake runs
+            self.executor.expect(sum(1 for e in entries if e.id not in records))
         flush = _Flush(self, ingest and store is not None, batch)
         todo: list[tuple[dedupe.Candidate, SubmissionRecord]] = []
         for e in entries:

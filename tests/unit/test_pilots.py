@@ -168,6 +168,33 @@ def test_a_resumed_batch_waits_for_its_tickets_then_collects(tmp_path, bigsum):
     assert sorted(o.key for o in ex2.collected()) == sorted(j.key for j in jobs)
 
 
+def test_pilots_expected_for_a_batch_start_before_its_tickets_and_take_them(
+        tmp_path, bigsum):
+    ex = FakeExecutor(bigsum)
+    # idle_s: the started pilots must still be there when the tickets come (at once here)
+    spec = PilotSpec(pilots=2, idle_s=10.0, poll_s=0.02, submit_interval_s=0.0)
+    sched = ThreadScheduler(grading(ex, set()))
+    pool = PilotPool(sched, tmp_path / "pool", spec)
+    pool.expect(0)
+    assert sched.n == 0  # nothing to grade: no pilot
+    pool.expect(5)
+    assert sched.n == 1 and len(sched.tasks("101")) == 2  # before any ticket exists
+    assert not pool.tickets.waiting()
+    pool.expect(5)
+    assert sched.n == 1  # the live pilots count: none more
+    jobs = [GradingJob(bigsum.path, p) for p in sources(tmp_path, 5)]
+    outs = list(PilotExecutor(pool, tmp_path / "b1").run(jobs))
+    assert sorted(o.key for o in outs) == sorted(j.key for j in jobs)
+    assert pool.submitted == 2  # the batch was graded by the pilots started for it
+
+
+def test_no_more_pilots_are_started_than_the_work_expected(tmp_path, bigsum):
+    sched = ThreadScheduler(grading(FakeExecutor(bigsum), set()))
+    pool = PilotPool(sched, tmp_path / "pool", SPEC)
+    pool.expect(1)
+    assert pool.submitted == 1 and len(sched.tasks("101")) == 1
+
+
 def test_tickets_shrink_to_single_submissions_at_the_end():
     assert ticket_sizes(3, 2) == [1, 1, 1]
     big = ticket_sizes(240, 2)

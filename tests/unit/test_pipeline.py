@@ -184,6 +184,28 @@ def test_every_entry_ends_graded_or_quarantined_exactly_once(course, bigsum):
     assert (again.graded, again.stored) == (0, 0) and len(ex.dispatched) == 3
 
 
+class PrestartFactory:
+    """An executor factory that is told the batch's size before intake (as pilots are)."""
+
+    def __init__(self, ex: FakeExecutor) -> None:
+        self.ex, self.told = ex, []
+
+    def __call__(self, _batch: Path) -> FakeExecutor:
+        return self.ex
+
+    def expect(self, jobs: int) -> None:
+        self.told.append((jobs, len(self.ex.dispatched)))
+
+
+def test_an_executor_that_starts_slowly_is_told_the_batch_size_before_grading(course,
+                                                                             bigsum):
+    ex = FakeExecutor(bigsum)
+    factory = PrestartFactory(ex)
+    s = Pipeline(course, {"bigsum": bigsum}, open_store=None, executor=factory).run()
+    assert s.graded == 3
+    assert factory.told == [(5, 0)]  # every claimed entry, before any was dispatched
+
+
 def test_identical_content_stored_by_an_earlier_batch_is_reused(course, bigsum, tmp_path):
     store, ex = MemoryStore(), FakeExecutor(bigsum)
     make_pipeline(course, bigsum, store, ex).run()
