@@ -10,7 +10,9 @@
  *     mapped: the caller's own uid, or -- when we are root -- the slot's sandbox uid;
  *   - a cgroup below the shard's (memory, pids, CPU accounting, cpuset), when the
  *     judge gave us a delegated one: fresh per run under v2; under v1 a fresh memory
- *     cgroup, the others reused by every run (see cg_reuse);
+ *     cgroup, the others reused (see struct cgset). The run's stub (a fork of us, one
+ *     per run) joins them before the request comes, while the run before still runs,
+ *     and clones the run's init, which is then in them from its start;
  *   - /work = the build dir (read-only unless compiling), the requested binds, a
  *     private size-limited /tmp, an empty tmpfs over the shard's work root (other
  *     submissions, validator data), a new /proc;
@@ -114,24 +116,15 @@ static char *unescape(const char *s) {
     return out;
 }
 
-static void free_req(struct req *r) {
-    for (int i = 0; i < r->argc; i++) free(r->argv[i]);
-    for (int i = 0; i < r->envc; i++) free(r->env[i]);
-    for (int i = 0; i < r->nbinds; i++) free(r->binds[i].src);
-    for (int i = 0; i < r->nhide; i++) free(r->hide[i]);
-    free(r->workdir); free(r->in); free(r->out); free(r->err); free(r->cpus);
-    memset(r, 0, sizeof *r);
-}
-
 /* Reads one request; 1 when complete, 0 on EOF, -1 (with *why) when malformed. */
-static int read_req(struct req *r, const char **why) {
+static int read_req(FILE *in, struct req *r, const char **why) {
     static char *line;
     static size_t cap;
     memset(r, 0, sizeof *r);
     r->uid = r->gid = -1;
     r->cpu_hard_s = r->cpu_hard_ms = r->wall_ms = r->memory = r->stack = r->procs = r->fsize = r->tmpfs = -1;
     ssize_t n;
-    while ((n = getline(&line, &cap, stdin)) > 0) {
+    while ((n = getline(&line, &cap, in)) > 0) {
         if (line[n - 1] == '\n') line[--n] = 0;
         if (!strcmp(line, "run")) {
             if (!r->argc || !r->workdir || !r->out || !r->err) { *why = "incomplete request"; return -1; }
@@ -215,47 +208,27 @@ static long long read_num(const char *dir, const char *name, const char *key) {
     return -1;
 }
 
-/* A fresh cgroup per run (v2, or when the reused v1 one cannot be made ready). */
-static int cg_create(const struct req *r, char dirs[][PATH_MAX]) {
-    if (!ncg) return 0;
-    char num[64];
-    for (int i = 0; i < ncg; i++) {
-        snprintf(dirs[i], PATH_MAX, "%s/run%lu", cgs[i].dir, runs);
-        if (mkdir(dirs[i], 0755) && errno != EEXIST) return -1;
-        const char *c = cgs[i].ctrl;
-        if (r->memory > 0 && (!strcmp(c, "memory") || cg_v2)) {
-            snprintf(num, sizeof num, "%lld", r->memory);
-            write_file(dirs[i], cg_v2 ? "memory.max" : "memory.limit_in_bytes", num);
-            write_file(dirs[i], cg_v2 ? "memory.swap.max" : "memory.memsw.limit_in_bytes",
-                       cg_v2 ? "0" : num);
-        }
-        if (r->procs > 0 && (!strcmp(c, "pids") || cg_v2)) {
-            snprintf(num, sizeof num, "%lld", r->procs);
-            write_file(dirs[i], "pids.max", num);
-        }
-        if (!strcmp(c, "cpuset") || (cg_v2 && r->cpus)) {
-            char mems[256];
-            long long m = read_num(cgs[i].dir, cg_v2 ? "cpuset.mems.effective" : "cpuset.mems", NULL);
-            snprintf(mems, sizeof mems, "%lld", m < 0 ? 0 : m);
-            if (!cg_v2) write_file(dirs[i], "cpuset.mems", mems);
-            if (r->cpus) write_file(dirs[i], "cpuset.cpus", r->cpus);
-        }
-    }
-    return ncg;
-}
-
-/* cgroup v1: the CPU accounting, cpuset and pids cgroups of a run are reused by
- * every run of this runner (emptied, counters reset, limits rewritten only when they
- * change); the memory cgroup is fresh per run. Creating and removing four cgroups per
- * run cost ~1.5 ms of a run's ~4 ms. A memory cgroup cannot be reused cleanly: the
- * page cache a run reads (the image's compilers and interpreters) stays charged to
- * it, and reclaiming that evicts the image's files (measured: `python3 -c pass` went
- * from 19 to 90 ms); removing the cgroup hands the charge to the shard's instead.
- * v2 keeps one fresh cgroup per run (one directory holds every controller). */
-static int reuse_ready = 0;
-static long long reuse_procs = -2;
-static char reuse_cpus[256] = "\001";
-static int fresh[MAXCG];  /* this run's dir i was made for it alone: remove it after */
+/* The cgroups of one run. A run's cgroups are made ready, and the run's stub joins
+ * them, while the run before it still runs (see stub_prepare): joining a cgroup
+ * (writing cgroup.procs) waits for an RCU grace period (~2-3 ms, measured: the
+ * cgroup_threadgroup_rwsem's write side) unless another join came just before,
+ * which is the case only for back-to-back runs. Limits are written when the
+ * request comes (that needs no grace period).
+ * v1: the CPU accounting, cpuset and pids cgroups are reused (two sets, alternating:
+ * the next run's stub joins one while this run's processes are in the other),
+ * emptied and reset; the memory cgroup is fresh per run. Creating and removing four
+ * cgroups per run cost ~1.5 ms of a run's ~4 ms. A memory cgroup cannot be reused
+ * cleanly: the page cache a run reads (the image's compilers and interpreters) stays
+ * charged to it, and reclaiming that evicts the image's files (measured: `python3 -c
+ * pass` went from 19 to 90 ms); removing the cgroup hands the charge to the shard's
+ * instead. v2 keeps one fresh cgroup per run (one directory holds every controller). */
+struct cgset {
+    char dirs[MAXCG][PATH_MAX];
+    int n;              /* 0: no cgroups (none delegated) */
+    int fresh[MAXCG];   /* made for this run alone: removed after it */
+    char cpus[256];     /* what cpuset.cpus was made ready with */
+};
+static int reuse_made[2];  /* set s's reused v1 cgroups exist, with cpuset.mems */
 
 static int cg_empty(const char *dir) {
     char path[PATH_MAX], buf[64];
@@ -271,120 +244,138 @@ static int cg_empty(const char *dir) {
     return 0;
 }
 
-static void reuse_forget(void) {
-    reuse_ready = 0;
-    reuse_procs = -2;
-    reuse_cpus[0] = 1;
+/* The shard's CPUs (what a run without "cpus" may use), or "" when unreadable. */
+static void shard_cpus(int i, char *out, size_t size) {
+    char path[PATH_MAX];
+    snprintf(path, sizeof path, "%s/cpuset.cpus%s", cgs[i].dir, cg_v2 ? ".effective" : "");
+    int fd = open(path, O_RDONLY | O_CLOEXEC);
+    ssize_t n = fd < 0 ? -1 : read(fd, out, size - 1);
+    if (fd >= 0) close(fd);
+    out[n > 0 ? n : 0] = 0;
+    char *nl = strchr(out, '\n');
+    if (nl) *nl = 0;
 }
 
-/* The run's cgroups (v1), reusing what can be; 0 when they cannot be made ready
- * (the caller then makes fresh ones for everything). */
-static int cg_reuse(const struct req *r, char dirs[][PATH_MAX]) {
-    if (cg_v2 || !ncg) return 0;
+/* Makes one directory ready for a process to join; fresh ones get a new name. */
+static int cg_dir(struct cgset *c, int i, int set, unsigned long run) {
+    const char *ctrl = cgs[i].ctrl;
+    if (c->fresh[i]) snprintf(c->dirs[i], PATH_MAX, "%s/run%lu", cgs[i].dir, run);
+    else snprintf(c->dirs[i], PATH_MAX, "%s/reuse%d", cgs[i].dir, set);
+    if (!c->fresh[i] && reuse_made[set]) {
+        if (!cg_empty(c->dirs[i])) return -1;
+    } else {
+        if (mkdir(c->dirs[i], 0755) && errno != EEXIST) return -1;
+        if (!cg_v2 && !strcmp(ctrl, "cpuset")) {  /* v1: joining needs mems and cpus */
+            char mems[256];
+            long long m = read_num(cgs[i].dir, "cpuset.mems", NULL);
+            snprintf(mems, sizeof mems, "%lld", m < 0 ? 0 : m);
+            if (write_file(c->dirs[i], "cpuset.mems", mems)) return -1;
+        }
+    }
+    if (!cg_v2 && !strcmp(ctrl, "cpuset")) {
+        char want[256];
+        if (c->cpus[0]) snprintf(want, sizeof want, "%s", c->cpus);
+        else shard_cpus(i, want, sizeof want);
+        if (!want[0] || write_file(c->dirs[i], "cpuset.cpus", want)) return -1;
+    }
+    return 0;
+}
+
+/* The next run's cgroups, ready to join (0), or -1 with errno. */
+static int cg_prepare(struct cgset *c, int set, unsigned long run, const char *cpus) {
+    memset(c, 0, sizeof *c);
+    snprintf(c->cpus, sizeof c->cpus, "%s", cpus ? cpus : "");
+    if (!ncg) return 0;
+    for (int reuse = !cg_v2; reuse >= 0; reuse--) {  /* reused ones first; fresh if that fails */
+        int i, err = 0;
+        for (i = 0; i < ncg; i++) {
+            c->fresh[i] = !reuse || cg_v2 || !strcmp(cgs[i].ctrl, "memory");
+            if (cg_dir(c, i, set, run)) { err = errno ? errno : EBUSY; break; }
+        }
+        if (i == ncg) {
+            if (reuse) reuse_made[set] = 1;
+            c->n = ncg;
+            return 0;
+        }
+        for (int j = 0; j <= i && j < ncg; j++) if (c->fresh[j]) rmdir(c->dirs[j]);
+        if (!reuse) { errno = err; return -1; }
+        reuse_made[set] = 0;
+    }
+    return -1;
+}
+
+/* The request's limits, written once the run's stub is in its cgroups. The stub itself
+   counts in pids (hence + 1) and uses next to no memory (a forked copy of us). */
+static int cg_limits(const struct req *r, struct cgset *c) {
     char num[64];
-    for (int i = 0; i < ncg; i++) {
-        const char *c = cgs[i].ctrl;
-        fresh[i] = !strcmp(c, "memory");
-        if (fresh[i]) {
-            snprintf(dirs[i], PATH_MAX, "%s/run%lu", cgs[i].dir, runs);
-            if (mkdir(dirs[i], 0755) && errno != EEXIST) goto undo;
-            if (r->memory > 0) {
-                snprintf(num, sizeof num, "%lld", r->memory);
-                write_file(dirs[i], "memory.limit_in_bytes", num);
-                write_file(dirs[i], "memory.memsw.limit_in_bytes", num);
-            }
-            continue;
+    for (int i = 0; i < c->n; i++) {
+        const char *ctrl = cgs[i].ctrl;
+        if (!strcmp(ctrl, "memory") || cg_v2) {
+            if (r->memory > 0) snprintf(num, sizeof num, "%lld", r->memory);
+            else snprintf(num, sizeof num, cg_v2 ? "max" : "-1");
+            if (write_file(c->dirs[i], cg_v2 ? "memory.max" : "memory.limit_in_bytes", num))
+                return -1;
+            write_file(c->dirs[i], cg_v2 ? "memory.swap.max" : "memory.memsw.limit_in_bytes",
+                       cg_v2 ? "0" : num);
         }
-        snprintf(dirs[i], PATH_MAX, "%s/run", cgs[i].dir);
-        if (!reuse_ready) {
-            if (mkdir(dirs[i], 0755) && errno != EEXIST) goto undo;
-            if (!strcmp(c, "cpuset")) {
-                char mems[256];
-                long long m = read_num(cgs[i].dir, "cpuset.mems", NULL);
-                snprintf(mems, sizeof mems, "%lld", m < 0 ? 0 : m);
-                if (write_file(dirs[i], "cpuset.mems", mems)) goto undo;
-            }
-        } else if (!cg_empty(dirs[i])) {
-            goto undo;
-        }
-        if (!strcmp(c, "pids") && r->procs != reuse_procs) {
-            if (r->procs > 0) snprintf(num, sizeof num, "%lld", r->procs);
+        if (!strcmp(ctrl, "pids") || cg_v2) {
+            if (r->procs > 0) snprintf(num, sizeof num, "%lld", r->procs + 1);
             else snprintf(num, sizeof num, "max");
-            if (write_file(dirs[i], "pids.max", num)) goto undo;
-            reuse_procs = r->procs;
-        } else if (!strcmp(c, "cpuset")) {
-            char want[256];
-            if (r->cpus) snprintf(want, sizeof want, "%s", r->cpus);
-            else {  /* every CPU of the shard */
-                char path[PATH_MAX];
-                snprintf(path, sizeof path, "%s/cpuset.cpus", cgs[i].dir);
-                int fd = open(path, O_RDONLY | O_CLOEXEC);
-                ssize_t n = fd < 0 ? -1 : read(fd, want, sizeof want - 1);
-                if (fd >= 0) close(fd);
-                if (n <= 0) goto undo;
-                want[n] = 0;
-            }
-            if (strcmp(want, reuse_cpus)) {
-                if (write_file(dirs[i], "cpuset.cpus", want)) goto undo;
-                snprintf(reuse_cpus, sizeof reuse_cpus, "%s", want);
-            }
-        } else if (!strcmp(c, "cpuacct")) {
-            if (write_file(dirs[i], "cpuacct.usage", "0")) goto undo;
+            if (write_file(c->dirs[i], "pids.max", num)) return -1;
+        }
+        if ((!strcmp(ctrl, "cpuset") || cg_v2) && r->cpus && strcmp(r->cpus, c->cpus)) {
+            if (write_file(c->dirs[i], "cpuset.cpus", r->cpus)) return -1;
         }
     }
-    reuse_ready = 1;
-    return ncg;
-undo:
-    for (int i = 0; i < ncg; i++)
-        if (fresh[i]) rmdir(dirs[i]);
-    reuse_forget();
     return 0;
 }
 
-static int cg_attach(char dirs[][PATH_MAX], int n, pid_t pid) {
-    char num[32];
-    snprintf(num, sizeof num, "%d", (int)pid);
-    for (int i = 0; i < n; i++)
-        if (write_file(dirs[i], "cgroup.procs", num)) return -1;
-    return 0;
-}
+/* CPU time the run's cgroup had used when the run started (v2 cannot reset it). */
+static long long cpu_base_us;
 
-static void cg_measure(char dirs[][PATH_MAX], int n, long long *cpu_us, long long *peak,
-                       int *oom) {
-    for (int i = 0; i < n; i++) {
-        const char *c = cgs[i].ctrl;
+static void cg_measure(const struct cgset *c, long long *cpu_us, long long *peak, int *oom) {
+    for (int i = 0; i < c->n; i++) {
+        const char *ctrl = cgs[i].ctrl;
         if (cg_v2) {
-            long long u = read_num(dirs[i], "cpu.stat", "usage_usec");
-            if (u >= 0) *cpu_us = u;
-            *peak = read_num(dirs[i], "memory.peak", NULL);
-            *oom = read_num(dirs[i], "memory.events", "oom_kill") > 0;
-        } else if (!strcmp(c, "cpuacct")) {
-            long long ns = read_num(dirs[i], "cpuacct.usage", NULL);
-            if (ns >= 0) *cpu_us = ns / 1000;
-        } else if (!strcmp(c, "memory")) {
-            *peak = read_num(dirs[i], "memory.max_usage_in_bytes", NULL);
-            *oom = read_num(dirs[i], "memory.oom_control", "oom_kill") > 0;
+            long long u = read_num(c->dirs[i], "cpu.stat", "usage_usec");
+            if (u >= 0) *cpu_us = u - cpu_base_us;
+            *peak = read_num(c->dirs[i], "memory.peak", NULL);
+            *oom = read_num(c->dirs[i], "memory.events", "oom_kill") > 0;
+        } else if (!strcmp(ctrl, "cpuacct")) {
+            long long ns = read_num(c->dirs[i], "cpuacct.usage", NULL);
+            if (ns >= 0) *cpu_us = ns / 1000 - cpu_base_us;
+        } else if (!strcmp(ctrl, "memory")) {
+            *peak = read_num(c->dirs[i], "memory.max_usage_in_bytes", NULL);
+            *oom = read_num(c->dirs[i], "memory.oom_control", "oom_kill") > 0;
         }
     }
 }
 
-/* The run's CPU time so far (microseconds, every process of the run), or -1. */
-static long long cg_cpu_us(char dirs[][PATH_MAX], int n) {
-    for (int i = 0; i < n; i++) {
-        if (cg_v2) return read_num(dirs[i], "cpu.stat", "usage_usec");
+/* The run's cgroup CPU time (microseconds, every process in it), or -1. */
+static long long cg_usage_us(const struct cgset *c) {
+    for (int i = 0; i < c->n; i++) {
+        if (cg_v2) return read_num(c->dirs[i], "cpu.stat", "usage_usec");
         if (!strcmp(cgs[i].ctrl, "cpuacct")) {
-            long long ns = read_num(dirs[i], "cpuacct.usage", NULL);
+            long long ns = read_num(c->dirs[i], "cpuacct.usage", NULL);
             return ns < 0 ? -1 : ns / 1000;
         }
     }
     return -1;
 }
 
-static void cg_remove(char dirs[][PATH_MAX], int n, int reused) {
-    for (int i = 0; i < n; i++) {
-        if (reused && !fresh[i]) continue;  /* kept for the next run, removed at our exit */
-        if (cg_v2) write_file(dirs[i], "cgroup.kill", "1");
-        for (int tries = 0; tries < 2000 && rmdir(dirs[i]) && errno == EBUSY; tries++)
+/* The run's CPU time so far, or -1. */
+static long long cg_cpu_us(const struct cgset *c) {
+    long long u = cg_usage_us(c);
+    return u < 0 ? -1 : u - cpu_base_us;
+}
+
+/* The run is over (every process of it reaped): its fresh cgroups go; the reused
+   ones stay for a later run and are removed at our exit. */
+static void cg_remove(const struct cgset *c) {
+    for (int i = 0; i < c->n; i++) {
+        if (!c->fresh[i]) continue;
+        if (cg_v2) write_file(c->dirs[i], "cgroup.kill", "1");
+        for (int tries = 0; tries < 2000 && rmdir(c->dirs[i]) && errno == EBUSY; tries++)
             usleep(500);  /* zombies leave the cgroup as they are released */
     }
 }
@@ -592,9 +583,15 @@ static int open_fifo(const char *path, int flags) {
     return fd;
 }
 
-static void run(struct req *r) {
+/* One run, in this run's stub (already in the run's cgroups: the init it clones is
+   too, without joining them). */
+static void run(struct req *r, struct cgset *c) {
     int in = r->fifo && r->in ? open_fifo(r->in, O_RDONLY)
                               : open(r->in ? r->in : "/dev/null", O_RDONLY | O_CLOEXEC);
+    /* New files, never truncated old ones: ext4 writes a truncated file's data back
+       when it is closed (auto_da_alloc), and the run would wait for the disk. */
+    if (!r->fifo) unlink(r->out);
+    unlink(r->err);
     int out = r->fifo ? open_fifo(r->out, O_WRONLY)
                       : open(r->out, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0600);
     int err = open(r->err, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0600);
@@ -607,12 +604,7 @@ static void run(struct req *r) {
         printf("opened: 1\n");
         fflush(stdout);
     }
-    /* The program's descriptors must survive exec in the init: clear CLOEXEC there. */
-    char dirs[MAXCG][PATH_MAX];
-    runs++;
-    int reused = cg_reuse(r, dirs) > 0;
-    int ncgs = reused ? ncg : cg_create(r, dirs);
-    if (ncgs < 0) { reply_error("cannot create the run's cgroup: %s", strerror(errno)); goto close_files; }
+    int ncgs = c->n;
     int memory_cgroup = 0;
     for (int i = 0; i < ncgs; i++) memory_cgroup |= cg_v2 || !strcmp(cgs[i].ctrl, "memory");
     int gate[2], rep_pipe[2], fail[2];
@@ -635,14 +627,6 @@ static void run(struct req *r) {
     long long uid = r->uid >= 0 ? r->uid : (long long)getuid();
     long long gid = r->gid >= 0 ? r->gid : (long long)getgid();
     write_id_maps(init, uid, uid, gid);
-    if (ncgs && cg_attach(dirs, ncgs, init)) {
-        kill(init, SIGKILL);
-        waitpid(init, NULL, 0);
-        reply_error("cannot join the run's cgroup: %s", strerror(errno));
-        cg_remove(dirs, ncgs, 0);
-        if (reused) reuse_forget();
-        goto close_pipes;
-    }
     if (r->cpus) {
         cpu_set_t set;
         CPU_ZERO(&set);
@@ -654,6 +638,11 @@ static void run(struct req *r) {
         }
         sched_setaffinity(init, sizeof set, &set);
     }
+    /* The run's CPU time starts now (v1: reset; v2: from here). */
+    if (!cg_v2) for (int i = 0; i < ncgs; i++)
+        if (!strcmp(cgs[i].ctrl, "cpuacct")) write_file(c->dirs[i], "cpuacct.usage", "0");
+    cpu_base_us = 0;
+    if (cg_v2 && ncgs) { long long u = cg_usage_us(c); cpu_base_us = u < 0 ? 0 : u; }
     if (write(gate[1], "1", 1) != 1) { /* the init died: reported below */ }
     close(gate[1]);
     gate[1] = -1;
@@ -681,7 +670,7 @@ static void run(struct req *r) {
             if (left <= 0) { timed_out = 1; break; }
         }
         if (cpu_hard_us > 0) {  /* look again when the limit could first be reached */
-            long long used = cg_cpu_us(dirs, ncgs);
+            long long used = cg_cpu_us(c);
             if (used < 0) cpu_hard_us = -1;  /* unreadable: RLIMIT_CPU alone */
             else if (used >= cpu_hard_us) { cpu_out = 1; break; }
             else {
@@ -710,7 +699,7 @@ static void run(struct req *r) {
     ssize_t fn = have ? 0 : read(fail[0], why, sizeof why - 1);
     long long cg_cpu = -1, peak = -1;
     int oom = 0;
-    if (ncgs) cg_measure(dirs, ncgs, &cg_cpu, &peak, &oom);
+    if (ncgs) cg_measure(c, &cg_cpu, &peak, &oom);
     if (fn > 0) {
         why[fn] = 0;
         reply_error("setting up the run failed: %s", why);
@@ -742,7 +731,6 @@ static void run(struct req *r) {
     fflush(stdout);
 finish:
     if (!init_reaped) waitpid(init, &st, 0);
-    cg_remove(dirs, ncgs, reused);
 close_pipes:
     if (gate[1] >= 0) close(gate[1]);
     close(rep_pipe[0]); close(fail[0]);
@@ -750,6 +738,93 @@ close_files:
     if (in >= 0) close(in);
     if (out >= 0) close(out);
     if (err >= 0) close(err);
+}
+
+/* --- stubs: one per run, in its cgroups before its request comes ----------------- */
+
+/* The stub of the next run: a fork of us that joins that run's cgroups at once (and
+   waits out the grace period that costs) while the run before it is still running;
+   when the request comes it runs it, replies, reaps the run and exits. */
+struct stub { pid_t pid; int fd; struct cgset cg; };
+
+static void stub_main(int fd, struct cgset *c, int cg_errno) {
+    int join_errno = cg_errno;
+    if (!join_errno && c->n) {
+        char num[32];
+        snprintf(num, sizeof num, "%d", (int)getpid());
+        for (int i = 0; i < c->n && !join_errno; i++)  /* the grace period is waited here */
+            if (write_file(c->dirs[i], "cgroup.procs", num)) join_errno = errno ? errno : EIO;
+    }
+    FILE *in = fdopen(fd, "r");
+    if (!in) _exit(2);
+    struct req r;
+    const char *why = NULL;
+    int got = read_req(in, &r, &why);
+    if (got == 0) _exit(0);  /* no more requests */
+    if (got < 0) reply_error("bad request: %s", why);
+    else if (cg_errno) reply_error("cannot create the run's cgroup: %s", strerror(cg_errno));
+    else if (join_errno) reply_error("cannot join the run's cgroup: %s", strerror(join_errno));
+    else if (cg_limits(&r, c)) reply_error("cannot set the run's limits: %s", strerror(errno));
+    else run(&r, c);
+    fflush(stdout);
+    _exit(0);
+}
+
+static unsigned long stubs;
+
+static struct stub stub_prepare(const char *cpus) {
+    struct stub s;
+    memset(&s, 0, sizeof s);
+    s.pid = s.fd = -1;
+    int set = (int)(stubs++ % 2);
+    runs++;
+    int cg_errno = cg_prepare(&s.cg, set, runs, cpus) ? (errno ? errno : EIO) : 0;
+    int p[2];
+    if (pipe2(p, O_CLOEXEC)) die("pipe: %s", strerror(errno));
+    fflush(stdout);
+    s.pid = fork();
+    if (s.pid < 0) die("fork: %s", strerror(errno));
+    if (s.pid == 0) {
+        close(p[1]);
+        stub_main(p[0], &s.cg, cg_errno);
+    }
+    close(p[0]);
+    s.fd = p[1];
+    return s;
+}
+
+/* One request's text, through its "run" line: 1; 0 at the end of input. */
+static int read_raw(char **buf, size_t *len, char *cpus, size_t cpus_size) {
+    static char *line;
+    static size_t cap;
+    size_t used = 0;
+    ssize_t n;
+    int any = 0;
+    while ((n = getline(&line, &cap, stdin)) > 0) {
+        any = 1;
+        char *grown = realloc(*buf, used + (size_t)n + 1);
+        if (!grown) die("out of memory");
+        *buf = grown;
+        memcpy(*buf + used, line, (size_t)n);
+        used += (size_t)n;
+        if (!strncmp(line, "cpus ", 5)) {  /* the next run's cpuset is made ready with it */
+            snprintf(cpus, cpus_size, "%.*s", (int)(n - 5), line + 5);
+            cpus[strcspn(cpus, "\n")] = 0;
+        }
+        if (!strcmp(line, "run\n") || !strcmp(line, "run")) break;
+    }
+    *len = used;
+    return any;
+}
+
+static void write_all(int fd, const char *buf, size_t len) {
+    while (len > 0) {
+        ssize_t w = write(fd, buf, len);
+        if (w < 0 && errno == EINTR) continue;
+        if (w <= 0) return;  /* the stub died: the judge sees no reply and says JE */
+        buf += w;
+        len -= (size_t)w;
+    }
 }
 
 int main(int argc, char **argv) {
@@ -775,18 +850,29 @@ int main(int argc, char **argv) {
     signal(SIGPIPE, SIG_IGN);
     printf("ready: gl-runner 1 uid %d\n\n", (int)getuid());
     fflush(stdout);
-    struct req r;
-    const char *why = NULL;
-    int got;
-    while ((got = read_req(&r, &why)) != 0) {
-        if (got < 0) reply_error("bad request: %s", why);
-        else run(&r);
-        free_req(&r);
+    char cpus[256] = "";
+    char *buf = NULL;
+    size_t len = 0;
+    struct stub next = stub_prepare(NULL);
+    while (read_raw(&buf, &len, cpus, sizeof cpus)) {
+        struct stub cur = next;
+        write_all(cur.fd, buf, len);
+        close(cur.fd);
+        next = stub_prepare(cpus[0] ? cpus : NULL);  /* joins its cgroups while cur runs */
+        while (waitpid(cur.pid, NULL, 0) < 0 && errno == EINTR) {}
+        cg_remove(&cur.cg);
     }
-    if (reuse_ready) {
-        char dirs[MAXCG][PATH_MAX];
-        for (int i = 0; i < ncg; i++) snprintf(dirs[i], PATH_MAX, "%s/run", cgs[i].dir);
-        cg_remove(dirs, ncg, 0);
+    close(next.fd);
+    while (waitpid(next.pid, NULL, 0) < 0 && errno == EINTR) {}
+    cg_remove(&next.cg);
+    for (int set = 0; set < 2; set++) {
+        if (!reuse_made[set]) continue;
+        for (int i = 0; i < ncg; i++) {
+            char dir[PATH_MAX];
+            snprintf(dir, sizeof dir, "%s/reuse%d", cgs[i].dir, set);
+            rmdir(dir);
+        }
     }
+    free(buf);
     return 0;
 }
