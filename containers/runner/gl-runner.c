@@ -226,7 +226,7 @@ struct cgset {
     char dirs[MAXCG][PATH_MAX];
     int n;              /* 0: no cgroups (none delegated) */
     int fresh[MAXCG];   /* made for this run alone: removed after it */
-    char cpus[256];     /* what cpuset.cpus was made ready with */
+    char cpus[256];     /* what cpuset.cpus was written with ("": nothing written) */
 };
 static int reuse_made[2];  /* set s's reused v1 cgroups exist, with cpuset.mems */
 
@@ -277,6 +277,7 @@ static int cg_dir(struct cgset *c, int i, int set, unsigned long run) {
         if (c->cpus[0]) snprintf(want, sizeof want, "%s", c->cpus);
         else shard_cpus(i, want, sizeof want);
         if (!want[0] || write_file(c->dirs[i], "cpuset.cpus", want)) return -1;
+        snprintf(c->cpus, sizeof c->cpus, "%s", want);
     }
     return 0;
 }
@@ -284,15 +285,16 @@ static int cg_dir(struct cgset *c, int i, int set, unsigned long run) {
 /* The next run's cgroups, ready to join (0), or -1 with errno. */
 static int cg_prepare(struct cgset *c, int set, unsigned long run, const char *cpus) {
     memset(c, 0, sizeof *c);
-    snprintf(c->cpus, sizeof c->cpus, "%s", cpus ? cpus : "");
     if (!ncg) return 0;
     for (int reuse = !cg_v2; reuse >= 0; reuse--) {  /* reused ones first; fresh if that fails */
         int i, err = 0;
+        snprintf(c->cpus, sizeof c->cpus, "%s", cpus ? cpus : "");  /* v1: what to write */
         for (i = 0; i < ncg; i++) {
             c->fresh[i] = !reuse || cg_v2 || !strcmp(cgs[i].ctrl, "memory");
             if (cg_dir(c, i, set, run)) { err = errno ? errno : EBUSY; break; }
         }
         if (i == ncg) {
+            if (cg_v2) c->cpus[0] = 0;  /* v2: nothing written; the request's come later */
             if (reuse) reuse_made[set] = 1;
             c->n = ncg;
             return 0;
@@ -323,8 +325,12 @@ static int cg_limits(const struct req *r, struct cgset *c) {
             else snprintf(num, sizeof num, "max");
             if (write_file(c->dirs[i], "pids.max", num)) return -1;
         }
-        if ((!strcmp(ctrl, "cpuset") || cg_v2) && r->cpus && strcmp(r->cpus, c->cpus)) {
-            if (write_file(c->dirs[i], "cpuset.cpus", r->cpus)) return -1;
+        if (!strcmp(ctrl, "cpuset") || cg_v2) {  /* unless made ready with these CPUs */
+            char want[256] = "";
+            if (r->cpus) snprintf(want, sizeof want, "%s", r->cpus);
+            else if (!cg_v2) shard_cpus(i, want, sizeof want);  /* every CPU of the shard */
+            if (want[0] && strcmp(want, c->cpus) && write_file(c->dirs[i], "cpuset.cpus", want))
+                return -1;
         }
     }
     return 0;
@@ -800,6 +806,7 @@ static int read_raw(char **buf, size_t *len, char *cpus, size_t cpus_size) {
     size_t used = 0;
     ssize_t n;
     int any = 0;
+    cpus[0] = 0;  /* a request without "cpus": the next run's cpuset gets the shard's */
     while ((n = getline(&line, &cap, stdin)) > 0) {
         any = 1;
         char *grown = realloc(*buf, used + (size_t)n + 1);
