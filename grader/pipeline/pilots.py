@@ -257,12 +257,8 @@ class PilotPool:
                         self.tickets.give_back(name, pilot, self.spec.max_attempts)
                     except OSError as e:  # the spool is full: it stays taken until next time
                         log.warning("pilots: cannot give back %s yet: %s", name, e)
-            waiting = len(self.tickets.waiting())
-            live = sum(1 for s in states.values() if s in LIVE)
-            want = min(self.spec.pilots, waiting) - live
-            if want > 0 and now - self._last_submit >= self.spec.submit_interval_s:
-                self._submit(want)
-                self._last_submit = now
+            if now - self._last_submit >= self.spec.submit_interval_s:
+                self._top_up(states, len(self.tickets.waiting()))
 
     def expect(self, jobs: int) -> None:
         """Work for ``jobs`` submissions is about to be posted: start its pilots now,
@@ -278,11 +274,15 @@ class PilotPool:
             except SchedulerError as e:
                 log.warning("pilots: cannot query Slurm (%s); they start with the tickets", e)
                 return
-            live = sum(1 for s in states.values() if s in LIVE)
-            want = min(self.spec.pilots, jobs) - live
-            if want > 0:
-                self._submit(want)
-                self._last_submit = time.monotonic()
+            self._top_up(states, jobs)
+
+    def _top_up(self, states: dict[str, str], work: int) -> None:
+        """Start pilots up to ``min(pilots, work)``, counting the live ones."""
+        live = sum(1 for s in states.values() if s in LIVE)
+        want = min(self.spec.pilots, work) - live
+        if want > 0:
+            self._submit(want)
+            self._last_submit = time.monotonic()
 
     def pending(self) -> set[str]:
         """Tickets queued or taken (under the lock: a ticket given back moves from
