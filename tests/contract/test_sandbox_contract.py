@@ -168,6 +168,25 @@ def test_pinned_to_given_cpu_and_unprivileged(run):
         assert "Uid:\t61000" in out  # the sandbox uid of CPU slot 0, not root
 
 
+def test_each_run_gets_the_cpus_it_asks_for_whatever_came_before(sandbox_factory, sbx_tmp):
+    """The runner makes each run's cpuset ready before the request comes, with the
+    previous run's CPUs: a run asking for others, or for none (every CPU of the
+    worker), must get those all the same."""
+    if len(os.sched_getaffinity(0)) < 2:
+        pytest.skip("needs two CPUs")
+    box = sandbox_factory([0, 1], sbx_tmp)
+    work = sbx_tmp / "work"
+    work.mkdir()
+    work.chmod(0o755)
+    box.own(work)
+    seen = []
+    for cpus in ([1], None, [0], [0], None, [1]):
+        box.run(RunRequest(["grep", "Cpus_allowed_list", "/proc/self/status"], work, LIM,
+                           stdout=sbx_tmp / "out", stderr=sbx_tmp / "err", cpus=cpus))
+        seen.append((sbx_tmp / "out").read_text().split()[-1])
+    assert seen == ["1", "0-1", "0", "0", "0-1", "1"]
+
+
 def test_environment_is_clean(run, monkeypatch):
     _meta, out, _ = run("env")
     assert "GRADELINE" not in out and "SSH" not in out
