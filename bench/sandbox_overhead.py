@@ -2,6 +2,11 @@
 overhead against running the same binary bare on the same CPU.
 
     .venv/bin/python bench/sandbox_overhead.py --repeat 10 --cpu 0
+
+``--gap-ms G`` also times runs of ``true`` spaced G ms apart, as in real grading
+(a test's program runs, the judge compares): costs that back-to-back runs hide (the
+kernel's grace period when a run joins its cgroups) show there, with the CPU's idle
+time per run from /proc/stat.
 """
 
 from __future__ import annotations
@@ -55,10 +60,43 @@ def empty_run_s(sandbox, scratch: Path, cpu: int) -> float:
     return meta.wall_time_s
 
 
+def cpu_ticks(cpu: int) -> tuple[int, int]:
+    """(busy, idle) clock ticks of one CPU so far."""
+    for line in Path("/proc/stat").read_text().splitlines():
+        if line.startswith(f"cpu{cpu} "):
+            f = [int(x) for x in line.split()[1:]]
+            return f[0] + f[1] + f[2] + f[5] + f[6], f[3] + f[4]
+    raise SystemExit(f"no cpu{cpu} in /proc/stat")
+
+
+def spaced_runs(sandbox, scratch: Path, cpu: int, gap_s: float, n: int = 300) -> str:
+    """Runs of ``true`` with ``gap_s`` between them: wall per run, and the CPU's idle."""
+    d = Path(tempfile.mkdtemp(dir=scratch))
+    d.chmod(0o755)
+    sandbox.own(d)
+    req = RunRequest(["true"], d, Limits(cpu_time_s=5.0), stdout=d / "o", stderr=d / "e",
+                     cpus=[cpu])
+    walls = []
+    b0, i0 = cpu_ticks(cpu)
+    for _ in range(n):
+        t0 = time.perf_counter()
+        sandbox.run(req)
+        walls.append(time.perf_counter() - t0)
+        time.sleep(gap_s)
+    b1, i1 = cpu_ticks(cpu)
+    tick_ms = 1000 / os.sysconf("SC_CLK_TCK")
+    return (f"  runs of true {gap_s * 1000:3.0f} ms apart: median "
+            f"{statistics.median(walls) * 1000:.2f} ms per run; cpu{cpu} busy "
+            f"{(b1 - b0) * tick_ms / n:.2f} ms per run (idle, gap included: "
+            f"{(i1 - i0) * tick_ms / n:.2f} ms)")
+
+
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__)
     ap.add_argument("--repeat", type=int, default=10)
     ap.add_argument("--cpu", type=int, default=0)
+    ap.add_argument("--gap-ms", type=float, default=None,
+                    help="also time runs of true spaced this far apart")
     args = ap.parse_args()
     os.sched_setaffinity(0, [args.cpu])
     problem = load_problem(PROBLEM)
@@ -114,6 +152,8 @@ def main() -> None:
                                    cpus=[args.cpu]))
         cboxed.append(time.perf_counter() - t0)
         assert m.ok, (scratch / "c.err").read_text()
+    spaced = [] if args.gap_ms is None else [
+        spaced_runs(sandbox, scratch, args.cpu, gap) for gap in (0.0, args.gap_ms / 1000)]
     judge.close()
     shutil.rmtree(scratch, ignore_errors=True)
 
@@ -133,6 +173,8 @@ def main() -> None:
     print(f"  per compile (g++ -O2), bare:   {cb * 1000:6.1f} ± {hcb * 1000:4.1f} ms")
     print(f"  per compile, in the sandbox:   {cs * 1000:6.1f} ± {hcs * 1000:4.1f} ms")
     print(f"  sandbox overhead per compile:  {(cs - cb) * 1000:6.1f} ms")
+    for line in spaced:
+        print(line)
 
 
 if __name__ == "__main__":
