@@ -85,7 +85,8 @@ def spaced_runs(sandbox, scratch: Path, cpu: int, gap_s: float, n: int = 300) ->
         time.sleep(gap_s)
     b1, i1 = cpu_ticks(cpu)
     tick_ms = 1000 / os.sysconf("SC_CLK_TCK")
-    return (f"  runs of true {gap_s * 1000:3.0f} ms apart: median "
+    return (f"  runs of true {gap_s * 1000:3.0f} ms apart: mean "
+            f"{statistics.fmean(walls) * 1000:.2f} ms, median "
             f"{statistics.median(walls) * 1000:.2f} ms per run; cpu{cpu} busy "
             f"{(b1 - b0) * tick_ms / n:.2f} ms per run (idle, gap included: "
             f"{(i1 - i0) * tick_ms / n:.2f} ms)")
