@@ -210,6 +210,15 @@ class Judge:
         workroot.mkdir(parents=True, exist_ok=True)
         workroot.chmod(0o711)
 
+    def warm(self) -> None:
+        """Start the sandbox's container now, before the first job (a pilot's wait for
+        its first ticket hides an Apptainer start, ~150 ms, that grading would pay). A
+        failure is only logged: the first job's run starts it again and says why."""
+        try:
+            self.sandbox.start()
+        except GradelineError as e:
+            log.warning("starting the sandbox ahead of the first job failed: %s", e)
+
     def close(self) -> None:
         """End the judge's sandbox (its container, and the validator's own one)."""
         self.passes.close()

@@ -80,6 +80,13 @@ class Sandbox(Protocol):
         """Facts for the result record and logs (runtime, image, isolation)."""
         ...
 
+    def start(self) -> None:
+        """Start the container now instead of at the first run (a pilot does while it
+        waits for its first ticket, so the start is off the grading path); idempotent.
+
+        :raises SandboxError: when it cannot start (the first run would say the same)."""
+        ...
+
     def close(self) -> None:
         """Release the sandbox (its container); idempotent."""
         ...

@@ -81,6 +81,7 @@ def persistent_grading(cpu: int, spec: WorkerSpec, slurm: SlurmTask
     the call that ends it."""
     spec = replace(spec, runtime_extra={**spec.runtime_extra, "slurm": slurm.record()})
     judge = spec.judge(cpu)
+    judge.warm()  # while the pilot waits for its first ticket
     return (lambda jobs: (judge.grade_job(j) for j in jobs)), judge.close
 
 

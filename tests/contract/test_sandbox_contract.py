@@ -187,6 +187,29 @@ def test_each_run_gets_the_cpus_it_asks_for_whatever_came_before(sandbox_factory
     assert seen == ["1", "0-1", "0", "0", "0-1", "1"]
 
 
+def test_a_container_started_ahead_serves_the_runs_and_starts_once(sandbox_factory, sbx_tmp):
+    """A pilot starts its container before its first ticket: the runs then use that
+    container (no second start), and starting again is a no-op."""
+    box = sandbox_factory([0], sbx_tmp)
+    box.start()
+    assert box.proc is not None and box.starts == 1
+    first = box.proc.pid
+    box.start()
+    work = sbx_tmp / "work"
+    work.mkdir()
+    work.chmod(0o755)
+    box.own(work)
+    for _ in range(2):
+        meta = box.run(RunRequest(["/bin/sh", "-c", "echo up"], work, LIM,
+                                  stdout=sbx_tmp / "out", stderr=sbx_tmp / "err", cpus=[0]))
+        assert meta.ok and (sbx_tmp / "out").read_text() == "up\n"
+    assert box.starts == 1 and box.proc.pid == first
+    box.close()
+    assert box.proc is None
+    box.start()  # a closed sandbox starts a new container
+    assert box.starts == 2 and box.proc is not None
+
+
 def test_environment_is_clean(run, monkeypatch):
     _meta, out, _ = run("env")
     assert "GRADELINE" not in out and "SSH" not in out

@@ -224,3 +224,24 @@ def test_stale_cgroups_of_dead_processes_are_swept_and_names_never_repeat(
         left = sorted(p.name for p in (tmp_path / ctl).iterdir())
         assert f"gradeline-{dead}-0" not in left
         assert f"gradeline-{os.getpid()}-0" in left and f"gradeline-{dead}-7" in left
+
+
+def test_a_judge_warmed_where_its_container_cannot_start_leaves_the_reason_to_its_jobs(
+        tmp_path, caplog):
+    """A pilot starts its container ahead of its first ticket; when that fails the pilot
+    goes on, and the first job's run tries again and says why (a JE, not a crash)."""
+    from grader.judge.judge import Judge
+
+    class Dead(Box):
+        def container_argv(self, binds, runner):
+            return [str(tmp_path / "no-such-runtime")]
+
+    box = Dead(tmp_path, tmp_path / "w")
+    judge = Judge(box, tmp_path / "jw", [0])
+    judge.warm()
+    assert "ahead of the first job failed" in caplog.text and "cannot start" in caplog.text
+    assert box.proc is None
+    with pytest.raises(SandboxError, match="cannot start"):
+        box.start()
+    assert box.log is None  # nothing of the failed start is left open
+    judge.close()

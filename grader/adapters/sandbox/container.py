@@ -103,12 +103,16 @@ class ContainerSandbox(RuntimeBase):
         if self.cgroup is not None:
             binds += self.cgroup.binds(CGROUP_INSIDE)
             runner += self.cgroup.runner_args(CGROUP_INSIDE)
+        if self.log is not None:  # the container before (it ended): its log goes too
+            self.log.close()
         self.log = tempfile.TemporaryFile(prefix="gl-container-")  # noqa: SIM115 -- kept open
         argv = self.container_argv(binds, runner)
         try:
             proc = subprocess.Popen(argv, stdin=subprocess.PIPE, stdout=subprocess.PIPE,
                                     stderr=self.log, start_new_session=True, env=self._env())
         except OSError as e:
+            self.log.close()
+            self.log = None
             raise SandboxError(f"cannot start {argv[0]}: {e}") from e
         self.proc = proc
         self.starts += 1
@@ -252,6 +256,11 @@ class ContainerSandbox(RuntimeBase):
             if not chunk:
                 return {}
             buf += chunk
+
+    def start(self) -> None:
+        if self.proc is None or self.proc.poll() is not None:
+            self._kill()
+            self._start()
 
     def run(self, request: RunRequest) -> RunMeta:
         if self.proc is None or self.proc.poll() is not None:
