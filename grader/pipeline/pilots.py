@@ -2,12 +2,13 @@
 ``serve`` costs no Slurm dispatch of its own.
 
 Why (measured; the serve issue's note has the commands): every array task pays
-Slurm's dispatch (~0.5 s from sbatch to start on the local Slurm with Slurm's
-default scheduler settings) and its own start (Python, the container) against
-0.7-0.9 s of service per submission; a pilot pays both once for its life. (The
-serve issue measured one array per micro-batch at 0.48 of batch-mode throughput
-under saturation, on a local cluster whose configuration deferred every job to the
-next 3 s scheduling pass by mistake: see ``slurm/slurm.conf.in``.)
+Slurm's dispatch (0.4-0.7 s from sbatch to allocation on the local Slurm, whose
+batch_sched_delay is 0; up to 3 s more with Slurm's default) and its own start
+(Python, the container) against 0.7-0.9 s of service per submission; a pilot pays
+both once for its life. (The serve issue measured one array per micro-batch at 0.48
+of batch-mode throughput under saturation, on a local cluster whose configuration
+deferred every job to the next 3 s scheduling pass by mistake: see
+``slurm/slurm.conf.in``.)
 
 Layout (``<spool>/pilots/``, on the file system the nodes share)::
 

@@ -26,8 +26,9 @@ Micro-batches as arrays, or long-lived pilot tasks that pull work? Measured on
 the local Slurm with both built (``bench/serve_load.py --count 120 --dispatch
 pilots,arrays``; the serve issue's note has the figures), on a local cluster whose
 configuration then deferred every job to the next 3 s scheduling pass (a mistake,
-fixed since: with Slurm's defaults a task starts ~0.5 s after sbatch and ~20 ms
-after the task before it on its core ended), against 0.6-0.8 s of service per
+fixed since: a job is allocated 0.4-0.7 s after sbatch with the local cluster's
+batch_sched_delay=0, and an array task ~20 ms after the task before it on its core
+ended), against 0.6-0.8 s of service per
 submission. With one array per micro-batch, serve at 70% of
 batch-mode capacity had a p95 feedback latency of 49 s and under saturation
 reached 0.39-0.48 of batch-mode throughput; with pilots (``pipeline.pilots``:
