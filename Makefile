@@ -41,6 +41,9 @@ $(VENV)/.installed: pyproject.toml | deps
 	$(PYTHON) -m venv $(VENV)
 	$(BIN)/pip install -q --upgrade pip
 	$(BIN)/pip install -q -e '.[dev]'
+	# bytecode now, as a regular pip install does: every array task and pilot starts
+	# Python, and where PYTHONDONTWRITEBYTECODE is set it would compile each time
+	$(BIN)/python -m compileall -q grader
 	touch $@
 
 # Apptainer for development and tests (Debian 12 ships none): a debootstrapped sid
