@@ -7,6 +7,10 @@ overhead against running the same binary bare on the same CPU.
 (a test's program runs, the judge compares): costs that back-to-back runs hide (the
 kernel's grace period when a run joins its cgroups) show there, with the CPU's idle
 time per run from /proc/stat.
+
+``--starts N`` also times N container starts: a fresh container (Apptainer or
+bubblewrap, as configured) up to its first run of ``true`` done, against a run of
+``true`` in a container already started -- what one container per test would pay.
 """
 
 from __future__ import annotations
@@ -92,12 +96,36 @@ def spaced_runs(sandbox, scratch: Path, cpu: int, gap_s: float, n: int = 300) ->
             f"{(i1 - i0) * tick_ms / n:.2f} ms)")
 
 
+def container_starts(sandbox, scratch: Path, cpu: int, n: int) -> str:
+    """Wall time from nothing to a first run of ``true`` done, in a fresh container each
+    time, against a run in a container already up; interleaved."""
+    first, warm = [], []
+    for _ in range(n):
+        box = sandbox.sibling()
+        try:
+            t0 = time.perf_counter()
+            empty_run_s(box, scratch, cpu)
+            first.append(time.perf_counter() - t0)
+            t0 = time.perf_counter()
+            empty_run_s(box, scratch, cpu)
+            warm.append(time.perf_counter() - t0)
+        finally:
+            box.close()
+    mf, hf = ci95(first)
+    mw, hw = ci95(warm)
+    return (f"  container start + first run of true: {mf * 1000:7.1f} ± {hf * 1000:5.1f} ms; "
+            f"a run of true once started: {mw * 1000:5.2f} ± {hw * 1000:4.2f} ms "
+            f"({n} starts)")
+
+
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__)
     ap.add_argument("--repeat", type=int, default=10)
     ap.add_argument("--cpu", type=int, default=0)
     ap.add_argument("--gap-ms", type=float, default=None,
                     help="also time runs of true spaced this far apart")
+    ap.add_argument("--starts", type=int, default=0,
+                    help="also time this many container starts")
     args = ap.parse_args()
     os.sched_setaffinity(0, [args.cpu])
     problem = load_problem(PROBLEM)
@@ -155,6 +183,7 @@ def main() -> None:
         assert m.ok, (scratch / "c.err").read_text()
     spaced = [] if args.gap_ms is None else [
         spaced_runs(sandbox, scratch, args.cpu, gap) for gap in (0.0, args.gap_ms / 1000)]
+    starts = container_starts(sandbox, scratch, args.cpu, args.starts) if args.starts else ""
     judge.close()
     shutil.rmtree(scratch, ignore_errors=True)
 
@@ -176,6 +205,8 @@ def main() -> None:
     print(f"  sandbox overhead per compile:  {(cs - cb) * 1000:6.1f} ms")
     for line in spaced:
         print(line)
+    if starts:
+        print(starts)
 
 
 if __name__ == "__main__":
