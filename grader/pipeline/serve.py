@@ -24,17 +24,14 @@ batch (no head-of-line blocking).
 
 Micro-batches as arrays, or long-lived pilot tasks that pull work? Measured on
 the local Slurm with both built (``bench/serve_load.py --count 120 --dispatch
-pilots,arrays``; the serve issue's note has the figures), on a local cluster whose
-configuration then deferred every job to the next 3 s scheduling pass (a mistake,
-fixed since: a job is allocated 0.4-0.7 s after sbatch with the local cluster's
-batch_sched_delay=0, and an array task ~20 ms after the task before it on its core
-ended), against 0.6-0.8 s of service per
-submission. With one array per micro-batch, serve at 70% of
-batch-mode capacity had a p95 feedback latency of 49 s and under saturation
-reached 0.39-0.48 of batch-mode throughput; with pilots (``pipeline.pilots``:
+pilots,arrays``; README, "Serving a deadline"): with one array per micro-batch,
+serve at 70% of batch-mode capacity had a p95 feedback latency of 10.7 s and under
+saturation reached 0.60 of batch-mode throughput; with pilots (``pipeline.pilots``:
 array tasks that hold a core and a container and take the batches' work from a
-shared queue, leaving after ``--pilot-idle`` seconds without any) p95 was 5.2 s
-and saturation 0.97. Pilots are the default for Slurm (``--dispatch pilots``);
+shared queue, leaving after ``--pilot-idle`` seconds without any) p95 was 4.7 s
+and saturation 0.91. (The first measurement, on a local cluster that deferred
+every job to a 3 s scheduling pass by mistake, had arrays at 49 s and 0.39-0.48.)
+Pilots are the default for Slurm (``--dispatch pilots``);
 their price is a core held up to ``--pilot-idle`` seconds after the last
 submission. ``--dispatch arrays`` keeps one array per batch (no core is ever
 held idle; fine where the site's scheduler cycle is short).
