@@ -204,10 +204,16 @@ def test_a_container_started_ahead_serves_the_runs_and_starts_once(sandbox_facto
                                   stdout=sbx_tmp / "out", stderr=sbx_tmp / "err", cpus=[0]))
         assert meta.ok and (sbx_tmp / "out").read_text() == "up\n"
     assert box.starts == 1 and box.proc.pid == first
+    os.killpg(first, signal.SIGKILL)  # the container dies between two runs
+    box.proc.wait()
+    meta = box.run(RunRequest(["/bin/sh", "-c", "echo again"], work, LIM,
+                              stdout=sbx_tmp / "out", stderr=sbx_tmp / "err", cpus=[0]))
+    assert meta.ok and (sbx_tmp / "out").read_text() == "again\n"
+    assert box.starts == 2 and box.proc.pid != first
     box.close()
     assert box.proc is None
     box.start()  # a closed sandbox starts a new container
-    assert box.starts == 2 and box.proc is not None
+    assert box.starts == 3 and box.proc is not None
 
 
 def test_environment_is_clean(run, monkeypatch):

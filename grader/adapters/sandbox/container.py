@@ -263,12 +263,10 @@ class ContainerSandbox(RuntimeBase):
             self._start()
 
     def run(self, request: RunRequest) -> RunMeta:
-        if self.proc is None or self.proc.poll() is not None:
-            if self.proc is not None:
-                log.error("the %s container ended (%s); starting a new one", self.runtime,
-                          self._log_tail()[-300:])
-                self._kill()
-            self._start()
+        if self.proc is not None and self.proc.poll() is not None:
+            log.error("the %s container ended (%s); starting a new one", self.runtime,
+                      self._log_tail()[-300:])
+        self.start()
         assert self.proc is not None and self.proc.stdin is not None
         try:
             self.proc.stdin.write(self._request(request).encode())
