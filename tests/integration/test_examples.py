@@ -92,6 +92,33 @@ def test_language_not_accepted_is_ce(judge, problem_copy, tmp_path):
     assert r.verdict is Verdict.CE and "not accepted" in r.compile.output
 
 
+def test_python_syntax_error_is_ce_naming_the_line(judge, tmp_path):
+    """Every file of a Python submission is syntax-checked before any test runs: a
+    syntax error in a helper module is one CE with Python's message, not an RE per test."""
+    d = tmp_path / "sub"
+    d.mkdir()
+    (d / "main.py").write_text("import helper\nprint(helper.total())\n")
+    (d / "helper.py").write_text("def total(:\n    return 0\n")
+    r = judge.grade(load_problem(EXAMPLES / "bigsum"), d, language="python3")
+    assert r.verdict is Verdict.CE and not r.tests
+    assert "SyntaxError" in r.compile.output and "helper.py" in r.compile.output \
+        and "line 1" in r.compile.output, r.compile.output
+
+
+def test_python_submission_of_several_files_imports_its_modules(judge, tmp_path):
+    """No bytecode is written at compile time and the build dir is read-only in the
+    tests: the main file's imports still work (Python compiles them in memory)."""
+    d = tmp_path / "sub"
+    d.mkdir()
+    (d / "main.py").write_text("import sys\nfrom helper import total\n"
+                               "print(total(sys.stdin.buffer.read().split()))\n")
+    (d / "helper.py").write_text("def total(data):\n"
+                                 "    n = int(data[0])\n"
+                                 "    return sum(map(int, data[1:1 + n]))\n")
+    r = judge.grade(load_problem(EXAMPLES / "bigsum"), d, language="python3")
+    assert r.verdict is Verdict.AC, [(t.name, t.verdict, t.feedback) for t in r.tests]
+
+
 def test_results_record_where_they_were_graded(judge):
     r = judge.grade(load_problem(EXAMPLES / "meanstd"),
                     EXAMPLES / "meanstd/submissions/accepted/stats.cpp")
