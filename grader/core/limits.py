@@ -16,7 +16,9 @@ class Limits:
     :param cpu_time_hard_s: CPU time after which the run is killed; ``None`` means
         ``cpu_time_s`` plus a margin, so that a slightly slow run is still measured.
     :param wall_time_s: wall-clock limit (sleeping or blocked programs); ``None``
-        means ``max(3 * cpu_time_s, cpu_time_s + 2)``.
+        means ``max(2 * cpu_time_s, cpu_time_s + 1)``: DOMjudge's default overshoot
+        for a 1 s limit (1 s or 10 %, whichever is more), always above the CPU kill
+        point, so a CPU-bound run on an exclusive core ends by its CPU limit.
     :param memory_bytes: memory (RSS + page cache + tmpfs, cgroup-accounted) limit.
     :param stack_bytes: stack size limit (RLIMIT_STACK).
     :param processes: limit on processes and threads (cgroup pids.max).
@@ -56,7 +58,7 @@ class Limits:
         """Wall-clock seconds after which the run is killed."""
         if self.wall_time_s is not None:
             return self.wall_time_s
-        return max(3 * self.cpu_time_s, self.cpu_time_s + 2.0)
+        return max(2 * self.cpu_time_s, self.cpu_time_s + 1.0)
 
     def scaled(self, *, cpu_time_s: float | None = None, **changes: int | None) -> Limits:
         """A copy with some fields changed (hard limits recomputed when derived)."""

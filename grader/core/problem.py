@@ -49,8 +49,8 @@ from grader.core.testdata import (
 __all__ = ["ON_REJECT", "SCORINGS", "Node", "OnReject", "Problem", "Scoring", "TestCase",
            "TestGroup", "TimeMultipliers", "load_problem", "package_version"]
 
-GRADELINE_KEYS = {"time_limit_s", "languages", "compile_flags", "groups", "total_points",
-                  "stack_mib", "processes"}
+GRADELINE_KEYS = {"time_limit_s", "wall_time_s", "languages", "compile_flags", "groups",
+                  "total_points", "stack_mib", "processes"}
 DEFAULT_TOTAL_POINTS = 100.0
 #: gradeline's time limit when a package gives none and none was derived yet
 #: (``gradeline check`` measures the accepted submissions under this one)
@@ -285,8 +285,15 @@ def _limits(fs: PackageFS, path: Path, lim: dict[str, Any], legacy: bool,
     if "stack_mib" in gl:
         stack = int(_number(name, gl_path, "stack_mib", gl["stack_mib"]) * MIB)
     procs = int(_number(name, gl_path, "processes", gl.get("processes", 32)))
-    limits = Limits(cpu_time_s=time_limit or MEASURING_TIME_LIMIT_S, memory_bytes=memory,
-                    output_bytes=output, stack_bytes=stack, processes=procs)
+    wall: float | None = None  # None: Limits' default, max(2x, x+1)
+    if "wall_time_s" in gl:
+        wall = _number(name, gl_path, "wall_time_s", gl["wall_time_s"])
+        if time_limit is not None and wall < time_limit:
+            raise ProblemFormatError(name, str(gl_path), f"wall_time_s ({wall:g}) must not be "
+                                     f"below the time limit ({time_limit:g} s)")
+    limits = Limits(cpu_time_s=time_limit or MEASURING_TIME_LIMIT_S, wall_time_s=wall,
+                    memory_bytes=memory, output_bytes=output, stack_bytes=stack,
+                    processes=procs)
     compile_limits = Limits(cpu_time_s=get("compilation_time"),
                             wall_time_s=2 * get("compilation_time"),
                             memory_bytes=int(get("compilation_memory") * MIB),

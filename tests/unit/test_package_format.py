@@ -311,6 +311,7 @@ MUTATIONS = [
         rng.choice(["/etc/shadow", "../../..", "missing.in", "zz.in"])),
     lambda r, rng: (r / "gradeline.yaml").write_text(rng.choice(
         ["groups: 3\n", "languages: []\n", "time_limit_s: inf\n", "total_points: x\n",
+         "wall_time_s: 0\n",
          "compile_flags: [a]\n"])),
     lambda r, rng: (r / "include" / rng.choice(["cpp", "x", "default"])).mkdir(parents=True),
     lambda r, rng: (r / "output_validator").mkdir(),

@@ -75,6 +75,8 @@ def test_testdata_yaml_flags_inherit(problem_copy):
     (lambda d: shutil.rmtree(d / "data"), "data", "missing"),
     (lambda d: (d / "gradeline.yaml").write_text("groups: {secret/small: {on_reject: stop}}\n"),
      "gradeline.yaml", "on_reject must be one of"),
+    (lambda d: (d / "gradeline.yaml").write_text("time_limit_s: 2\nwall_time_s: 1\n"),
+     "gradeline.yaml", "must not be below the time limit"),
 ])
 def test_errors_name_problem_and_file(problem_copy, mutate, file, message):
     d = problem_copy("bigsum")
@@ -84,6 +86,15 @@ def test_errors_name_problem_and_file(problem_copy, mutate, file, message):
     text = str(e.value)
     assert text.startswith("problem 'bigsum': ")
     assert file in text and message in text
+
+
+def test_wall_limit_is_derived_unless_the_course_sets_it(problem_copy):
+    d = problem_copy("bigsum")
+    (d / "gradeline.yaml").write_text("time_limit_s: 1.5\n")
+    assert load_problem(d).limits.wall_s == 3.0  # max(2x, x+1)
+    (d / "gradeline.yaml").write_text("time_limit_s: 1.5\nwall_time_s: 10\n")
+    p = load_problem(d)
+    assert p.limits.wall_s == 10.0 and p.limits.cpu_time_s == 1.5
 
 
 def test_on_reject_per_group(problem_copy):

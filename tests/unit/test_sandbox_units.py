@@ -130,7 +130,7 @@ def test_request_translates_paths_escapes_and_hides(tmp_path):
     assert "workdir /gl/work/sub/build" in lines and "stdin /gl/work/sub/out/0" in lines
     assert r"bind /gl/work/sub/judge\t/judge/data\t0" in lines
     assert {"hide /gl/work", "hide /gl/cgroup", "hide /sys/fs/cgroup"} <= set(lines)
-    assert {"uid 61001", "gid 61001", "cpus 1,3", "cpu_hard_s 3", "wall_ms 4500",
+    assert {"uid 61001", "gid 61001", "cpus 1,3", "cpu_hard_s 3", "wall_ms 3000",
             f"memory {64 * MIB}", "procs 8"} <= set(lines)
     assert lines[-1] == "run"
     box.runner_is_root = False  # a site's runner is the user: no uid to map to
@@ -198,8 +198,11 @@ def test_limits_validate():
         Limits(cpu_time_s=0)
     with pytest.raises(ValueError):
         Limits(cpu_time_s=1, memory_bytes=-1)
-    assert Limits(cpu_time_s=1).wall_s == 3.0
-    assert Limits(cpu_time_s=0.5).wall_s == 2.5
+    assert Limits(cpu_time_s=1).wall_s == 2.0
+    assert Limits(cpu_time_s=0.5).wall_s == 1.5
+    assert Limits(cpu_time_s=10).wall_s == 20.0
+    for tl in (0.1, 0.5, 0.67, 1, 2, 10):  # the wall limit never ends a run before its CPU limit
+        assert Limits(cpu_time_s=tl).wall_s > Limits(cpu_time_s=tl).cpu_hard_s
 
 
 def test_stale_cgroups_of_dead_processes_are_swept_and_names_never_repeat(
