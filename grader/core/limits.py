@@ -66,6 +66,16 @@ class Limits:
             return replace(self, cpu_time_s=cpu_time_s, **changes)
         return replace(self, **changes)  # type: ignore[arg-type]
 
+    def slower(self, factor: float) -> Limits:
+        """Every time limit times ``factor`` (a language's time multiplier): derived
+        limits follow by themselves, a course's own wall or hard CPU limit keeps its
+        ratio to the CPU limit, so a Java run is not held to a wall limit set for C."""
+        def times(v: float | None) -> float | None:
+            return None if v is None else v * factor
+        return replace(self, cpu_time_s=self.cpu_time_s * factor,
+                       cpu_time_hard_s=times(self.cpu_time_hard_s),
+                       wall_time_s=times(self.wall_time_s))
+
 
 #: Compilation gets its own, more generous limits (g++ is big), but bounded, so
 #: that compile-time bombs (#include "/dev/zero", template explosions) end in CE.

@@ -286,8 +286,7 @@ class Judge:
             timing["compile_s"] = time.monotonic() - t0
             if not comp.ok:
                 return self._no_tests(problem, sub, lang, Verdict.CE, comp, t_start, timing)
-            limits = problem.limits.scaled(
-                cpu_time_s=problem.limits.cpu_time_s * lang.time_multiplier)
+            limits = problem.limits.slower(lang.time_multiplier)
             run_argv = lang.run_argv(files, problem.compile_flags.get(lang.id),
                                      memory_bytes=limits.memory_bytes)
             env = {**DEFAULT_ENV, **lang.env}

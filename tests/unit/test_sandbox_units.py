@@ -203,6 +203,10 @@ def test_limits_validate():
     assert Limits(cpu_time_s=10).wall_s == 20.0
     for tl in (0.1, 0.5, 0.67, 1, 2, 10):  # the wall limit never ends a run before its CPU limit
         assert Limits(cpu_time_s=tl).wall_s > Limits(cpu_time_s=tl).cpu_hard_s
+    # a language's time multiplier: derived limits follow, a set wall limit keeps its ratio
+    assert Limits(cpu_time_s=1).slower(2).wall_s == 4.0
+    java = Limits(cpu_time_s=1, wall_time_s=1.5, cpu_time_hard_s=1.2).slower(2)
+    assert (java.cpu_time_s, java.wall_s, java.cpu_hard_s) == (2.0, 3.0, 2.4)
 
 
 def test_stale_cgroups_of_dead_processes_are_swept_and_names_never_repeat(
