@@ -61,7 +61,7 @@ def describe_termination(meta: RunMeta, limits: Limits) -> str:
     if t == "cpu-time":
         return f"CPU time {meta.cpu_time_s:.2f} s over the {limits.cpu_time_s:g} s limit"
     if t == "wall-time":
-        return f"wall time over the {limits.wall_s:g} s limit"
+        return f"wall time {meta.wall_time_s:.2f} s over the {limits.wall_s:g} s limit"
     if t == "memory":
         return f"memory over the {(limits.memory_bytes or 0) / 2**20:g} MiB limit"
     return f"output over the {(limits.output_bytes or 0) / 2**20:g} MiB limit"

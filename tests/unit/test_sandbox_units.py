@@ -130,7 +130,8 @@ def test_request_translates_paths_escapes_and_hides(tmp_path):
     assert "workdir /gl/work/sub/build" in lines and "stdin /gl/work/sub/out/0" in lines
     assert r"bind /gl/work/sub/judge\t/judge/data\t0" in lines
     assert {"hide /gl/work", "hide /gl/cgroup", "hide /sys/fs/cgroup"} <= set(lines)
-    assert {"uid 61001", "gid 61001", "cpus 1,3", "cpu_hard_s 3", "wall_ms 3000",
+    # no cgroup here: RLIMIT_CPU ends a CPU-bound run at 3 s, so the clock waits to 4 s
+    assert {"uid 61001", "gid 61001", "cpus 1,3", "cpu_hard_s 3", "wall_ms 4000",
             f"memory {64 * MIB}", "procs 8"} <= set(lines)
     assert lines[-1] == "run"
     box.runner_is_root = False  # a site's runner is the user: no uid to map to
@@ -174,6 +175,9 @@ def test_interpret_order():
     assert interpret(raw(oom_killed=True, wall_timed_out=True), lim, None, 9).termination == \
         "memory"
     assert interpret(raw(wall_timed_out=True), lim, None, 9).termination == "wall-time"
+    # over the wall limit but not yet ended by the runner's clock (rlimits): TLE all the same
+    assert interpret(raw(wall_time_s=2.5), lim, 0, None).termination == "wall-time"
+    assert interpret(raw(wall_time_s=1.9), lim, 0, None).ok
     assert interpret(raw(cpu_time_s=1.2), lim, 0, None).termination == "cpu-time"
     # a loaded host: the wall limit fired, but the program had used its CPU time
     assert interpret(raw(cpu_time_s=1.1, wall_timed_out=True), lim, None, 9).termination == \

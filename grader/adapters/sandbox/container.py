@@ -26,6 +26,7 @@ from __future__ import annotations
 import contextlib
 import copy
 import logging
+import math
 import os
 import select
 import signal
@@ -40,6 +41,7 @@ from grader.adapters.sandbox.cgroups import CgroupManager, ShardCgroup
 from grader.adapters.sandbox.outcome import RawOutcome, interpret
 from grader.adapters.sandbox.runtime import AS_CALLER, Identity, RuntimeBase
 from grader.core.errors import SandboxError
+from grader.core.limits import Limits
 from grader.core.runmeta import RunMeta
 from grader.judge.ports import RunRequest
 
@@ -195,6 +197,17 @@ class ContainerSandbox(RuntimeBase):
                                "container cannot see it") from None
         return f"{INSIDE}/{rel}" if str(rel) != "." else INSIDE
 
+    def wall_kill_s(self, lim: Limits) -> float:
+        """When the runner ends a run by the clock. With a cgroup the CPU limit is kept
+        to the millisecond, below the wall limit; without one RLIMIT_CPU ends a CPU-bound
+        run only at the next whole second (2 s for a 1.75 s hard limit), so the clock
+        waits a second more, or it would end CPU-bound runs first and their CPU time
+        and memory would go unmeasured. The verdict does not move: a run over its wall
+        limit is TLE either way (``outcome.interpret``)."""
+        if self.cgroups is not None:
+            return lim.wall_s
+        return max(lim.wall_s, math.ceil(lim.cpu_hard_s) + 1.0)
+
     def _request(self, req: RunRequest) -> str:
         lim = req.limits
         lines = [f"argv {_escape(a)}" for a in req.argv]
@@ -220,7 +233,7 @@ class ContainerSandbox(RuntimeBase):
         # ends the run at cpu_hard_ms itself
         lines.append(f"cpu_hard_s {max(1, int(lim.cpu_hard_s + 0.999))}")
         lines.append(f"cpu_hard_ms {max(1, round(lim.cpu_hard_s * 1000))}")
-        lines.append(f"wall_ms {int(lim.wall_s * 1000)}")
+        lines.append(f"wall_ms {int(self.wall_kill_s(lim) * 1000)}")
         for key, value in (("memory", lim.memory_bytes), ("stack", lim.stack_bytes),
                            ("procs", lim.processes), ("fsize", lim.output_bytes),
                            ("tmpfs", lim.tmpfs_bytes)):
@@ -275,7 +288,7 @@ class ContainerSandbox(RuntimeBase):
             tail = self._log_tail()
             self._kill()
             raise SandboxError(f"the {self.runtime} container is gone: {e}; {tail}") from e
-        reply = self._read_reply(request.limits.wall_s + REPLY_SLACK_S, request.on_open)
+        reply = self._read_reply(self.wall_kill_s(request.limits) + REPLY_SLACK_S, request.on_open)
         if not reply:
             tail = self._log_tail()
             self._kill()

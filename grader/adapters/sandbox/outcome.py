@@ -50,7 +50,8 @@ def interpret(raw: RawOutcome, limits: Limits, exit_code: int | None, sig: int |
         termination = TerminationReason.MEMORY
     elif raw.cpu_time_s > limits.cpu_time_s or sig == signal.SIGXCPU:
         termination = TerminationReason.CPU_TIME
-    elif raw.wall_timed_out:
+    elif raw.wall_timed_out or raw.wall_time_s > limits.wall_s:
+        # over the limit is TLE even where the runner's clock waits longer (rlimits)
         termination = TerminationReason.WALL_TIME
     elif sig == signal.SIGXFSZ or (limits.output_bytes is not None
                                    and raw.stdout_bytes >= limits.output_bytes):
