@@ -19,10 +19,10 @@
  *   - a tiny init as PID 1 that starts the program, and when the program ends kills
  *     whatever it left in the namespace and reaps it: nothing survives a run;
  *   - in the program: a new session, rlimits (CPU, file size, stack, core, open
- *     files, processes; address space only without a memory cgroup), no new privileges,
+ *     files, processes; data and address space only without a memory cgroup), no new privileges,
  *     no capabilities (it execs as a non-root uid), CPU affinity.
- * The wall-clock limit is enforced here (poll on a pidfd); hitting it kills the PID
- * namespace. So is the CPU limit to the millisecond ("cpu_hard_ms") where the run has
+ * The wall-clock limit is enforced here (poll on the report pipe); hitting it makes the init
+ * kill the run and report (SIGUSR1), then kills the PID namespace. So is the CPU limit to the millisecond ("cpu_hard_ms") where the run has
  * a cgroup whose CPU time we can read: RLIMIT_CPU counts whole seconds, so a run that
  * should die at 1.75 s would burn until 2 s. The reply carries what was measured; the judge decides the verdict.
  *
@@ -34,7 +34,8 @@
  *            their other ends, which the judge holds open meanwhile; "opened: 1" is
  *            sent, ahead of the reply, once they are open), and the limits
  *            "cpu_hard_s N" "cpu_hard_ms N" "wall_ms N" "memory N" "stack N" "procs N" "fsize N"
- *            "tmpfs N" (bytes; absent: not limited), then "run".
+ *            "tmpfs N", and without a memory cgroup "data N" (RLIMIT_DATA) "as N"
+ *            (RLIMIT_AS; default memory + 64 MiB) (bytes; absent: not limited), then "run".
  *   reply:   "key: value" lines, then an empty line: status (ok | error), error,
  *            exit-code, signal, cpu-time-s, wall-time-s, max-rss-bytes,
  *            memory-peak-bytes, oom-killed, wall-timed-out, cpu-timed-out, stdout-bytes,
@@ -68,6 +69,7 @@
 #define MAXV 256
 #define MAXB 8
 #define MAXCG 6
+#define STOP_GRACE_S 2.0  /* how long a stopped run's init may take to reap and report */
 
 extern char **environ;
 
@@ -80,6 +82,7 @@ struct req {
     struct bind binds[MAXB]; int nbinds;
     char *hide[MAXB]; int nhide;
     long long cpu_hard_s, cpu_hard_ms, wall_ms, memory, stack, procs, fsize, tmpfs;
+    long long data, as;  /* RLIMIT_DATA, RLIMIT_AS: applied only without a memory cgroup */
     long long uid, gid;
 };
 struct report { int status; long long cpu_us, maxrss_kb; int exec_errno; };
@@ -123,6 +126,7 @@ static int read_req(FILE *in, struct req *r, const char **why) {
     memset(r, 0, sizeof *r);
     r->uid = r->gid = -1;
     r->cpu_hard_s = r->cpu_hard_ms = r->wall_ms = r->memory = r->stack = r->procs = r->fsize = r->tmpfs = -1;
+    r->data = r->as = -1;
     ssize_t n;
     while ((n = getline(&line, &cap, in)) > 0) {
         if (line[n - 1] == '\n') line[--n] = 0;
@@ -160,6 +164,8 @@ static int read_req(FILE *in, struct req *r, const char **why) {
         else if (!strcmp(k, "cpu_hard_ms")) r->cpu_hard_ms = num;
         else if (!strcmp(k, "wall_ms")) r->wall_ms = num;
         else if (!strcmp(k, "memory")) r->memory = num;
+        else if (!strcmp(k, "data")) r->data = num;
+        else if (!strcmp(k, "as")) r->as = num;
         else if (!strcmp(k, "stack")) r->stack = num;
         else if (!strcmp(k, "procs")) r->procs = num;
         else if (!strcmp(k, "fsize")) r->fsize = num;
@@ -494,7 +500,11 @@ static void set_limits(const struct req *r, int memory_cgroup) {
     if (r->fsize > 0) LIM(RLIMIT_FSIZE, r->fsize);
     if (r->stack > 0) LIM(RLIMIT_STACK, r->stack);
     if (r->procs > 0) LIM(RLIMIT_NPROC, r->procs);
-    if (r->memory > 0 && !memory_cgroup) LIM(RLIMIT_AS, r->memory + 64LL * 1024 * 1024);
+    if (!memory_cgroup) {  /* the memory limit without a cgroup: see CONTRACT.md */
+        if (r->data > 0) LIM(RLIMIT_DATA, r->data);
+        if (r->as > 0) LIM(RLIMIT_AS, r->as);
+        else if (r->memory > 0) LIM(RLIMIT_AS, r->memory + 64LL * 1024 * 1024);
+    }
 #undef LIM
 }
 
@@ -526,9 +536,27 @@ static void exec_program(const struct req *r, int in, int out, int err, int memo
     _exit(127);
 }
 
+/* The runner's "stop now" to the run's init (SIGUSR1, from outside the namespace:
+   si_pid 0): kill every process of the run, then reap and report as usual, so a run
+   ended by a clock still has its CPU time and peak memory measured (without a cgroup
+   the report is the only measurement). A signal from inside the run is ignored. */
+static volatile sig_atomic_t stop_requested;
+
+static void on_stop(int sig, siginfo_t *si, void *ctx) {
+    (void)sig; (void)ctx;
+    if (si->si_pid != 0) return;
+    stop_requested = 1;
+    kill(-1, SIGKILL);
+}
+
 /* PID 1 of the run's namespace: start the program, reap everything, report. */
 static int init_main(const struct req *r, int gate, int report, int in, int out, int err,
                      int memory_cgroup) {
+    struct sigaction sa;
+    memset(&sa, 0, sizeof sa);
+    sa.sa_sigaction = on_stop;
+    sa.sa_flags = SA_SIGINFO;
+    sigaction(SIGUSR1, &sa, NULL);
     char c;
     if (read(gate, &c, 1) != 1) _exit(125);  /* the runner did not release us */
     close(gate);
@@ -553,7 +581,12 @@ static int init_main(const struct req *r, int gate, int report, int in, int out,
     if (pipe2(exec_pipe, O_CLOEXEC)) setup_fail("pipe");
     pid_t prog = fork();
     if (prog < 0) setup_fail("fork");
-    if (prog == 0) { close(exec_pipe[0]); exec_program(r, in, out, err, memory_cgroup, exec_pipe[1]); }
+    if (prog == 0) {
+        signal(SIGUSR1, SIG_DFL);
+        close(exec_pipe[0]);
+        exec_program(r, in, out, err, memory_cgroup, exec_pipe[1]);
+    }
+    if (stop_requested) kill(-1, SIGKILL);  /* the stop came while we set up */
     close(exec_pipe[1]); close(in); close(out); close(err);
     struct report rep = {0};
     if (read(exec_pipe[0], &rep.exec_errno, sizeof rep.exec_errno) != sizeof rep.exec_errno)
@@ -692,13 +725,29 @@ static void run(struct req *r, struct cgset *c) {
     struct report rep = {0};
     int have = 0;
     int killed = timed_out || cpu_out;
-    if (!killed) have = read(rep_pipe[0], &rep, sizeof rep) == (ssize_t)sizeof rep;
     double wall = now_s() - t0;
+    if (killed) {
+        /* Ask the init to kill the run and report what it measured (a run ended by a
+           clock under load is still measured: its peak memory may make it MLE); an init
+           that does not report within the grace time is killed unmeasured. */
+        kill(init, SIGUSR1);
+        struct pollfd pf = {rep_pipe[0], POLLIN, 0};
+        double until = now_s() + STOP_GRACE_S;
+        for (;;) {
+            int left = (int)((until - now_s()) * 1000.0);
+            if (left <= 0) break;
+            int n = poll(&pf, 1, left);
+            if (n < 0 && errno == EINTR) continue;
+            if (n > 0) have = read(rep_pipe[0], &rep, sizeof rep) == (ssize_t)sizeof rep;
+            break;
+        }
+        kill(init, SIGKILL);  /* the namespace dies with its init */
+    } else {
+        have = read(rep_pipe[0], &rep, sizeof rep) == (ssize_t)sizeof rep;
+    }
     if (killed || !have) {  /* killed, or died before reporting: reap it now */
-        if (killed) kill(init, SIGKILL);  /* the namespace dies with its init */
         waitpid(init, &st, 0);
         init_reaped = 1;
-        if (killed) wall = now_s() - t0;
     }
     char why[512];
     /* a report means the setup succeeded; otherwise the init has exited (reaped above) */

@@ -12,6 +12,7 @@ from typing import Any
 import yaml
 
 from grader.core.errors import ConfigError, SubmissionError
+from grader.core.limits import MIB, Limits
 
 
 @dataclass(frozen=True, slots=True)
@@ -32,6 +33,14 @@ class Language:
     #: the Kattis language code (the package format's languages table)
     kattis: str = ""
     env: Mapping[str, str] = field(default_factory=dict)
+    #: memory the runtime commits for itself (Limits.runtime_bytes), in MiB
+    runtime_mib: int = 0
+    #: address space the runtime reserves without committing it (Limits.reserve_bytes)
+    reserve_mib: int = 0
+
+    def limits(self, limits: Limits) -> Limits:
+        """``limits`` for a run of this language's runtime (its allowances in MiB)."""
+        return limits.for_runtime(self.runtime_mib * MIB, self.reserve_mib * MIB)
 
     def sources(self, files: Sequence[str]) -> list[str]:
         """The files (relative names) that are sources of this language, sorted."""
@@ -110,6 +119,8 @@ def _parse(data: Any) -> dict[str, Language]:
                 time_multiplier=float(spec.get("time_multiplier", 1.0)),
                 kattis=str(spec.get("kattis", lid)),
                 env={str(k): str(v) for k, v in (spec.get("env") or {}).items()},
+                runtime_mib=int(spec.get("runtime_mib", 0)),
+                reserve_mib=int(spec.get("reserve_mib", 0)),
             )
         except KeyError as e:
             raise ConfigError(f"languages.yaml: {lid}: missing key {e.args[0]!r}") from e

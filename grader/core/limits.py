@@ -25,6 +25,13 @@ class Limits:
     :param output_bytes: limit on any single file the run writes, stdout included
         (RLIMIT_FSIZE); reaching it on stdout is OLE.
     :param tmpfs_bytes: size of the private /tmp.
+    :param runtime_bytes: memory the language's runtime commits for itself beyond the
+        program's data (thread stacks, JIT code, GC tables): where no cgroup limits
+        memory, the commit limit (RLIMIT_DATA) is widened by this much.
+    :param reserve_bytes: address space the runtime reserves without committing it
+        (Go's arenas, the JVM's class space, V8's cage): where no cgroup limits memory,
+        the address-space backstop (RLIMIT_AS) is widened by this much. Both come from
+        languages.yaml, so that a limit written for C is as fair to Go, Java or Node.
     """
 
     cpu_time_s: float
@@ -35,6 +42,8 @@ class Limits:
     processes: int | None = 32
     output_bytes: int | None = 64 * MIB
     tmpfs_bytes: int | None = 64 * MIB
+    runtime_bytes: int = 0
+    reserve_bytes: int = 0
 
     def __post_init__(self) -> None:
         if not (self.cpu_time_s > 0 and math.isfinite(self.cpu_time_s)):
@@ -43,6 +52,8 @@ class Limits:
             value = getattr(self, name)
             if value is not None and value <= 0:
                 raise ValueError(f"{name} must be positive or None, not {value!r}")
+        if self.runtime_bytes < 0 or self.reserve_bytes < 0:
+            raise ValueError("runtime_bytes and reserve_bytes must not be negative")
         if self.cpu_time_hard_s is not None and self.cpu_time_hard_s < self.cpu_time_s:
             raise ValueError("cpu_time_hard_s must not be below cpu_time_s")
 
@@ -63,7 +74,7 @@ class Limits:
     def scaled(self, *, cpu_time_s: float | None = None, **changes: int | None) -> Limits:
         """A copy with some fields changed (hard limits recomputed when derived)."""
         if cpu_time_s is not None:
-            return replace(self, cpu_time_s=cpu_time_s, **changes)
+            return replace(self, cpu_time_s=cpu_time_s, **changes)  # type: ignore[arg-type]
         return replace(self, **changes)  # type: ignore[arg-type]
 
     def slower(self, factor: float) -> Limits:
@@ -75,6 +86,11 @@ class Limits:
         return replace(self, cpu_time_s=self.cpu_time_s * factor,
                        cpu_time_hard_s=times(self.cpu_time_hard_s),
                        wall_time_s=times(self.wall_time_s))
+
+    def for_runtime(self, runtime_bytes: int, reserve_bytes: int) -> Limits:
+        """A copy for a language runtime that commits ``runtime_bytes`` for itself and
+        reserves ``reserve_bytes`` of address space it never commits."""
+        return replace(self, runtime_bytes=runtime_bytes, reserve_bytes=reserve_bytes)
 
 
 #: Compilation gets its own, more generous limits (g++ is big), but bounded, so

@@ -286,7 +286,7 @@ class Judge:
             timing["compile_s"] = time.monotonic() - t0
             if not comp.ok:
                 return self._no_tests(problem, sub, lang, Verdict.CE, comp, t_start, timing)
-            limits = problem.limits.slower(lang.time_multiplier)
+            limits = lang.limits(problem.limits.slower(lang.time_multiplier))
             run_argv = lang.run_argv(files, problem.compile_flags.get(lang.id),
                                      memory_bytes=limits.memory_bytes)
             env = {**DEFAULT_ENV, **lang.env}
@@ -328,7 +328,7 @@ class Judge:
             if self.cache.fetch(key, build):
                 self.sandbox.own(build)
                 return CompileResult(ok=True, cpu_time_s=0.0, wall_time_s=0.0, cached=True)
-        limits = problem.compile_limits
+        limits = lang.limits(problem.compile_limits)
         meta = self.sandbox.run(RunRequest(argv, build, limits, stdout=out / "compile.out",
                                            stderr=out / "compile.err", workdir_writable=True,
                                            cpus=self.cpus, env={**DEFAULT_ENV, **lang.env}))

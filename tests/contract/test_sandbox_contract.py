@@ -99,6 +99,25 @@ def test_memory_limit(run):
         assert meta.exit_code == 1 and meta.memory_bytes < LIM.memory_bytes
 
 
+def test_a_run_the_clock_ends_is_still_measured(run):
+    # the init kills the run and reports: CPU time and peak memory of a run the wall
+    # clock ended, which without a cgroup nothing else measures
+    script = ("x = b'x' * (32 * 2**20)\nfor _ in range(3 * 10**6): pass\n"
+              "import time; time.sleep(100)")
+    meta, _, _ = run("", argv=["python3", "-c", script])
+    assert meta.termination == "wall-time" and meta.signal == signal.SIGKILL
+    assert meta.memory_bytes is not None and meta.memory_bytes >= 32 * MIB
+    assert meta.cpu_time_s > 0.02
+
+
+def test_memory_held_when_the_clock_ends_the_run_is_mle(run):
+    # a memory bomb that a loaded host lets reach the wall clock before RLIMIT_CPU: it
+    # holds more than its limit (RLIMIT_AS has headroom) and spins; MLE, not TLE
+    script = "x = b'x' * (80 * 2**20)\nimport time; time.sleep(100)"
+    meta, _, _ = run("", argv=["python3", "-c", script])
+    assert meta.termination == "memory"
+
+
 def test_output_limit(run):
     meta, _, _ = run("yes 'spam spam spam'")
     assert meta.termination == "output"

@@ -28,6 +28,18 @@ def test_check_passes_on_every_bundled_assignment(sandbox_factory, sbx_tmp):
     assert "0 mismatched" in r.stdout and "MISMATCH" not in r.stdout
 
 
+def test_every_language_runs_its_accepted_solution(sandbox_factory, sbx_tmp):
+    # codec has an accepted solution in every language: each compiles and runs within
+    # the problem's memory limit whether a cgroup or rlimits enforce it (as an
+    # ordinary user Go, Java, Kotlin and Node need their languages.yaml allowances)
+    r = run_cli("--state-dir", os.environ.get("GRADELINE_STATE_DIR", "/var/lib/gradeline"),
+                "check", str(EXAMPLES / "codec"))
+    assert r.returncode == 0, r.stdout + r.stderr
+    assert "0 mismatched" in r.stdout and "MISMATCH" not in r.stdout
+    for name in ("Codec.java", "codec.go", "codec.js", "codec.kt", "codec.rs", "codes.cpp"):
+        assert f"{name}: expected AC, got AC" in r.stdout, r.stdout
+
+
 def test_check_reports_a_mislabelled_submission(sandbox_factory, problem_copy):
     d = problem_copy("meanstd")
     wrong = d / "submissions" / "accepted" / "actually_wrong.py"

@@ -41,7 +41,7 @@ from grader.adapters.sandbox.cgroups import CgroupManager, ShardCgroup
 from grader.adapters.sandbox.outcome import RawOutcome, interpret
 from grader.adapters.sandbox.runtime import AS_CALLER, Identity, RuntimeBase
 from grader.core.errors import SandboxError
-from grader.core.limits import Limits
+from grader.core.limits import MIB, Limits
 from grader.core.runmeta import RunMeta
 from grader.judge.ports import RunRequest
 
@@ -54,7 +54,12 @@ HIDDEN = (INSIDE, CGROUP_INSIDE, "/sys/fs/cgroup")  # covered by an empty tmpfs 
 START_TIMEOUT_S = 120.0  # the first Apptainer start may build its caches
 REPLY_SLACK_S = 30.0  # beyond a run's own wall limit, before the runner counts as hung
 MEMORY_ERROR_MARKERS = (b"MemoryError", b"bad_alloc", b"Cannot allocate memory",
-                        b"out of memory")
+                        b"out of memory", b"OutOfMemoryError", b"memory allocation of")
+#: Without a memory cgroup: what any run may commit (RLIMIT_DATA) beyond its memory
+#: limit (libc, the loader, a little slack), before the language's own runtime_bytes;
+#: the address-space backstop (RLIMIT_AS) is that plus the language's reserve_bytes
+#: (both measured by bench/memory_allowance.py).
+DATA_ALLOWANCE = 64 * MIB
 
 
 def _escape(value: str) -> str:
@@ -234,6 +239,9 @@ class ContainerSandbox(RuntimeBase):
         lines.append(f"cpu_hard_s {max(1, int(lim.cpu_hard_s + 0.999))}")
         lines.append(f"cpu_hard_ms {max(1, round(lim.cpu_hard_s * 1000))}")
         lines.append(f"wall_ms {int(self.wall_kill_s(lim) * 1000)}")
+        if lim.memory_bytes is not None:  # applied by the runner where no cgroup is
+            data = lim.memory_bytes + DATA_ALLOWANCE + lim.runtime_bytes
+            lines += [f"data {data}", f"as {data + lim.reserve_bytes}"]
         for key, value in (("memory", lim.memory_bytes), ("stack", lim.stack_bytes),
                            ("procs", lim.processes), ("fsize", lim.output_bytes),
                            ("tmpfs", lim.tmpfs_bytes)):
