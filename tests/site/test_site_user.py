@@ -3,11 +3,14 @@ array tasks on the local Slurm cluster running as that user under Apptainer.
 
 Run by `make test` as root, which creates the user; each check runs the project's
 own commands as that user (runuser), so nothing here is simulated."""
+import contextlib
 import csv
 import os
 import pwd
 import subprocess
 import sys
+import time
+from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
@@ -64,20 +67,59 @@ def site_user(settings, sandbox_factory, tmp_path_factory):
     subprocess.run(["rm", "-rf", str(scratch)], check=False)
 
 
+def _survivors(grace_s: float = 10.0) -> list[str]:
+    """Processes of the grading account still alive (its PostgreSQL aside, which the
+    later tests start and stop): after a command, none should be."""
+    uid = pwd.getpwnam(USER).pw_uid
+    deadline = time.monotonic() + grace_s
+    while True:
+        left = []
+        for d in Path("/proc").iterdir():
+            with contextlib.suppress(OSError):
+                if d.name.isdigit() and d.stat().st_uid == uid:
+                    cmd = (d / "cmdline").read_bytes().replace(b"\0", b" ").decode(errors="replace")
+                    if not cmd.startswith("postgres") and "/postgres" not in cmd.split(" ")[0]:
+                        left.append(f"{d.name}: {cmd.strip()}")
+        if not left or time.monotonic() > deadline:
+            return left
+        time.sleep(0.5)
+
+
+@contextlib.contextmanager
+def _cpu_hogs(load: str) -> Iterator[None]:
+    """Another job on the node: a busy loop on every core (none when idle)."""
+    hogs = [subprocess.Popen(["sh", "-c", "while :; do :; done"])
+            for _ in range((os.cpu_count() or 1) if load == "loaded" else 0)]
+    try:
+        yield
+    finally:
+        for h in hogs:
+            h.kill()
+            h.wait()
+
+
+@pytest.mark.parametrize("load", ["idle", "loaded"])
 @pytest.mark.parametrize("runtime", ["apptainer", "bwrap"])
-def test_sandbox_contract_and_hostile_corpus_hold_for_an_ordinary_user(site_user, runtime):
+def test_sandbox_contract_and_hostile_corpus_hold_for_an_ordinary_user(site_user, runtime, load):
     """Every limit of the contract and every hostile program, without root: user
-    namespaces and rlimits (no cgroup is delegated to an ordinary user here)."""
+    namespaces and rlimits (no cgroup is delegated to an ordinary user here); the
+    same verdicts with a busy loop on every core as on an idle node."""
     if runtime == "apptainer" and not Path("/usr/local/bin/apptainer").exists() and \
             subprocess.run(["which", "apptainer"], capture_output=True).returncode != 0:
         _require("apptainer is not installed (make test installs it as root)")
     run, _ = site_user
-    r = run([PY, "-m", "pytest", "-q", "-p", "no:cacheprovider", "-x",
-             ROOT / "tests/contract", ROOT / "tests/integration/test_hostile.py"],
-            {"GRADELINE_RUNTIME": runtime})
+    tests = [ROOT / "tests/contract", ROOT / "tests/integration/test_hostile.py"]
+    if load == "idle":  # every language within its memory limit under rlimits
+        tests.append(ROOT / "tests/integration/test_examples.py::"
+                     "test_every_language_runs_its_accepted_solution")
+    with _cpu_hogs(load):
+        r = run([PY, "-m", "pytest", "-q", "-p", "no:cacheprovider", "-x", *tests],
+                {"GRADELINE_RUNTIME": runtime})
     tail = (r.stdout + r.stderr)[-3000:]
-    assert r.returncode == 0, f"as {USER} under {runtime}:\n{tail}"
+    assert r.returncode == 0, f"as {USER} under {runtime}, {load}:\n{tail}"
     assert " passed" in tail and "skipped" not in tail, tail
+    left = _survivors()
+    assert not left, f"processes of {USER} outlived the run under {runtime}: {left}"
 
 
 def _steps(run, extra, steps) -> None:

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import subprocess
+import sys
 import time
 from pathlib import Path
 
@@ -50,10 +52,15 @@ def test_rows_between_two_snapshots(tmp_path: Path) -> None:
 
 
 def test_monitor_samples_this_machine_and_reports_its_own_cost() -> None:
-    with Monitor(interval_s=0.1) as m:
-        end = time.monotonic() + 0.8
-        while time.monotonic() < end:  # keep one core busy
-            sum(range(10000))
+    # one core kept busy by another process: a busy loop in this one would hold the
+    # GIL and starve the sampling thread whenever the machine is loaded
+    hog = subprocess.Popen([sys.executable, "-c", "while True: pass"])
+    try:
+        with Monitor(interval_s=0.1) as m:
+            time.sleep(0.8)
+    finally:
+        hog.kill()
+        hog.wait()
     s = m.summary()
     assert s["samples"] >= 3
     busy = [v for _, c, k, v in m.rows if k == "busy"]

@@ -12,7 +12,7 @@ from grader.adapters.sandbox.bwrap import BwrapSandbox
 from grader.adapters.sandbox.cgroups import CgroupManager
 from grader.adapters.sandbox.container import ContainerSandbox
 from grader.adapters.sandbox.outcome import RawOutcome, interpret
-from grader.adapters.sandbox.runtime import Identity
+from grader.adapters.sandbox.runtime import Identity, session_members
 from grader.core.errors import SandboxError
 from grader.core.limits import MIB, Limits
 from grader.judge.ports import Bind, RunRequest
@@ -133,6 +133,12 @@ def test_request_translates_paths_escapes_and_hides(tmp_path):
     # no cgroup here: RLIMIT_CPU ends a CPU-bound run at 3 s, so the clock waits to 4 s
     assert {"uid 61001", "gid 61001", "cpus 1,3", "cpu_hard_s 3", "wall_ms 4000",
             f"memory {64 * MIB}", "procs 8"} <= set(lines)
+    # without a memory cgroup: a commit limit 64 MiB over the limit, an address-space
+    # backstop as much again plus the language's reserve
+    assert {f"data {128 * MIB}", f"as {128 * MIB}"} <= set(lines)
+    java = req.limits.for_runtime(512 * MIB, 4096 * MIB)
+    jl = box._request(RunRequest(req.argv, req.workdir, java, req.stdout, req.stderr))
+    assert {f"data {640 * MIB}", f"as {4736 * MIB}"} <= set(jl.splitlines())
     assert lines[-1] == "run"
     box.runner_is_root = False  # a site's runner is the user: no uid to map to
     assert not any(ln.startswith("uid ") for ln in box._request(req).splitlines())
@@ -256,3 +262,17 @@ def test_a_judge_warmed_where_its_container_cannot_start_leaves_the_reason_to_it
         box.start()
     assert box.log is None  # nothing of the failed start is left open
     judge.close()
+
+
+def test_session_members_finds_a_session_across_its_process_groups(tmp_path):
+    # squashfuse_ll (pgrp 40) stays in the container's session (10) after the
+    # container's own group is killed: it is found by session, not by group
+    for pid, comm, fields in [(10, "starter", "S 1 10 10"), (40, "squash fuse)", "S 1 40 10"),
+                              (50, "other", "S 1 50 50"), (60, "sh", "R 50 50 50")]:
+        (tmp_path / str(pid)).mkdir()
+        (tmp_path / str(pid) / "stat").write_text(f"{pid} ({comm}) {fields} 0 0 0\n")
+    (tmp_path / "self").mkdir()
+    (tmp_path / "70").mkdir()  # gone meanwhile: no stat
+    assert sorted(session_members(10, tmp_path)) == [10, 40]
+    assert sorted(session_members(50, tmp_path)) == [50, 60]
+    assert session_members(99, tmp_path) == []

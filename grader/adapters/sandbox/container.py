@@ -39,7 +39,7 @@ from typing import IO, Any
 
 from grader.adapters.sandbox.cgroups import CgroupManager, ShardCgroup
 from grader.adapters.sandbox.outcome import RawOutcome, interpret
-from grader.adapters.sandbox.runtime import AS_CALLER, Identity, RuntimeBase
+from grader.adapters.sandbox.runtime import AS_CALLER, Identity, RuntimeBase, session_members
 from grader.core.errors import SandboxError
 from grader.core.limits import MIB, Limits
 from grader.core.runmeta import RunMeta
@@ -143,11 +143,17 @@ class ContainerSandbox(RuntimeBase):
         return ""
 
     def _kill(self) -> None:
+        """Kill the container and everything it started: its process group, then
+        whatever else is left of its session (the container started it in a session of
+        its own)."""
         if self.proc is not None:
             with contextlib.suppress(ProcessLookupError, PermissionError):
                 os.killpg(self.proc.pid, signal.SIGKILL)
             with contextlib.suppress(ChildProcessError):
                 self.proc.wait(timeout=10)
+            for pid in session_members(self.proc.pid):
+                with contextlib.suppress(ProcessLookupError, PermissionError):
+                    os.kill(pid, signal.SIGKILL)
             for f in (self.proc.stdin, self.proc.stdout):
                 with contextlib.suppress(OSError):
                     if f is not None:

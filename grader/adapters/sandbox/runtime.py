@@ -22,6 +22,24 @@ class Identity:
 AS_CALLER = Identity()
 
 
+def session_members(sid: int, proc: Path = Path("/proc")) -> list[int]:
+    """Processes of session ``sid``: what a container started left, including those in
+    process groups of their own (Apptainer's squashfuse_ll as an ordinary user), which
+    a kill of the container's process group misses and which then outlive it."""
+    out = []
+    for d in proc.iterdir():
+        if not d.name.isdigit():
+            continue
+        try:
+            stat = (d / "stat").read_text()
+        except OSError:
+            continue
+        fields = stat[stat.rindex(")") + 2:].split()  # after "pid (comm) "
+        if len(fields) > 3 and fields[3] == str(sid):  # state ppid pgrp session
+            out.append(int(d.name))
+    return out
+
+
 def chown_tree(path: Path, uid: int, gid: int) -> None:
     """chown -R, not following links: hands a build dir to the sandbox uid."""
     os.chown(path, uid, gid)
