@@ -112,11 +112,14 @@ def _limit_checks(cg: CgroupManager | None, runtime: str, root: bool) -> list[Ch
     ctrls = set(cg.controllers) if cg else set()
     exact = {
         "memory": ("cgroup memory limit per run (OOM kill, peak charge)" if "memory" in ctrls
-                   else "RLIMIT_AS + 64 MiB headroom; MLE by heuristic (CONTRACT.md)"),
+                   else "RLIMIT_DATA (limit + 64 MiB + the language's runtime) and RLIMIT_AS; "
+                   "peak RSS measured however the run ended; MLE at a resident set at the "
+                   "limit or an allocation failure (CONTRACT.md)"),
         "processes": ("cgroup pids.max per run" if "pids" in ctrls else
                       "RLIMIT_NPROC, counted per run's user namespace"),
         "cpu time": "rusage of the run + RLIMIT_CPU per process",
-        "wall time": "gl-runner's pidfd timer, then SIGKILL to the run's namespace",
+        "wall time": "gl-runner's clock: the run's init kills and measures the run, then "
+                     "SIGKILL to the run's namespace",
         "output": "RLIMIT_FSIZE on every file",
         "tmpfs": "tmpfs size of /tmp, /var/tmp, /dev/shm",
         "outer bound": f"this process's cgroup memory limit: {_outer_bound()}",

@@ -84,7 +84,8 @@ def open_sandbox(config: SandboxConfig, workroot: Path, *, slot: int = 0,
     cgroups = CgroupManager.detect() if config.cgroups else None
     if cgroups is None:
         log.warning("no writable cgroup hierarchy: memory and process limits fall back to "
-                    "rlimits (coarser; MLE detection is heuristic). Run as root for cgroups.")
+                    "rlimits (RLIMIT_DATA/AS, peak RSS; see CONTRACT.md). Run as root, or "
+                    "delegate a cgroup v2 subtree, for cgroup limits.")
     log.info("runtime: %s (%s); image %s; limits by %s", runtime, reason, image.image_id,
              cgroups.describe() if cgroups else "rlimits")
     if runtime == "apptainer":
