@@ -14,7 +14,7 @@ APT_PACKAGES := python3 python3-venv bubblewrap debootstrap ca-certificates util
 MEASURE_PACKAGES := g++ valgrind linux-perf likwid chromium
 DEMO_DIR ?= demo
 
-.PHONY: all demo test deps venv apptainer image lint unit slurm db clean campaign
+.PHONY: all demo test deps venv apptainer image lint unit slurm db clean campaign test-cgroup2
 
 all: test
 
@@ -84,6 +84,13 @@ TEST_ENV = GRADELINE_REQUIRE_SANDBOX=1 GRADELINE_REQUIRE_DB=1 \
 test: deps venv image lint
 	$(TEST_ENV) $(BIN)/pytest -q
 	$(TEST_ENV) GRADELINE_RUNTIME=bwrap $(BIN)/pytest -q tests/contract tests/integration/test_hostile.py
+
+# A cgroup v2 node booted under QEMU's emulation (this VM's cgroups are v1): the
+# sandbox contract and the hostile corpus as root and as an ordinary user with a
+# delegated subtree. Slow (tens of minutes): run it when the runner or the cgroup code
+# changes; its log goes to bench/results/cgroup2/.
+test-cgroup2: deps venv image
+	bench/cgroup2/node.sh
 
 DEMO_COURSE ?= demo
 # The demo grades into a database of its own, made empty each time, so that it really

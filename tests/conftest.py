@@ -16,6 +16,10 @@ import pytest
 ROOT = Path(__file__).resolve().parent.parent
 EXAMPLES = ROOT / "grader" / "examples"
 FIXTURES = Path(__file__).resolve().parent / "fixtures"
+#: How many times slower than real hardware these tests run: an emulated node
+#: (bench/cgroup2/node.sh) sets it, and the time limits of the sandbox contract and
+#: the hostile corpus are stretched by it; 1 everywhere else.
+SLOWDOWN = float(os.environ.get("GRADELINE_TEST_SLOWDOWN", "1"))
 
 
 def proc_files(name: str):

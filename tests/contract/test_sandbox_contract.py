@@ -10,12 +10,12 @@ import pytest
 from grader.core.limits import MIB, Limits
 from grader.judge.ports import RunRequest
 
-from ..conftest import proc_files
+from ..conftest import SLOWDOWN, proc_files
 
 pytestmark = pytest.mark.sandbox
 
-LIM = Limits(cpu_time_s=1.0, wall_time_s=3.0, memory_bytes=64 * MIB, output_bytes=MIB,
-             processes=16, tmpfs_bytes=4 * MIB)
+LIM = Limits(cpu_time_s=1.0 * SLOWDOWN, wall_time_s=3.0 * SLOWDOWN, memory_bytes=64 * MIB,
+             output_bytes=MIB, processes=16, tmpfs_bytes=4 * MIB)
 
 
 @pytest.fixture

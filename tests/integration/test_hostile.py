@@ -1,5 +1,6 @@
 """The hostile corpus (tests/hostile): every attack ends in its verdict, within its
 limits, with no process left behind and nothing outside the sandbox changed."""
+import dataclasses
 import os
 import re
 import socket
@@ -11,7 +12,7 @@ import pytest
 
 from grader.core.problem import load_problem
 
-from ..conftest import FIXTURES, proc_files
+from ..conftest import FIXTURES, SLOWDOWN, proc_files
 
 HOSTILE = Path(__file__).resolve().parent.parent / "hostile"
 PROGRAMS = sorted(p for p in HOSTILE.iterdir() if p.suffix in (".c", ".cpp", ".py"))
@@ -121,6 +122,9 @@ class Listener:
 def test_hostile(program, judge):
     expected = header(program, "expect").split()
     problem = load_problem(FIXTURES / header(program, "problem", "tiny"))
+    if SLOWDOWN != 1:  # an emulated node: every limit's mechanism, at its speed
+        problem = dataclasses.replace(problem, limits=problem.limits.slower(SLOWDOWN),
+                                      compile_limits=problem.compile_limits.slower(SLOWDOWN))
     before_files = set(host_files_of_sandbox())
     listener = Listener() if program.name.startswith("net_") else None
     t0 = time.monotonic()

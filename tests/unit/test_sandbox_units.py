@@ -1,5 +1,6 @@
 """Sandbox pieces that need no running container: cgroup files, command lines, the
 runner's request and reply, and the verdict order."""
+import errno
 import os
 import signal
 import time
@@ -63,6 +64,66 @@ def test_cgroup_v2_shard(tmp_path):
     assert mgr is not None and mgr.version == 2
     cg = mgr.create_shard(None)
     assert cg.runner_args() == ["--cgroup-v2", "/gl/cgroup/unified"]
+    # the container starts in the shard's leaf, beside the runs' cgroups
+    shard = cg.dirs["unified"]
+    assert (shard / "runner").is_dir()
+    argv = cg.enter_argv(["bwrap", "x"])
+    assert argv[:2] == ["/bin/sh", "-c"] and argv[3:] == [str(shard / "runner/cgroup.procs"),
+                                                          "bwrap", "x"]
+    v1 = CgroupManager(1, {"memory": tmp_path}).create_shard(None)
+    assert v1.enter_argv(["bwrap"]) == ["bwrap"]
+
+
+def _busy_v2(tmp_path, procs: str, parent_enabled: str):
+    """A delegated v2 cgroup ``deleg`` holding ``procs``: enabling controllers in a
+    cgroup that holds processes fails with EBUSY, as the kernel does."""
+    root = tmp_path / "unified"
+    deleg = root / "deleg"
+    deleg.mkdir(parents=True)
+    (root / "cgroup.subtree_control").write_text(parent_enabled)
+    (deleg / "cgroup.procs").write_text(procs)
+    (deleg / "cgroup.subtree_control").write_text("")
+    return root, deleg
+
+
+def test_cgroup_v2_delegated_to_us_alone_moves_us_to_a_leaf(tmp_path, monkeypatch):
+    root, deleg = _busy_v2(tmp_path, f"{os.getpid()}\n", "")
+
+    def enable(base, require):
+        if (base / "cgroup.procs").read_text().strip():
+            raise OSError(errno.EBUSY, "busy")
+        (base / "cgroup.subtree_control").write_text(" ".join(require))
+    monkeypatch.setattr(CgroupManager, "_enable", staticmethod(enable))
+
+    def move(path, value):  # writing cgroup.procs moves the process
+        path.write_text(value)
+        if path.name == "cgroup.procs":
+            (deleg / "cgroup.procs").write_text("")
+    monkeypatch.setattr("grader.adapters.sandbox.cgroups._write", move)
+    proc = fake_proc(tmp_path, f"cgroup2 {root} cgroup2 rw 0 0\n", "0::/deleg\n")
+    mgr = CgroupManager.detect(proc)
+    assert mgr is not None and mgr.bases == {"unified": deleg}
+    leaf = deleg / f"gradeline-{os.getpid()}-self"
+    assert (leaf / "cgroup.procs").read_text() == str(os.getpid())
+
+
+def test_cgroup_v2_child_of_a_gradeline_process_uses_the_cgroup_above(tmp_path, monkeypatch):
+    root, deleg = _busy_v2(tmp_path, "1\n", "")
+    leaf = deleg / "gradeline-1-self"  # our parent process moved itself here
+    leaf.mkdir()
+    (leaf / "cgroup.procs").write_text(f"1\n{os.getpid()}\n")
+    (deleg / "cgroup.procs").write_text("")
+    (deleg / "cgroup.subtree_control").write_text("memory pids cpu")
+
+    def enable(base, require):
+        raise OSError(errno.EBUSY, "busy")
+    monkeypatch.setattr(CgroupManager, "_enable", staticmethod(enable))
+    proc = fake_proc(tmp_path, f"cgroup2 {root} cgroup2 rw 0 0\n", "0::/deleg/gradeline-1-self\n")
+    mgr = CgroupManager.detect(proc)
+    assert mgr is not None and mgr.bases == {"unified": deleg}
+    # shared with a process that is not gradeline's, and nothing usable above: none
+    (deleg / "cgroup.subtree_control").write_text("")
+    assert CgroupManager.detect(proc) is None
 
 
 def test_no_cgroups_without_controllers(tmp_path):

@@ -25,6 +25,7 @@ from pathlib import Path
 log = logging.getLogger(__name__)
 
 V1_CONTROLLERS = ("memory", "pids", "cpuacct", "cpuset")
+RUNNER_LEAF = "runner"  # v2: the shard's leaf the container itself lives in
 _counter = itertools.count()
 _swept = False
 
@@ -55,6 +56,17 @@ class ShardCgroup:
         if self.version == 2:
             return ["--cgroup-v2", f"{inside}/unified"]
         return [a for c in self.dirs for a in ("--cgroup-v1", f"{c}={inside}/{c}")]
+
+    def enter_argv(self, argv: Sequence[str]) -> list[str]:
+        """``argv`` started inside this cgroup. Under v2 a process may only move into a
+        cgroup whose common ancestor with its own it may write: the runner (the slot's
+        uid, or a user) could not move a run's stub out of our cgroup into the shard, so
+        the container starts in the shard's leaf ``runner``, beside the runs' cgroups
+        (v2 keeps processes out of a cgroup that has controllers for its children)."""
+        if self.version != 2:
+            return list(argv)
+        procs = self.dirs["unified"] / RUNNER_LEAF / "cgroup.procs"
+        return ["/bin/sh", "-c", 'echo $$ > "$0" && exec "$@"', str(procs), *argv]
 
     def binds(self, inside: str = "/gl/cgroup") -> list[tuple[Path, str]]:
         """(host directory, path in the container) for each controller."""
@@ -156,16 +168,49 @@ class CgroupManager:
         return mgr
 
     def _enable_v2(self, require: Sequence[str]) -> bool:
-        ctl = self.bases["unified"] / "cgroup.subtree_control"
+        """Enable the controllers for our children. v2 refuses that (EBUSY) in a cgroup
+        that holds processes, as a cgroup delegated to a user does (systemd's
+        ``Delegate=yes`` starts the command in it): alone there, we move into a leaf of
+        our own; started by a gradeline process that did so (its leaf), we use the
+        delegated cgroup above it."""
+        base = self.bases["unified"]
         try:
-            _write(ctl, " ".join(f"+{c}" for c in (*require, "cpu", "cpuset")))
-        except OSError:
-            try:
-                _write(ctl, " ".join(f"+{c}" for c in require))
-            except OSError as e:
+            self._enable(base, require)
+            return True
+        except OSError as e:
+            if e.errno != errno.EBUSY:
                 log.warning("cgroup v2: cannot enable %s here (%s); no cgroup limits", require, e)
                 return False
-        return True
+        try:
+            others = set((base / "cgroup.procs").read_text().split()) - {str(os.getpid())}
+            if not others:
+                leaf = base / f"gradeline-{os.getpid()}-self"
+                leaf.mkdir(exist_ok=True)
+                _write(leaf / "cgroup.procs", str(os.getpid()))
+                self._enable(base, require)
+                return True
+            parent = base.parent
+            enabled = (parent / "cgroup.subtree_control").read_text().split()
+            if set(require) <= set(enabled) and os.access(parent, os.W_OK):
+                self.bases = {"unified": parent}
+                return True
+        except OSError as e:
+            log.warning("cgroup v2: cannot use the delegated cgroup %s (%s)", base, e)
+            return False
+        log.warning("cgroup v2: %s holds other processes, so no controllers can be enabled "
+                    "for ours: start gradeline alone in a delegated cgroup (systemd-run "
+                    "--user -p Delegate=yes ...); no cgroup limits", base)
+        return False
+
+    @staticmethod
+    def _enable(base: Path, require: Sequence[str]) -> None:
+        ctl = base / "cgroup.subtree_control"
+        try:
+            _write(ctl, " ".join(f"+{c}" for c in (*require, "cpu", "cpuset")))
+        except OSError as e:
+            if e.errno == errno.EBUSY:
+                raise
+            _write(ctl, " ".join(f"+{c}" for c in require))
 
     def _sweep_stale(self, min_age_s: float = 120.0) -> None:
         """Remove the empty cgroups of gradeline processes that died without removing
@@ -218,6 +263,7 @@ class CgroupManager:
                 if self.version == 2:
                     with contextlib.suppress(OSError):
                         _write(d / "cgroup.subtree_control", "+memory +pids +cpu +cpuset")
+                    (d / RUNNER_LEAF).mkdir()
                 if owner is not None:
                     os.chown(d, owner, -1)
                     for f in ("cgroup.procs", "tasks", "cgroup.subtree_control"):

@@ -114,6 +114,8 @@ class ContainerSandbox(RuntimeBase):
             self.log.close()
         self.log = tempfile.TemporaryFile(prefix="gl-container-")  # noqa: SIM115 -- kept open
         argv = self.container_argv(binds, runner)
+        if self.cgroup is not None:
+            argv = self.cgroup.enter_argv(argv)
         try:
             proc = subprocess.Popen(argv, stdin=subprocess.PIPE, stdout=subprocess.PIPE,
                                     stderr=self.log, start_new_session=True, env=self._env())
