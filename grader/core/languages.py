@@ -11,6 +11,7 @@ from typing import Any
 
 import yaml
 
+from grader.core.entrypoint import kotlin_file_class
 from grader.core.errors import ConfigError, SubmissionError
 from grader.core.limits import MIB, Limits
 
@@ -60,7 +61,7 @@ class Language:
 
     def _expand(self, template: Sequence[str], files: Sequence[str],
                 flags: Sequence[str] | None, extra: Sequence[str] = (),
-                memory_bytes: int | None = None) -> list[str]:
+                memory_bytes: int | None = None, entry: str | None = None) -> list[str]:
         srcs = self.sources(files)
         chosen = [*extra, *(self.default_flags if flags is None else flags)]
         out: list[str] = []
@@ -74,8 +75,8 @@ class Language:
             elif "{" in part:
                 main = PurePosixPath(self.main_file(files)).stem
                 heap = max(32, (memory_bytes or 512 * 2**20) // 2**20 - 64)
-                out.append(part.replace("{mainclass}", main)
-                           .replace("{Mainclass}", main[:1].upper() + main[1:])
+                out.append(part.replace("{mainclass}", entry or main)
+                           .replace("{ktclass}", entry or kotlin_file_class(main))
                            .replace("{heap_mib}", str(heap)))
             else:
                 out.append(part)
@@ -91,13 +92,14 @@ class Language:
         return self._expand(self.compile, files, flags, self.accelerate if accelerate else ())
 
     def run_argv(self, files: Sequence[str], flags: Sequence[str] | None = None, *,
-                 memory_bytes: int | None = None) -> list[str]:
+                 memory_bytes: int | None = None, entry: str | None = None) -> list[str]:
         """argv of one test run (``memory_bytes``: the run's limit, for a managed
-        runtime's heap)."""
+        runtime's heap; ``entry``: the class to start, read from the sources by
+        ``entrypoint.main_class``, else the entry file's)."""
         # Run flags are only meaningful for interpreters; compiled languages ignore them.
         run_flags = flags if "{flags}" in self.run else None
         return self._expand(self.run, files, run_flags if run_flags is not None else [],
-                            memory_bytes=memory_bytes)
+                            memory_bytes=memory_bytes, entry=entry)
 
 
 def _parse(data: Any) -> dict[str, Language]:

@@ -19,6 +19,7 @@ from dataclasses import replace
 from datetime import UTC, datetime
 from pathlib import Path
 
+from grader.core.entrypoint import JVM_LANGUAGES, main_class
 from grader.core.errors import GradelineError, SandboxError, SubmissionError
 from grader.core.jobs import GradingJob, JudgeFault, Outcome, now_iso
 from grader.core.languages import Language, detect_language, get_language
@@ -172,6 +173,17 @@ def case_points(problem: Problem, case: TestCase, v: Validation
     return mx, None
 
 
+def _entry_class(lang: Language, files: Sequence[str], build: Path) -> str | None:
+    """A JVM submission's entry class, from its sources (the entry file's first)."""
+    if lang.id not in JVM_LANGUAGES:
+        return None
+    names = dict.fromkeys([lang.main_file(files), *lang.sources(files)])
+    try:
+        return main_class(lang.id, {n: (build / n).read_text(errors="replace") for n in names})
+    except OSError:
+        return None
+
+
 def _link_or_copy(src: Path, dst: Path) -> None:
     """Expose ``src`` under a neutral name: the program can readlink its stdin
     (/proc/self/fd/0), which must not reveal the test's name or the package path."""
@@ -288,7 +300,8 @@ class Judge:
                 return self._no_tests(problem, sub, lang, Verdict.CE, comp, t_start, timing)
             limits = lang.limits(problem.limits.slower(lang.time_multiplier))
             run_argv = lang.run_argv(files, problem.compile_flags.get(lang.id),
-                                     memory_bytes=limits.memory_bytes)
+                                     memory_bytes=limits.memory_bytes,
+                                     entry=_entry_class(lang, files, build))
             env = {**DEFAULT_ENV, **lang.env}
             tests: list[TestResult] = []
             run_s = validate_s = 0.0

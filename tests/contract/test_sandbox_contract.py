@@ -66,9 +66,10 @@ def test_signal_is_reported(run):
 
 def test_cpu_time_limit(run):
     # a generous wall limit: on a loaded host the CPU limit must still be what ends it
-    meta, _, _ = run("while :; do :; done", Limits(cpu_time_s=1.0, wall_time_s=30.0))
+    lim = Limits(cpu_time_s=1.0, wall_time_s=30.0)
+    meta, _, _ = run("while :; do :; done", lim)
     assert meta.termination == "cpu-time"
-    assert LIM.cpu_time_s < meta.cpu_time_s < LIM.cpu_hard_s + 0.5
+    assert lim.cpu_time_s < meta.cpu_time_s < lim.cpu_hard_s + 0.5
 
 
 def test_cpu_hard_limit_is_kept_to_the_millisecond_with_a_cgroup(run):

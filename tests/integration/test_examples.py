@@ -40,6 +40,21 @@ def test_every_language_runs_its_accepted_solution(sandbox_factory, sbx_tmp):
         assert f"{name}: expected AC, got AC" in r.stdout, r.stdout
 
 
+def test_jvm_submissions_start_the_class_their_sources_name(judge, tmp_path):
+    # a Java file whose class holding main is not named after it, in a package; a
+    # Kotlin file whose name kotlinc has to sanitise (test-hello.kt -> Test_helloKt)
+    problem = load_problem(EXAMPLES / "codec")
+    java = (EXAMPLES / "codec/submissions/accepted/Codec.java").read_text()
+    (tmp_path / "Solution.java").write_text(
+        "package gl.example;\n" + java.replace("public class Codec", "class Main"))
+    (tmp_path / "test-hello.kt").write_text(
+        (EXAMPLES / "codec/submissions/accepted/codec.kt").read_text())
+    for name in ("Solution.java", "test-hello.kt"):
+        r = judge.grade(problem, tmp_path / name)
+        assert r.verdict is Verdict.AC, (name, r.compile.output if r.compile else "",
+                                         [(t.name, t.feedback[:200]) for t in r.tests])
+
+
 def test_check_reports_a_mislabelled_submission(sandbox_factory, problem_copy):
     d = problem_copy("meanstd")
     wrong = d / "submissions" / "accepted" / "actually_wrong.py"
