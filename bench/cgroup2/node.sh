@@ -75,7 +75,16 @@ timeout "${GRADELINE_CGROUP2_TIMEOUT:-7200}" qemu-system-x86_64 -accel tcg -m "$
     -device vhost-user-fs-pci,chardev=vfs,tag=hostroot \
     -kernel "$KERNEL" -initrd "$WORK/initrd" \
     -append "console=ttyS0 rdinit=/gl/init quiet panic=-1 gl_args=$WORK/args" \
-    > "$LOG" 2>&1 || true
-echo "cgroup2-node: the node ran $(( $(date +%s) - start )) s"
-grep -a "^GL-NODE" "$LOG" || true
-grep -aq "^GL-NODE: all passed" "$LOG"
+    > "$WORK/console" 2>&1 || true
+took=$(( $(date +%s) - start ))
+# The console, without the terminal's escape codes and carriage returns.
+sed 's/\x1b\[[0-9;?]*[A-Za-z]//g; s/\x1b[c=>]//g; s/\r$//' "$WORK/console" > "$LOG"
+SUMMARY="$(dirname "$LOG")/summary.txt"
+{
+    echo "# $(date -u +%FT%TZ) $(git -C "$ROOT" rev-parse --short HEAD) bench/cgroup2/node.sh $ARGS"
+    echo "# the node ran $took s (QEMU TCG, ${MEM} MiB, 2 CPUs); full console log: $(basename "$LOG")"
+    grep -a "^GL-NODE\|^FAILED" "$LOG" || true
+} > "$SUMMARY"
+echo "cgroup2-node: the node ran $took s"
+grep "^GL-NODE" "$SUMMARY" || true
+grep -q "^GL-NODE: all passed" "$SUMMARY"
