@@ -30,7 +30,7 @@ from grader.core.errors import GradelineError
 from grader.cpuset import CpuSet
 from grader.examples import example_dirs
 from grader.measure import schema
-from grader.measure.corpus import generate_course
+from grader.measure.corpus import shared_course
 from grader.measure.stats import mean_ci, precise_enough
 from grader.measure.sweep import DEFAULT_LL_MB, cachegrind_sources, cachegrind_sweep
 from grader.measure.workloads import (
@@ -76,7 +76,7 @@ class Config:
 def corpus_jobs(workdir: Path, count: int, seed: int) -> list[Job]:
     """The campaign's corpus: a generated course over the bundled assignments."""
     dest = workdir / "course"
-    entries = generate_course(dest, count=count, seed=seed)
+    entries = shared_course(dest, count=count, seed=seed)
     problems = {d.name: d for d in example_dirs()}
     return [Job(str(problems[e.assignment]), str(dest / e.path)) for e in entries]
 

@@ -10,8 +10,11 @@ cases that work avoidance (dedupe by content hash) must recognise.
 from __future__ import annotations
 
 import csv
+import errno
+import hashlib
 import random
 import shutil
+import tempfile
 from dataclasses import dataclass
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
@@ -113,3 +116,44 @@ def generate_course(dest: Path, *, count: int = 240, seed: int = 1) -> list[Cour
             w.writerow([e.seq, e.student, e.assignment, e.attempt, e.submitted_at, e.path,
                         EXPECTED_DIRS[e.expected].value, e.identical_to])
     return entries
+
+
+def tree_digest(root: Path) -> str:
+    """SHA-256 over the relative paths and contents of every file under ``root``."""
+    h = hashlib.sha256()
+    for p in sorted(x for x in root.rglob("*") if x.is_file()):
+        h.update(str(p.relative_to(root)).encode() + b"\0" + p.read_bytes())
+    return h.hexdigest()
+
+
+def shared_course(dest: Path, *, count: int, seed: int) -> list[CourseRow]:
+    """The course at ``dest``, right even when several processes ask at once (an
+    experiment's points run as concurrent Slurm jobs over one work directory).
+
+    Each writes a private copy and renames it into place, so nobody reads a half-written
+    course; a course already there with the same files is kept, another one (a different
+    count or seed) is moved aside and replaced.
+    """
+    dest.parent.mkdir(parents=True, exist_ok=True)
+    tmp = Path(tempfile.mkdtemp(prefix=f".{dest.name}-", dir=dest.parent))
+    try:
+        entries = generate_course(tmp, count=count, seed=seed)
+        mine = tree_digest(tmp)
+        for _ in range(10):
+            try:
+                tmp.rename(dest)
+                return entries
+            except OSError as e:
+                if e.errno not in (errno.EEXIST, errno.ENOTEMPTY):
+                    raise
+            try:
+                if tree_digest(dest) == mine:
+                    return entries
+                old = tmp.with_name(tmp.name + ".old")
+                dest.rename(old)
+                shutil.rmtree(old, ignore_errors=True)
+            except FileNotFoundError:
+                continue  # another process is replacing it too: try again
+        raise OSError(f"{dest}: could not put the course in place")
+    finally:
+        shutil.rmtree(tmp, ignore_errors=True)

@@ -56,3 +56,29 @@ def test_submission_hash_and_rejections(tmp_path):
     (tmp_path / "empty").mkdir()
     with pytest.raises(SubmissionError, match="no files"):
         load_submission(tmp_path / "empty")
+
+
+def _jobs_in(workdir, count):
+    from grader.measure.campaign import corpus_jobs
+    return [(j.problem, j.source) for j in corpus_jobs(workdir, count, 5)]
+
+
+def test_jobs_of_concurrent_experiment_points_share_one_corpus(tmp_path):
+    """Snakemake runs an experiment's points as concurrent Slurm jobs over one work
+    directory: each asks for the same corpus, and none may see another's half-written
+    one (a point failed with FileExistsError when two wrote it at once)."""
+    from concurrent.futures import ProcessPoolExecutor
+    with ProcessPoolExecutor(6) as pool:
+        results = list(pool.map(_jobs_in, [tmp_path] * 12, [30] * 12))
+    assert all(r == results[0] for r in results) and len(results[0]) == 30
+    assert all(os.path.isfile(sub) for _, sub in results[0])
+    assert [p.name for p in tmp_path.iterdir()] == ["course"]  # no leftovers
+
+
+def test_corpus_of_another_size_replaces_the_old_one(tmp_path):
+    small, big = _jobs_in(tmp_path, 4), _jobs_in(tmp_path, 9)
+    assert len(small) == 4 and len(big) == 9 and big[:4] == small
+    with (tmp_path / "course" / "manifest.csv").open() as f:
+        assert len(list(csv.DictReader(f))) == 9
+    assert digest(tmp_path / "course") == digest(generate_course(tmp_path / "x", count=9,
+                                                                 seed=5) and tmp_path / "x")

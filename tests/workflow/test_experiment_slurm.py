@@ -4,8 +4,10 @@ the report is built from what they wrote."""
 
 import json
 import os
+import shutil
 import subprocess
 import sys
+import time
 from pathlib import Path
 
 import pytest
@@ -16,10 +18,11 @@ SNAKEMAKE = Path(sys.executable).parent / "snakemake"
 pytestmark = [pytest.mark.sandbox, pytest.mark.slow]
 
 
-def test_one_slurm_job_per_point(tmp_path, slurm_conf, sandbox_factory):
+def test_one_slurm_job_per_point(tmp_path, request, slurm_conf, sandbox_factory):
     cfg = tmp_path / "experiment.yaml"
     cfg.write_text('experiment:\n  factors: ["cache=0,1"]\n  reps: 1\n  work: 2\n')
-    run_id = f"exp-{tmp_path.name}"
+    run_id = f"exp-test-{os.getpid()}-{time.time_ns()}"  # never one an earlier run left
+    request.addfinalizer(lambda: shutil.rmtree(ROOT / "results" / run_id, ignore_errors=True))
     env = {**os.environ, "PATH": f"{Path(sys.executable).parent}:{os.environ['PATH']}",
            "SLURM_CONF": slurm_conf}
     r = subprocess.run([str(SNAKEMAKE), "--profile", "profiles/experiment-slurm",

@@ -1,7 +1,9 @@
 """The Snakemake workflow: lint-clean, config validated, and a real run of one batch."""
 import os
+import shutil
 import subprocess
 import sys
+import time
 from pathlib import Path
 
 import pytest
@@ -32,14 +34,15 @@ def test_config_is_validated_against_the_schema():
 
 
 @pytest.mark.sandbox
-def test_local_profile_grades_a_batch(tmp_path, db, sandbox_factory):
+def test_local_profile_grades_a_batch(tmp_path, request, db, sandbox_factory):
     course = tmp_path / "course"
     entries = generate_course(course, count=6, seed=3)
     spool = Spool(tmp_path / "spool")
     for e in entries:
         spool.submit(course="wf", assignment=e.assignment, student=e.student,
                      path=course / e.path)
-    run_id = f"test-{tmp_path.name}"
+    run_id = f"test-{os.getpid()}-{time.time_ns()}"  # never one an earlier run left
+    request.addfinalizer(lambda: shutil.rmtree(ROOT / "results" / run_id, ignore_errors=True))
     r = snakemake("--profile", "profiles/local", "--config", f"spool={tmp_path / 'spool'}",
                   "course=wf", f"run_id={run_id}", env={"GRADELINE_DB_URL": db})
     assert r.returncode == 0, r.stdout[-3000:] + r.stderr[-3000:]
