@@ -37,7 +37,8 @@
  *            "tmpfs N", and without a memory cgroup "data N" (RLIMIT_DATA) "as N"
  *            (RLIMIT_AS; default memory + 64 MiB) (bytes; absent: not limited), then "run".
  *   reply:   "key: value" lines, then an empty line: status (ok | error), error,
- *            exit-code, signal, cpu-time-s, wall-time-s, max-rss-bytes,
+ *            exit-code, signal, cpu-time-s, wall-time-s, max-rss-bytes, exited-at
+ *            (CLOCK_MONOTONIC when the run's init saw the program exit),
  *            memory-peak-bytes, oom-killed, wall-timed-out, cpu-timed-out, stdout-bytes,
  *            stderr-bytes, cgroup, exec-error.
  * Options: --cgroup-v1 CTRL=DIR (repeated) or --cgroup-v2 DIR: the shard's cgroup.
@@ -85,9 +86,10 @@ struct req {
     long long data, as;  /* RLIMIT_DATA, RLIMIT_AS: applied only without a memory cgroup */
     long long uid, gid;
 };
-struct report { int status; long long cpu_us, maxrss_kb; int exec_errno; };
+struct report { int status; long long cpu_us, maxrss_kb; int exec_errno; double exited_at; };
 struct cgroup { char ctrl[32]; char dir[PATH_MAX]; };
 
+static double now_s(void);
 static struct cgroup cgs[MAXCG];
 static int ncg, cg_v2;
 static unsigned long runs;
@@ -601,7 +603,7 @@ static int init_main(const struct req *r, int gate, int report, int in, int out,
         rep.cpu_us += ru.ru_utime.tv_sec * 1000000LL + ru.ru_utime.tv_usec +
                       ru.ru_stime.tv_sec * 1000000LL + ru.ru_stime.tv_usec;
         if (ru.ru_maxrss > rep.maxrss_kb) rep.maxrss_kb = ru.ru_maxrss;
-        if (p == prog) { rep.status = st; kill(-1, SIGKILL); }
+        if (p == prog) { rep.status = st; rep.exited_at = now_s(); kill(-1, SIGKILL); }
     }
     if (write(report, &rep, sizeof rep) < 0) {}
     _exit(0);
@@ -662,6 +664,10 @@ static void run(struct req *r, struct cgset *c) {
         init_main(r, gate[0], rep_pipe[1], in, out, err, memory_cgroup);
     }
     close(gate[0]); close(rep_pipe[1]); close(fail[1]);
+    /* A FIFO's ends are the program's alone: were we to keep ours, the other side would
+       never see end of input when the program closes its output (an interactor that
+       closes its output and then waits for the answer). */
+    if (r->fifo) { close(in); in = -1; close(out); out = -1; }
     /* Map the run's uid: ours (unprivileged), or the slot's (we are root). */
     long long uid = r->uid >= 0 ? r->uid : (long long)getuid();
     long long gid = r->gid >= 0 ? r->gid : (long long)getgid();
@@ -765,8 +771,8 @@ static void run(struct req *r, struct cgset *c) {
         reply_error("the run's init ended without a report (status %d)", st);
         goto finish;
     }
-    struct stat so, se;
-    fstat(out, &so);
+    struct stat so = {0}, se = {0};
+    if (out >= 0) fstat(out, &so);
     fstat(err, &se);
     printf("status: ok\n");
     if (have && !killed) {
@@ -779,6 +785,7 @@ static void run(struct req *r, struct cgset *c) {
     long long cpu = cg_cpu >= 0 ? cg_cpu : rep.cpu_us;
     printf("cpu-time-s: %.6f\nwall-time-s: %.6f\n", (double)cpu / 1e6, wall);
     if (have) printf("max-rss-bytes: %lld\n", rep.maxrss_kb * 1024);
+    if (have && rep.exited_at > 0) printf("exited-at: %.6f\n", rep.exited_at);
     if (peak >= 0) printf("memory-peak-bytes: %lld\n", peak);
     printf("oom-killed: %d\nwall-timed-out: %d\ncpu-timed-out: %d\nstdout-bytes: %lld\n"
            "stderr-bytes: %lld\ncgroup: %d\n\n", oom, timed_out, cpu_out, (long long)so.st_size, (long long)se.st_size,

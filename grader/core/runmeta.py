@@ -33,6 +33,9 @@ class RunMeta:
     stderr_bytes: int = 0
     termination: TerminationReason | None = None
     message: str = ""
+    #: CLOCK_MONOTONIC (s) when the program's exit was seen: orders runs that ran
+    #: together (an interactive test's submission and validator)
+    exited_at: float | None = None
 
     @property
     def ok(self) -> bool:
@@ -89,6 +92,7 @@ class RunMeta:
                 stderr_bytes=int(raw.get("stderr_bytes", 0)),
                 termination=TerminationReason(raw["termination"]) if "termination" in raw else None,
                 message=raw.get("message", ""),
+                exited_at=float(raw["exited_at"]) if "exited_at" in raw else None,
             )
         except KeyError as e:
             raise ValueError(f"meta lacks required key {e.args[0]!r}") from e

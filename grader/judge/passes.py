@@ -6,8 +6,11 @@ each in a sandbox of its own with its own limits -- the submission in the judge'
 container, the validator in a second one -- their stdin and stdout crossed through two
 FIFOs in the test's scratch directory. The judge holds both FIFOs open while the two
 runs start (so neither end waits for the other, and nobody reads a premature
-end-of-file), and lets go as soon as either run ends: the other then sees EOF or
-EPIPE, as with a pipe. The submission's CPU time is measured in its own run, alone.
+end-of-file). Once both programs hold their ends, the validator's output is a pipe to
+the submission alone (closing it is the submission's end of input); the submission's
+output is let go once either run has ended, so a submission that dies is seen by the
+validator as end of output only after its run has ended, and one that outlives the
+validator gets EPIPE. The submission's CPU time is measured in its own run, alone.
 
 The verdict follows Kattis (problemtools' interactive rule): a validator that crashed
 or exited with neither 42 nor 43 is a judge error; a validator that rejected *before*
@@ -42,6 +45,11 @@ from grader.judge.validators import JudgeDir, Validators, judgement
 #: the validator's wall clock beyond the submission's: it outlives a submission that
 #: stops reading, and sees EOF when the judge lets go of the pipes
 VALIDATOR_SLACK_S = 5.0
+#: How long a submission's end waits for the validator's before the validator is shown
+#: the submission's end of output: a validator that rejected on its own is then seen to
+#: have ended first, however late its reply (a crash after the validator said WA is WA).
+#: Only a submission that ends while the validator still waits for it pays this.
+EOF_GRACE_S = 0.5
 
 
 @dataclass(frozen=True, slots=True)
@@ -146,19 +154,29 @@ class Passes:
         os.mkfifo(from_sub, 0o600)
         self.sandbox.own(ipc)
         # The judge holds both FIFOs open while the runs start (no open waits, no early
-        # end-of-file), and lets go once one run has ended *and* both runners have
-        # opened their ends: a run that ends before the other has even opened (a
-        # submission that exits at once) must not leave that one without a reader.
-        keep = [os.open(p, os.O_RDWR | os.O_NONBLOCK) for p in (to_sub, from_sub)]
+        # end-of-file). It lets go of the validator's output once both runs have opened
+        # their ends (or ended), so the validator closing it is the submission's end of
+        # input; and of the submission's output only once a run has ended too, so the
+        # validator sees a crashed submission's end of output after that run's end (the
+        # order the verdict rule asks for is then certain). A run that ends before the
+        # other has even opened must not leave that one without a reader.
+        keep = {"to_sub": os.open(to_sub, os.O_RDWR | os.O_NONBLOCK),
+                "from_sub": os.open(from_sub, os.O_RDWR | os.O_NONBLOCK)}
         lock = threading.Lock()
         opened = {"sub": threading.Event(), "val": threading.Event()}
         ended = threading.Event()
+        val_done = threading.Event()
+
+        released: list[float] = []  # when the submission's output was let go
 
         def let_go(force: bool = False) -> None:
             with lock:
-                if force or (ended.is_set() and all(e.is_set() for e in opened.values())):
-                    while keep:
-                        os.close(keep.pop())
+                both = all(e.is_set() for e in opened.values())
+                for end in [k for k in keep if force or (both and (
+                        k == "to_sub" or ended.is_set()))]:
+                    if end == "from_sub":  # the time before the close: nothing can
+                        released.append(time.monotonic())  # see the EOF before it
+                    os.close(keep.pop(end))
 
         def on_open(name: str) -> Callable[[], None]:
             def mark() -> None:
@@ -178,6 +196,10 @@ class Passes:
                 results[name] = (e, time.monotonic())
             finally:
                 opened[name].set()  # ended: it holds no end any more (or never will)
+                if name == "val":
+                    val_done.set()
+                else:
+                    val_done.wait(EOF_GRACE_S)
                 ended.set()
                 let_go()
 
@@ -212,7 +234,22 @@ class Passes:
                 verdict, validation = Verdict.JE, Validation(
                     None, judge_error=f"submission sandbox failed: {sub}")
             return _killed(), validation, verdict
-        return sub, validation, interactive_verdict(sub, validation, val_t < sub_t)
+        return sub, validation, interactive_verdict(sub, validation,
+                                                    _validator_first(val, val_t, sub_t,
+                                                                     released))
+
+
+def _validator_first(val: RunMeta, val_t: float, sub_t: float,
+                     released: Sequence[float]) -> bool:
+    """Whether the validator ended before the submission. The validator cannot see the
+    submission's end of output before the judge let go of it (after a run ended, and
+    ``EOF_GRACE_S`` more for the validator's own end), so a validator whose program
+    exited before that moment ended on its own, first -- even when its reply came
+    second (a submission that then died of the end of input replies as fast). Without
+    the exit time: the order the replies came in."""
+    if val.exited_at is not None and released:
+        return val.exited_at < released[0]
+    return val_t < sub_t
 
 
 def _killed() -> RunMeta:

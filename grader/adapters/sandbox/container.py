@@ -34,6 +34,7 @@ import subprocess
 import tempfile
 import time
 from collections.abc import Callable, Sequence
+from dataclasses import replace
 from pathlib import Path
 from typing import IO, Any
 
@@ -336,7 +337,10 @@ class ContainerSandbox(RuntimeBase):
             cgroup=cgroup)
         message = f"cannot execute {request.argv[0]}: {reply['exec-error']}" \
             if "exec-error" in reply else ""
-        return interpret(raw, request.limits, num("exit-code"), num("signal"), message)
+        meta = interpret(raw, request.limits, num("exit-code"), num("signal"), message)
+        if "exited-at" in reply:
+            meta = replace(meta, exited_at=float(reply["exited-at"]))
+        return meta
 
     def describe(self) -> dict[str, Any]:
         facts = super().describe()
