@@ -98,3 +98,38 @@ def test_a_broken_package_is_a_reason_not_a_traceback(tmp_path: Path,
     r = gl("grade", str(pkg), str(pkg / "submissions/accepted/kadane.py"))
     assert r.returncode == 2
     assert "01.in: is a symbolic link" in r.stderr and "Traceback" not in r.stderr
+
+
+def _closing_interactor(pkg: Path) -> None:
+    """An interactive problem whose interactor writes the numbers, closes its output
+    and only then reads the submission's answer: the submission reads to end of input."""
+    (pkg / "data/secret").mkdir(parents=True)
+    (pkg / "output_validator").mkdir()
+    (pkg / "problem.yaml").write_text(
+        "problem_format_version: 2025-09\nname: Sum to the end\ntype: interactive\n"
+        "uuid: 0b1c2d3e-0000-4000-8000-00000000e0f0\nlimits:\n  time_limit: 2\n")
+    (pkg / "data/secret/1.in").write_text("3 4 5\n")
+    (pkg / "data/secret/1.ans").write_text("12\n")
+    (pkg / "output_validator/validator.py").write_text(
+        "import os, sys\n"
+        "nums = open(sys.argv[1]).read().split()\n"
+        "sys.stdout.write(' '.join(nums) + '\\n')\n"
+        "sys.stdout.flush()\n"
+        "os.close(1)  # the submission sees end of input here\n"
+        "got = sys.stdin.readline().strip()\n"
+        "ok = got == str(sum(map(int, nums)))\n"
+        "open(sys.argv[3] + 'judgemessage.txt', 'w').write(f'answer {got!r}')\n"
+        "sys.exit(42 if ok else 43)\n")
+
+
+def test_an_interactor_closing_its_output_is_end_of_input(tmp_path: Path,
+                                                         sandbox_factory: object) -> None:
+    pkg = tmp_path / "sumtoend"
+    _closing_interactor(pkg)
+    sub = tmp_path / "sum.py"
+    sub.write_text("import sys\nprint(sum(int(x) for x in sys.stdin.read().split()))\n")
+    r = gl("grade", str(pkg), str(sub), "--json")
+    assert r.returncode == 0, r.stdout[-2000:] + r.stderr[-2000:]
+    res = json.loads(r.stdout)
+    assert res["verdict"] == "AC", res["tests"]
+    assert res["tests"][0]["wall_time_s"] < 1.5, res["tests"]  # never waited for the clock
