@@ -81,6 +81,8 @@ def cmd_check(args: argparse.Namespace, ctx: Context) -> int:
                   f"{res.verdict.value} score {res.score:g}/{res.max_score:g}")
             for why in o.check.problems:
                 print(f"          - {why}")
+        for path, why in rep.skipped:
+            print(f"{'skipped':<9} {os.path.relpath(path)}: {why}")
         if rep.time_limit is not None:
             print(f"{rep.problem.short_name}: time limit {rep.time_limit.limit_s:g} s "
                   f"({rep.time_limit.note}); {rep.time_limit_note}")
@@ -89,7 +91,9 @@ def cmd_check(args: argparse.Namespace, ctx: Context) -> int:
             print(f"ERROR     {rep.problem.short_name}: {err}")
     print(f"{total} submissions checked in {time.monotonic() - t0:.1f} s on "
           f"{len(cpus)} cpu(s): {total - sum(not o.check.ok for r in reports for o in r.outcomes)}"
-          f" as expected, {bad} mismatched")
+          f" as expected, {bad} mismatched"
+          + (f", {sum(len(r.skipped) for r in reports)} skipped (not graded here)"
+             if any(r.skipped for r in reports) else ""))
     return 1 if bad else 0
 
 

@@ -7,10 +7,12 @@ test AC; ``wrong_answer``: AC or WA with at least one WA; ...), and
 judgemessage must contain, ``use_for_time_limit``, ``language`` -- for the whole
 submission or only for the test cases of a named group (2025-09). gradeline's own
 directories (``memory_limit_exceeded``, ``output_limit_exceeded``, ``compile_error``)
-and legacy ``partially_accepted`` keep their meaning.
+keep their meaning, and so does ``partially_accepted``: legacy, AC with less than the
+maximum score; 2023-07/2025-09 (which judge scoring submissions by score), a score
+strictly between 0 and the maximum, whatever the verdict.
 
-Time limits (2023-07/2025-09): the slowest test of every submission that may not
-time out gives ``T_ac``, the slowest of every submission that must time out gives
+Time limits (2023-07/2025-09): the slowest passed test (AC) of every submission that
+may not time out gives ``T_ac``, the slowest of every submission that must time out gives
 ``T_tle``; the limit is the smallest multiple of ``time_resolution`` with
 ``T_ac * ac_to_time_limit <= limit`` and ``limit * time_limit_to_tle <= T_tle``.
 Legacy packages: ``T_ac * time_multiplier``, rounded, at least 1 s.
@@ -29,7 +31,7 @@ from pathlib import Path
 from typing import Any
 
 from grader.core.errors import ProblemFormatError
-from grader.core.problem import Problem
+from grader.core.problem import NEW, Problem
 from grader.core.result import SubmissionResult, TestResult
 from grader.core.verdict import Verdict
 
@@ -74,7 +76,8 @@ class Expectation:
     path: Path
     rules: list[Rule] = field(default_factory=list)
     whole: Verdict | None = None  # gradeline's memory/output/compile directories
-    partial: bool = False  # legacy partially_accepted
+    partial: bool = False  # partially_accepted (legacy; kept for newer versions too)
+    by_score: bool = False  # 2023-07/2025-09: partial means 0 < score < max, any verdict
     language: str | None = None
 
     @property
@@ -152,6 +155,7 @@ def expectations(problem: Problem, submissions: Iterable[Path],
             exp.whole = WHOLE[d]
         elif d == "partially_accepted":
             exp.partial = True
+            exp.by_score = problem.format_version in NEW
             exp.rules.append(Rule("partially_accepted", permitted=frozenset(KATTIS)))
         elif d in DEFAULTS:
             cfg = {**DEFAULTS[d], **(overrides.get(d) or {})}
@@ -230,8 +234,11 @@ def check(exp: Expectation, result: SubmissionResult, *, max_score: float) -> Ch
                 bad.append(f"{rule.source}: score {score:g} not in [{lo:g}, {hi:g}]")
         if rule.message is not None and not any(rule.message in t.feedback for t in tests):
             bad.append(f"{rule.source}: no judge message contains {rule.message!r}")
-    if exp.partial and (result.verdict is not Verdict.AC or
-                        result.score >= max_score - 1e-9):
+    if exp.partial and exp.by_score and not 1e-9 < result.score < max_score - 1e-9:
+        bad.append(f"partially_accepted: score {result.score:g} is not strictly between 0 "
+                   f"and {max_score:g}")
+    elif exp.partial and not exp.by_score and (result.verdict is not Verdict.AC or
+                                               result.score >= max_score - 1e-9):
         bad.append(f"partially_accepted: got {result.verdict.value} with score "
                    f"{result.score:g} of {max_score:g}")
     return Check(not bad, tuple(bad))
@@ -251,13 +258,27 @@ def bound_kind(rule: Rule) -> str | None:
 
 
 def slowest(exp: Expectation, result: SubmissionResult, kind: str) -> float | None:
-    """The slowest test time over the cases the submission's ``kind`` rules cover."""
+    """The slowest test time over the cases the submission's ``kind`` rules cover.
+
+    A lower bound counts only tests the run passed (AC, ended by itself): a wrong
+    answer's time says nothing about what a correct run needs (an interactive
+    submission may spin after the validator has already said WA), and a run the clock
+    cut off has no time of its own (``timed_out`` says which ones were).
+    """
     times = []
     for rule in exp.rules:
         if bound_kind(rule) == kind:
             times += [t.cpu_time_s for t in _tests_for(rule, result.tests)
-                      if t.cpu_time_s is not None]
+                      if t.cpu_time_s is not None and
+                      (kind != "lower" or (t.verdict is Verdict.AC and not t.termination))]
     return max(times) if times else None
+
+
+def timed_out(exp: Expectation, result: SubmissionResult) -> list[str]:
+    """The tests a lower-bound rule covers that the clock ended (TLE): measured under
+    a generous limit, they leave no time limit to derive."""
+    return sorted({t.name for rule in exp.rules if bound_kind(rule) == "lower"
+                   for t in _tests_for(rule, result.tests) if t.verdict is Verdict.TLE})
 
 
 @dataclass(frozen=True, slots=True)

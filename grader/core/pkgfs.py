@@ -9,7 +9,7 @@ the link, never a traceback (``FileNotFoundError``) and never a read of a host f
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Iterator
+from collections.abc import Iterable, Iterator, Mapping
 from pathlib import Path
 from typing import Any
 
@@ -85,9 +85,11 @@ class PackageFS:
             raise self.error(path, f"cannot be read: {e.strerror}") from None
 
     def read_yaml(self, path: Path, known: Iterable[str] | None = None,
-                  *, what: str = "") -> dict[str, Any]:
+                  *, what: str = "", moved: Mapping[str, str] | None = None
+                  ) -> dict[str, Any]:
         """A YAML mapping ({} when the file is absent or empty). ``known``: the keys
-        the spec defines for this file; any other key is an error naming it."""
+        the spec defines for this file; any other key is an error naming it, with the
+        remedy when ``moved`` knows where that key went (an older version's key)."""
         if not path.exists() and not path.is_symlink():
             return {}
         try:
@@ -101,6 +103,9 @@ class PackageFS:
         if known is not None:
             allowed = set(known)
             unknown = sorted(str(k) for k in data if str(k) not in allowed)
+            fixes = [f"{k}: {(moved or {})[k]}" for k in unknown if k in (moved or {})]
+            if fixes:
+                raise self.error(path, f"unknown keys {unknown}{what}; " + "; ".join(fixes))
             if unknown:
                 raise self.error(path, f"unknown keys {unknown}{what}; known: "
                                        f"{sorted(allowed)}")

@@ -69,6 +69,15 @@ LEGACY_PROBLEM_KEYS = ("problem_format_version", "type", "name", "uuid", "author
 NEW_PROBLEM_KEYS = ("problem_format_version", "type", "name", "uuid", "version", "credits",
                     "source", "license", "rights_owner", "embargo_until", "limits", "keywords",
                     "languages", "allow_file_writing", "constants")
+#: legacy keys of problem.yaml and where 2023-07/2025-09 moved them (the error's remedy)
+MOVED_KEYS = {
+    "source_url": "write source: {name: ..., url: ...}",
+    "author": "write credits: {authors: ...}",
+    "validation": "write type: (pass-fail, scoring, interactive, multi-pass) and put a "
+                  "custom validator in output_validator/",
+    "validator_flags": "write output_validator_args in data/secret/test_group.yaml",
+    "grading": "write max_score and score_aggregation in data/secret/test_group.yaml",
+}
 LEGACY_LIMITS = ("time_multiplier", "time_safety_margin", "memory", "output", "code",
                  "compilation_time", "compilation_memory", "validation_time",
                  "validation_memory", "validation_output", "time_limit")
@@ -418,7 +427,8 @@ def load_problem(path: str | Path, *, require_time_limit: bool = True) -> Proble
                            f"({', '.join(FORMAT_VERSIONS)})")
     legacy = version in LEGACY
     meta = fs.read_yaml(py, LEGACY_PROBLEM_KEYS if legacy else NEW_PROBLEM_KEYS,
-                        what=f" (problem.yaml, format {version})")
+                        what=f" (problem.yaml, format {version})",
+                        moved=None if legacy else MOVED_KEYS)
     gl_path = root / "gradeline.yaml"
     gl = fs.read_yaml(gl_path, GRADELINE_KEYS, what=" (gradeline's additions)")
     types = set(_types(fs, py, meta, legacy))

@@ -19,7 +19,9 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from grader.core import expectations as ex
+from grader.core.errors import SubmissionError
 from grader.core.jobs import GradingJob, JudgeFault
+from grader.core.languages import detect_language, load_languages
 from grader.core.pkgfs import PackageFS
 from grader.core.problem import MEASURING_TIME_LIMIT_S, Problem, load_problem
 from grader.core.result import SubmissionResult
@@ -43,6 +45,8 @@ class PackageReport:
     time_limit: ex.TimeLimit | None = None
     time_limit_note: str = ""
     errors: list[str] = field(default_factory=list)
+    #: example submissions not graded, and why (disabled, a language gradeline lacks)
+    skipped: list[tuple[Path, str]] = field(default_factory=list)
 
     @property
     def ok(self) -> bool:
@@ -72,6 +76,25 @@ def package_expectations(problem: Problem) -> list[ex.Expectation]:
     return ex.expectations(problem, submissions_of(problem), rules, yml)
 
 
+def skip_reason(problem: Problem, exp: ex.Expectation) -> str | None:
+    """Why an example submission is not graded: disabled by name (``*.disabled``, as
+    BAPCtools marks them), or in a language gradeline does not grade here. A package
+    may carry solutions in languages a judge lacks; they are no mismatch."""
+    if exp.path.name.endswith(".disabled"):
+        return "disabled (*.disabled)"
+    table = load_languages()
+    if exp.language is not None:
+        return None if exp.language in table else \
+            f"language {exp.language!r} (submissions.yaml) is not one gradeline grades"
+    files = [str(p.relative_to(exp.path)) for p in sorted(exp.path.rglob("*"))
+             if p.is_file()] if exp.path.is_dir() else [exp.path.name]
+    try:
+        detect_language(files, problem.languages, table)
+    except SubmissionError as e:
+        return str(e).split(";")[0]
+    return None
+
+
 def _grade(executor: Executor, problem: Problem, exps: Sequence[ex.Expectation],
            time_limit: float | None) -> dict[str, SubmissionResult | JudgeFault]:
     jobs = [GradingJob(problem.path, e.path, e.language, time_limit) for e in exps]
@@ -82,8 +105,14 @@ def check_package(root: Path, executor: Executor, *, record: bool = True,
                   say: Callable[[str], None] = print) -> PackageReport:
     """Check one package (see the module docstring)."""
     problem = load_problem(root, require_time_limit=False)
-    exps = package_expectations(problem)
     report = PackageReport(problem)
+    exps = []
+    for e in package_expectations(problem):
+        why = skip_reason(problem, e)
+        if why is None:
+            exps.append(e)
+        else:
+            report.skipped.append((e.path, why))
     if not exps:
         report.errors.append("no example submissions (submissions/<expected>/)")
         return report
@@ -103,6 +132,14 @@ def check_package(root: Path, executor: Executor, *, record: bool = True,
             if isinstance(r, SubmissionResult):
                 t = ex.slowest(e, r, "lower")
                 t_ac = max(t_ac, t or 0.0)
+                cut = ex.timed_out(e, r)
+                if cut:
+                    report.errors.append(
+                        f"{e.label} may not time out, but ran over the measuring limit of "
+                        f"{MEASURING_TIME_LIMIT_S:g} s on {', '.join(cut[:3])}: no time limit "
+                        "derived (fix the submission, or mark it use_for_time_limit: false)")
+        if report.errors:
+            return report
         try:
             tl = ex.infer_time_limit(problem, t_ac, None)
         except ValueError as err:

@@ -102,3 +102,59 @@ def test_time_limit_inference(tmp_path: Path) -> None:
     assert ex.infer_time_limit(legacy, 0.7, None).limit_s == 4.0
     with pytest.raises(ValueError, match="safety margin"):
         ex.infer_time_limit(legacy, 0.7, 5.0)
+
+
+def test_the_lower_bound_counts_only_passed_runs(tmp_path: Path) -> None:
+    """problemtools' guess: a wrong answer spinning after the interactor said WA took
+    13 s; the accepted runs took 0.15 s. Only tests that passed bound the limit."""
+    e = exps(package(tmp_path))
+    spin = result({**ALL_AC, "secret/g2/01": Verdict.WA},
+                  {"secret/g1/01": 0.15, "secret/g1/02": 0.1, "secret/g2/01": 13.0})
+    assert ex.slowest(e["wrong_answer/w.py"], spin, "lower") == pytest.approx(0.15)
+    tests = tuple(TestResult(t.name, t.group, t.verdict, cpu_time_s=t.cpu_time_s,
+                             termination="cpu-time" if t.name == "secret/g2/01" else None)
+                  for t in result({**ALL_AC, "secret/g2/01": Verdict.TLE},
+                                  {"secret/g2/01": 10.0}).tests)
+    cut = SubmissionResult("p", "v", "s", "h", "python3", Verdict.TLE, 0.0, 100.0, None,
+                           tests, ())
+    assert ex.slowest(e["accepted/a.py"], cut, "lower") == pytest.approx(0.1)
+    assert ex.timed_out(e["accepted/a.py"], cut) == ["secret/g2/01"]
+    assert ex.timed_out(e["accepted/a.py"], spin) == []
+    # an upper bound still counts what the run took
+    assert ex.slowest(e["time_limit_exceeded/t.py"], cut, "upper") == pytest.approx(10.0)
+
+
+def test_partially_accepted_is_judged_by_score_in_newer_versions(tmp_path: Path) -> None:
+    """The format repository's 2025-09 scoring example: partially_accepted gets WA on
+    some cases and 30 of 100 -- a partial score, which is what the directory says."""
+    root = package(tmp_path)
+    (root / "submissions/partially_accepted").mkdir()
+    (root / "submissions/partially_accepted/p.py").write_text("")
+    e = exps(root)["partially_accepted/p.py"]
+    wa = {**ALL_AC, "secret/g2/01": Verdict.WA}
+    assert ex.check(e, result(wa, score=30.0), max_score=100).ok
+    for score in (0.0, 100.0):
+        c = ex.check(e, result(wa, score=score), max_score=100)
+        assert not c.ok and "not strictly between 0 and 100" in c.problems[0]
+    legacy = package(tmp_path / "l", "legacy")
+    (legacy / "submissions/partially_accepted").mkdir()
+    (legacy / "submissions/partially_accepted/p.py").write_text("")
+    el = exps(legacy)["partially_accepted/p.py"]
+    assert not ex.check(el, result(wa, score=30.0), max_score=100).ok  # legacy: AC only
+    assert ex.check(el, result(ALL_AC, score=30.0), max_score=100).ok
+
+
+def test_check_skips_disabled_submissions_and_languages_it_lacks(tmp_path: Path) -> None:
+    from grader.pipeline.selfcheck import skip_reason
+
+    root = package(tmp_path)
+    for name in ("old.py.disabled", "sol.pas", "sol.cob"):
+        (root / "submissions/accepted" / name).write_text("")
+    (root / "submissions/accepted/dir").mkdir()
+    (root / "submissions/accepted/dir/main.py").write_text("")
+    p = load_problem(root, require_time_limit=False)
+    why = {e.label: skip_reason(p, e) for e in exps(root).values()}
+    assert why["accepted/a.py"] is None and why["accepted/dir"] is None
+    assert why["accepted/old.py.disabled"] == "disabled (*.disabled)"
+    assert "cannot detect the language" in str(why["accepted/sol.pas"])
+    assert "cannot detect the language" in str(why["accepted/sol.cob"])
