@@ -372,11 +372,7 @@ class _Loader:
         direct = [p for p in entries if p.name.endswith(".in") and fs.is_file(p)]
         dirs = [p for p in entries if fs.is_dir(p) and not p.name.endswith(".files")]
         if name == "secret":
-            if direct and any(self.plain_dir_cases(p, name, me, inherited, dry=True)
-                              for p in dirs):
-                raise fs.error(d, "holds both test cases and test data groups (the spec "
-                                  "allows one or the other)")
-            subgroups = [] if direct else dirs
+            subgroups = self.secret_groups(d, direct, dirs)
         else:
             subgroups = [p for p in dirs if (p / "test_group.yaml").exists()
                          or (p / "testdata.yaml").exists()]
@@ -436,6 +432,30 @@ class _Loader:
                                 require_pass=req, case_max=case_max)
         return name
 
+    def secret_groups(self, d: Path, direct: Sequence[Path], dirs: Sequence[Path]
+                      ) -> list[Path]:
+        """The test data groups of ``data/secret``. 2025-09: a subdirectory with a
+        ``test_group.yaml`` is a group, and once there is one, every subdirectory is one
+        and no case may sit directly in secret; without any, subdirectories only organise
+        secret's cases, beside cases of its own. The 2023-07 drafts made every
+        subdirectory a group unless secret held cases of its own."""
+        configured = [p for p in dirs if self.has_config(p)]
+        if self.version.startswith("2025"):
+            groups = list(dirs) if configured else []
+        else:
+            groups = [] if direct and not configured else list(dirs)
+        if direct and groups:
+            g = (configured or groups)[0]
+            raise self.fs.error(d, f"holds test cases ({direct[0].name}) beside test data "
+                                   f"groups ({g.name}/ has a test_group.yaml): the spec "
+                                   "allows one or the other; move the cases into a group, "
+                                   "or drop the groups' test_group.yaml")
+        return groups
+
+    def has_config(self, d: Path) -> bool:
+        return any((d / f).exists() or (d / f).is_symlink()
+                   for f in ("test_group.yaml", "testdata.yaml"))
+
     def plain_dir_cases(self, d: Path, group: str, ancestors: tuple[str, ...],
                         inherited: Mapping[str, Any], *, dry: bool = False
                         ) -> list[TestCase]:
@@ -453,17 +473,39 @@ class _Loader:
                 out.extend(self.plain_dir_cases(p, group, ancestors, inherited, dry=dry))
         return out
 
+    def data_settings(self) -> dict[str, Any]:
+        """What ``data/`` itself configures for sample and secret: ``data/test_group.yaml``
+        (BAPCtools' convention; the spec starts at sample/ and secret/) gives settings
+        that inherit, such as ``output_validator_args``; a scoring key there is refused,
+        and so is anything else in ``data/`` that no format version defines."""
+        fs = self.fs
+        for p in fs.entries(self.data):
+            known = p.name in ("sample", "secret", "test_group.yaml", "testdata.yaml",
+                               *NOT_GRADED) or p.name.startswith(".")
+            if not known:
+                raise fs.error(p, "is not part of the test data (data/ holds sample/, "
+                                  "secret/, test_group.yaml and the validators' "
+                                  f"{', '.join(NOT_GRADED)}): move it or remove it")
+        path, cfg = self.group_config(self.data)
+        for k in ("max_score", "score_aggregation", "require_pass", "scoring",
+                  "static_validation_score"):
+            if k in cfg:
+                raise fs.error(path, f"{k} belongs in data/secret/test_group.yaml or a "
+                                     "group's, not in data/ (it is not inherited)")
+        return self.inherit(path, cfg, {"vflags": self.base_flags})
+
     def load_new(self) -> TestData:
         fs = self.fs
         sample, secret = self.data / "sample", self.data / "secret"
         if not fs.is_dir(secret):
             raise fs.error(secret, "missing (the secret test data lives there)")
+        top = self.data_settings()
         if fs.is_dir(sample):
             path, cfg = self.group_config(sample)
             for k in ("max_score", "score_aggregation", "require_pass", "scoring"):
                 if k in cfg:
                     raise fs.error(path, f"{k} is not permitted in sample")
-            inherited = self.inherit(path, cfg, {"vflags": self.base_flags})
+            inherited = self.inherit(path, cfg, top)
             cases = []
             for p in fs.entries(sample):
                 if p.name.endswith(".in") and fs.is_file(p):
@@ -476,7 +518,7 @@ class _Loader:
                 self.cases.extend(cases)
             self.nodes["sample"] = Node("sample", tuple(c.name for c in cases), "pass-fail",
                                         0.0)
-        self.new_group(secret, {"vflags": self.base_flags}, (), "sum", 100.0)
+        self.new_group(secret, top, (), "sum", 100.0)
         if not any(g.name == "secret" or g.name.startswith("secret/") for g in self.groups):
             raise fs.error(secret, "has no test cases (*.in)")
         self.check_require_pass()

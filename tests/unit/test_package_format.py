@@ -189,6 +189,7 @@ def test_types_and_what_is_refused(tmp_path: Path) -> None:
             ("type: multipass\n", "not a problem type"),
             ("type: [scoring, scoring]\n", "repeats"),
             ("validation: custom\n", "unknown keys ['validation']"),
+            ("source_url: https://c.example\n", "source_url: write source: {name: ..., url"),
             ("frobnicate: 3\n", "unknown keys ['frobnicate']"),
             ("limits: {memory: lots}\n", "limits.memory must be a number"),
             ("limits: {time_multipliers: {ac_to_time_limit: 0.5}}\n", "ac_to_time_limit"),
@@ -337,3 +338,39 @@ def test_mutated_packages_load_or_fail_with_a_reason(tmp_path: Path, seed: int) 
         assert str(e).startswith(f"problem '{root.name}': ")
         return
     assert p.cases and math.isfinite(p.max_score)
+
+
+def test_secret_cases_beside_directories_and_data_settings(tmp_path: Path) -> None:
+    """2025-09: without a test_group.yaml, subdirectories of secret only organise its
+    cases (cases may sit beside them); with one, they are groups and cases beside them
+    are refused with the remedy. data/test_group.yaml (BAPCtools' place for settings
+    every case shares) is applied, not ignored; what data/ may not hold is refused."""
+    root = tmp_path / "mix"
+    write(root, {"problem.yaml": "problem_format_version: 2025-09\nname: M\nuuid: 1\n"
+                                 "limits: {time_limit: 1}\n",
+                 "data/test_group.yaml": "output_validator_args: [float_tolerance, 1E-6]\n",
+                 "data/secret/more/02.in": "2\n", "data/secret/more/02.ans": "2\n"})
+    cases(root, "sample", 1)
+    cases(root, "secret", 1)
+    p = load_problem(root)
+    names = [c.name for c in p.cases]
+    assert names == ["sample/01", "secret/01", "secret/more/02"], names
+    assert all(c.validator_flags == ("float_tolerance", "1E-6") for c in p.cases)
+    assert [g.name for g in p.groups] == ["sample", "secret"]
+    # a group's own output_validator_args replace what data/ gave
+    write(root, {"data/secret/test_group.yaml": "output_validator_args: [case_sensitive]\n"})
+    assert load_problem(root).cases[1].validator_flags == ("case_sensitive",)
+    (root / "data/secret/test_group.yaml").unlink()
+    write(root, {"data/secret/more/test_group.yaml": ""})
+    with pytest.raises(ProblemFormatError, match=r"holds test cases \(01.in\) beside test "
+                                                 r"data groups \(more/ has a test_group"):
+        load_problem(root)
+    (root / "data/secret/01.in").unlink()
+    (root / "data/secret/01.ans").unlink()
+    assert [g.name for g in load_problem(root).groups] == ["sample", "secret/more"]
+    write(root, {"data/test_group.yaml": "max_score: 50\n"})
+    with pytest.raises(ProblemFormatError, match="max_score belongs in data/secret"):
+        load_problem(root)
+    write(root, {"data/test_group.yaml": "", "data/extra.in": "1\n"})
+    with pytest.raises(ProblemFormatError, match=r"extra\.in: is not part of the test data"):
+        load_problem(root)
