@@ -132,6 +132,31 @@ def test_python_syntax_error_is_ce_naming_the_line(judge, tmp_path):
         and "line 1" in r.compile.output, r.compile.output
 
 
+def test_javascript_syntax_error_in_any_file_is_ce(judge, problem_copy, tmp_path):
+    """Every .js file is syntax-checked (node --check takes one file): an error in a
+    helper module is one CE naming it, not an RE per test; a sound pair grades."""
+    d = tmp_path / "sub"
+    d.mkdir()
+    (d / "main.js").write_text(
+        "const {total} = require('./helper.js');\n"
+        "const w = require('fs').readFileSync(0, 'utf8').trim().split(/\\s+/);\n"
+        "console.log(total(w).toString());\n")
+    (d / "helper.js").write_text("function total(w { return 0; }\nmodule.exports = {total};\n")
+    pkg = problem_copy("bigsum")
+    gl_yaml = pkg / "gradeline.yaml"
+    gl_yaml.write_text(gl_yaml.read_text().replace("[c, cpp, python3]", "[javascript]"))
+    problem = load_problem(pkg)
+    r = judge.grade(problem, d, language="javascript")
+    assert r.verdict is Verdict.CE and not r.tests, (r.verdict, r.compile.output)
+    assert "helper.js" in r.compile.output and "SyntaxError" in r.compile.output
+    (d / "helper.js").write_text(
+        "function total(w) { const n = Number(w[0]); let s = 0n;\n"
+        "  for (let i = 1; i <= n; i++) s += BigInt(w[i]); return s; }\n"
+        "module.exports = {total};\n")
+    r = judge.grade(problem, d, language="javascript")
+    assert r.verdict is Verdict.AC, [(t.name, t.verdict, t.feedback) for t in r.tests]
+
+
 def test_python_submission_of_several_files_imports_its_modules(judge, tmp_path):
     """No bytecode is written at compile time and the build dir is read-only in the
     tests: the main file's imports still work (Python compiles them in memory)."""
