@@ -2,7 +2,8 @@
 command, and map every GradelineError to a message and exit status 2.
 
 Exit codes: 0 success, 1 the requested check failed (e.g. a self-check mismatch),
-2 an error of gradeline or its configuration.
+2 an error of gradeline or its configuration, 128 + N stopped by signal N (what the
+command started has ended: see ``stopping``).
 """
 
 from __future__ import annotations
@@ -10,13 +11,24 @@ from __future__ import annotations
 import argparse
 import contextlib
 import logging
+import os
 import sys
 import traceback
 from collections.abc import Iterator, Sequence
 from pathlib import Path
 
 from grader import __version__, faults
-from grader.cli import admin, course, dropbox, experiment, grading, measure, plan, trace
+from grader.cli import (
+    admin,
+    course,
+    dropbox,
+    experiment,
+    grading,
+    measure,
+    plan,
+    stopping,
+    trace,
+)
 from grader.cli.common import Context
 from grader.core.errors import GradelineError
 from grader.settings import load
@@ -57,6 +69,17 @@ def main(argv: Sequence[str] | None = None) -> int:
     args = build_parser().parse_args(argv)
     logging.basicConfig(level=logging.INFO if args.verbose else logging.WARNING,
                         format="%(levelname)s %(name)s: %(message)s")
+    stopping.install()
+    try:
+        return _run(args)
+    except stopping.Stopped as e:
+        print(f"gradeline: stopped by {e}: what it started has ended", file=sys.stderr)
+        sys.stdout.flush()
+        sys.stderr.flush()
+        os._exit(128 + e.signum)  # no exit handler may wait for a worker
+
+
+def _run(args: argparse.Namespace) -> int:
     with _errors(args.verbose):
         settings = load()
         faults.arm(settings.fault, settings.fault_dir)

@@ -236,6 +236,11 @@ class Judge:
         self.passes.close()
         self.sandbox.close()
 
+    def abort(self) -> None:
+        """Kill the judge's containers now, runs in progress included (a stop)."""
+        self.passes.abort()
+        self.sandbox.abort()
+
     # -- one job, whatever happens -------------------------------------------
     def grade_job(self, job: GradingJob) -> Outcome:
         """Grade one job; every failure of ours becomes a JudgeFault with its reason."""

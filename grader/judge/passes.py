@@ -93,6 +93,10 @@ class Passes:
             self._peer.close()
             self._peer = None
 
+    def abort(self) -> None:
+        if self._peer is not None:
+            self._peer.abort()
+
     def run(self, problem: Problem, case: TestCase, index: int, argv: Sequence[str],
             rundir: Path, out: Path, work: Path, limits: Limits, writable: bool,
             env: Mapping[str, str] | None = None) -> PassOutcome:

@@ -91,6 +91,11 @@ class Sandbox(Protocol):
         """Release the sandbox (its container); idempotent."""
         ...
 
+    def abort(self) -> None:
+        """End the sandbox now, a run in progress included (gradeline is being
+        stopped); idempotent."""
+        ...
+
     def sibling(self) -> Sandbox:
         """Another sandbox like this one (same image, user and CPUs, a container of its
         own): an interactive test's validator runs there while the submission runs

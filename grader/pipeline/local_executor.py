@@ -9,6 +9,7 @@ from __future__ import annotations
 import atexit
 import multiprocessing as mp
 import os
+import signal
 import threading
 import time
 from collections.abc import Callable, Iterable, Iterator, Sequence
@@ -16,7 +17,7 @@ from concurrent.futures import ProcessPoolExecutor, as_completed
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from grader.adapters.sandbox import SandboxConfig, open_sandbox
+from grader.adapters.sandbox import SandboxConfig, abort_all, open_sandbox
 from grader.core.jobs import GradingJob, Outcome
 from grader.core.problem import OnReject
 from grader.core.samples import ShardSample
@@ -60,9 +61,18 @@ _judge: Judge | None = None
 
 def _init(slots: mp.Queue, spec: WorkerSpec, parent: int) -> None:  # type: ignore[type-arg]
     global _judge
+    # A Ctrl-C reaches the whole process group: gradeline decides what it stops, and
+    # stops a worker with SIGTERM, which ends the worker's containers, runs and all.
+    signal.signal(signal.SIGINT, signal.SIG_IGN)
+    signal.signal(signal.SIGTERM, _on_stop)
     _judge = spec.judge(slots.get())
     atexit.register(_judge.close)  # the worker's container ends with the worker
     threading.Thread(target=_orphan_watch, args=(parent, _judge), daemon=True).start()
+
+
+def _on_stop(signum: int, _frame: object) -> None:
+    abort_all()
+    os._exit(128 + signum)
 
 
 def _orphan_watch(parent: int, judge: Judge) -> None:
@@ -72,7 +82,7 @@ def _orphan_watch(parent: int, judge: Judge) -> None:
     PR_SET_PDEATHSIG fires when the *thread* that started the worker ends."""
     while os.getppid() == parent:
         time.sleep(0.5)
-    judge.close()
+    judge.abort()
     os._exit(1)
 
 

@@ -17,12 +17,14 @@ from pathlib import Path
 from grader.adapters.sandbox.apptainer import ApptainerSandbox
 from grader.adapters.sandbox.bwrap import BwrapSandbox
 from grader.adapters.sandbox.cgroups import CgroupManager
+from grader.adapters.sandbox.container import abort_all
 from grader.adapters.sandbox.image import ImageStore, Runtime, default_definition
 from grader.adapters.sandbox.runtime import Identity
 from grader.core.errors import CapabilityError, ImageError
 from grader.judge.ports import Sandbox
 
 log = logging.getLogger(__name__)
+__all__ = ["SandboxConfig", "abort_all", "choose_runtime", "open_sandbox"]
 
 @dataclass(frozen=True, slots=True)
 class SandboxConfig:

@@ -33,6 +33,7 @@ import signal
 import subprocess
 import tempfile
 import time
+import weakref
 from collections.abc import Callable, Sequence
 from dataclasses import replace
 from pathlib import Path
@@ -65,6 +66,17 @@ DATA_ALLOWANCE = 64 * MIB
 
 def _escape(value: str) -> str:
     return value.replace("\\", "\\\\").replace("\n", "\\n").replace("\t", "\\t")
+
+
+#: every container this process has running (``abort_all`` ends them on a stop)
+_LIVE: weakref.WeakSet[ContainerSandbox] = weakref.WeakSet()
+
+
+def abort_all() -> None:
+    """Kill every container this process started, runs in progress included: gradeline
+    is being stopped, and nothing it started may outlive it."""
+    for sandbox in list(_LIVE):
+        sandbox.abort()
 
 
 class ContainerSandbox(RuntimeBase):
@@ -125,6 +137,7 @@ class ContainerSandbox(RuntimeBase):
             self.log = None
             raise SandboxError(f"cannot start {argv[0]}: {e}") from e
         self.proc = proc
+        _LIVE.add(self)
         self.starts += 1
         ready = self._read_reply(START_TIMEOUT_S)
         if "ready" not in ready:
@@ -149,19 +162,19 @@ class ContainerSandbox(RuntimeBase):
         """Kill the container and everything it started: its process group, then
         whatever else is left of its session (the container started it in a session of
         its own)."""
-        if self.proc is not None:
+        proc, self.proc = self.proc, None  # a stop may kill it from another thread too
+        if proc is not None:
             with contextlib.suppress(ProcessLookupError, PermissionError):
-                os.killpg(self.proc.pid, signal.SIGKILL)
-            with contextlib.suppress(ChildProcessError):
-                self.proc.wait(timeout=10)
-            for pid in session_members(self.proc.pid):
+                os.killpg(proc.pid, signal.SIGKILL)
+            with contextlib.suppress(ChildProcessError, subprocess.TimeoutExpired):
+                proc.wait(timeout=10)
+            for pid in session_members(proc.pid):
                 with contextlib.suppress(ProcessLookupError, PermissionError):
                     os.kill(pid, signal.SIGKILL)
-            for f in (self.proc.stdin, self.proc.stdout):
-                with contextlib.suppress(OSError):
+            for f in (proc.stdin, proc.stdout):
+                with contextlib.suppress(OSError, ValueError):
                     if f is not None:
                         f.close()
-        self.proc = None
 
     def close(self) -> None:
         """End the container (EOF ends the runner) and remove its cgroup."""
@@ -178,6 +191,13 @@ class ContainerSandbox(RuntimeBase):
         if self.log is not None:
             self.log.close()
             self.log = None
+
+    def abort(self) -> None:
+        """Kill the container at once, whatever it runs (no wait for the runner)."""
+        self._kill()
+        if self.cgroup is not None:
+            self.cgroup.remove()
+            self.cgroup = None
 
     def sibling(self) -> ContainerSandbox:
         """Another container like this one (its own runner, cgroup and log), started on
