@@ -207,3 +207,29 @@ def test_interactive_package_agrees(tmp_path: Path, sandbox_factory: object) -> 
         shutil.copy(src / "submissions" / sub, pkg / "submissions" / sub)
     (pkg / "gradeline.yaml").write_text("time_limit_s: 1\n")
     compare(pkg, tmp_path, 1.0, scoring=False)
+
+
+def test_float_tolerance_flags_agree(tmp_path: Path, sandbox_factory: object) -> None:
+    """The default validator's float_tolerance (legacy validator_flags): an answer off
+    by less than the tolerance is AC in both, one off by more is WA in both."""
+    pkg = tmp_path / "third"
+    (pkg / "data" / "sample").mkdir(parents=True)
+    (pkg / "data" / "secret").mkdir()
+    (pkg / "problem.yaml").write_text("name: Third\nvalidator_flags: float_tolerance 1e-6\n")
+    (pkg / ".timelimit").write_text("1\n")
+    for d, (a, b) in (("sample/1", (1, 3)), ("secret/1", (2, 7)), ("secret/2", (10, 9))):
+        (pkg / "data" / f"{d}.in").write_text(f"{a} {b}\n")
+        (pkg / "data" / f"{d}.ans").write_text(f"{a / b:.12f}\n")
+    programs = {"accepted/exact.py": "print(f'{a / b:.12f}')",
+                "accepted/near.py": "print(a / b + 4e-7)",
+                "accepted/relative.py": "print(f'{a / b * (1 + 5e-7):.9f}')",
+                "wrong_answer/far.py": "print(a / b + 3e-6)",
+                "wrong_answer/rounded.py": "print(f'{a / b:.3f}')"}
+    for rel, line in programs.items():
+        (pkg / "submissions" / rel).parent.mkdir(parents=True, exist_ok=True)
+        (pkg / "submissions" / rel).write_text(f"a, b = map(int, input().split())\n{line}\n")
+    compare(pkg, tmp_path, 1.0, scoring=False)
+    # and both agree with the labels: within the tolerance AC, beyond it WA
+    r = subprocess.run([str(BIN / "gradeline"), "check", "--no-record", str(pkg)],
+                       capture_output=True, text=True, timeout=600)
+    assert r.returncode == 0 and "5 as expected" in r.stdout, r.stdout[-3000:]
