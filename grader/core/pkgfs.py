@@ -9,7 +9,7 @@ the link, never a traceback (``FileNotFoundError``) and never a read of a host f
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Iterator, Mapping
+from collections.abc import Callable, Iterable, Iterator, Mapping
 from pathlib import Path
 from typing import Any
 
@@ -85,15 +85,16 @@ class PackageFS:
             raise self.error(path, f"cannot be read: {e.strerror}") from None
 
     def read_yaml(self, path: Path, known: Iterable[str] | None = None,
-                  *, what: str = "", moved: Mapping[str, str] | None = None
-                  ) -> dict[str, Any]:
+                  *, what: str = "", moved: Mapping[str, str] | None = None,
+                  transform: Callable[[str], str] | None = None) -> dict[str, Any]:
         """A YAML mapping ({} when the file is absent or empty). ``known``: the keys
         the spec defines for this file; any other key is an error naming it, with the
         remedy when ``moved`` knows where that key went (an older version's key)."""
         if not path.exists() and not path.is_symlink():
             return {}
         try:
-            data = yaml.safe_load(self.read_text(path))
+            text = self.read_text(path)
+            data = yaml.safe_load(transform(text) if transform else text)
         except yaml.YAMLError as e:
             raise self.error(path, f"is not valid YAML: {e}") from None
         if data is None:

@@ -29,6 +29,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Literal
 
+from grader.core.constants import Constants, parse_constants
 from grader.core.errors import ProblemFormatError
 from grader.core.languages import load_languages
 from grader.core.limits import MIB, Limits
@@ -78,9 +79,10 @@ MOVED_KEYS = {
     "validator_flags": "write output_validator_args in data/secret/test_group.yaml",
     "grading": "write max_score and score_aggregation in data/secret/test_group.yaml",
 }
+#: ``validation_passes`` with ``validation: custom multi-pass`` is DOMjudge's extension
 LEGACY_LIMITS = ("time_multiplier", "time_safety_margin", "memory", "output", "code",
                  "compilation_time", "compilation_memory", "validation_time",
-                 "validation_memory", "validation_output", "time_limit")
+                 "validation_memory", "validation_output", "time_limit", "validation_passes")
 NEW_LIMITS = ("time_multipliers", "time_limit", "time_resolution", "memory", "output", "code",
               "compilation_time", "compilation_memory", "validation_time",
               "validation_memory", "validation_output", "validation_passes")
@@ -129,6 +131,8 @@ class Problem:
     time_multipliers: TimeMultipliers = TimeMultipliers()
     validation_passes: int = 2
     include: Mapping[str, Path] = field(default_factory=dict)
+    #: problem.yaml's constants (2025-09), substituted where the spec says
+    constants: Constants = field(default_factory=dict)
     code_limit_bytes: int | None = None
     allow_file_writing: bool = False
     ordered_cases: tuple[TestCase, ...] = ()
@@ -227,18 +231,21 @@ def _types(fs: PackageFS, path: Path, meta: dict[str, Any], legacy: bool) -> fro
 
 def _legacy_validation(fs: PackageFS, path: Path, meta: dict[str, Any],
                        types: set[str]) -> tuple[str, bool]:
-    """(default|custom, validator gives scores) from legacy ``validation``."""
+    """(default|custom, validator gives scores) from legacy ``validation``; DOMjudge's
+    extension ``custom multi-pass`` (its example problems use it) is the 2025-09 type."""
     words = str(meta.get("validation", "default")).split()
     if not words or words[0] not in ("default", "custom"):
         raise fs.error(path, f"validation {meta.get('validation')!r} must start with default "
                              "or custom")
     extra = words[1:]
     for w in extra:
-        if w not in ("interactive", "score") or words[0] != "custom":
+        if w not in ("interactive", "score", "multi-pass") or words[0] != "custom":
             raise fs.error(path, f"validation {meta.get('validation')!r}: only custom may be "
-                                 "followed by interactive and/or score")
+                                 "followed by interactive, multi-pass and/or score")
     if "interactive" in extra:
         types.add("interactive")
+    if "multi-pass" in extra:
+        types.add("multi-pass")
     if "score" in extra and "scoring" not in types:
         raise fs.error(path, "validation custom score is only for scoring problems")
     return words[0], "score" in extra
@@ -488,8 +495,11 @@ def load_problem(path: str | Path, *, require_time_limit: bool = True) -> Proble
         compile_flags[str(lid)] = flags(fs, gl_path, fl)
 
     scoring = "scoring" in types
+    constants, why = parse_constants(None if legacy else meta.get("constants"))
+    if why:
+        raise fs.error(py, why)
     td = load_testdata(fs, legacy=legacy, scoring=scoring, validator_flags=validator_flags,
-                       version=version)
+                       version=version, constants=constants)
     if scoring and ({"groups", "total_points"} & set(gl)):
         raise fs.error(gl_path, "groups and total_points give course points; a problem of "
                                 "type scoring is scored by its own test data configuration")
@@ -520,6 +530,7 @@ def load_problem(path: str | Path, *, require_time_limit: bool = True) -> Proble
         time_multipliers=tm,
         validation_passes=passes,
         include=include,
+        constants=constants,
         code_limit_bytes=code,
         allow_file_writing=allow_writing,
         ordered_cases=_ordered(td.cases, groups),

@@ -28,6 +28,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Literal
 
+from grader.core.constants import Constants, substitute
 from grader.core.pkgfs import PackageFS
 
 Scoring = Literal["all_or_nothing", "proportional"]
@@ -45,6 +46,17 @@ GROUP_KEYS = ("max_score", "score_aggregation", "static_validation_score", "requ
               "args", "input_validator_args", "static_validator_args",
               "output_validator_args", "input_visualizer_args", "output_visualizer_args",
               "full_feedback", "scoring", "static_validation", "hint", "description")
+#: legacy testdata.yaml keys met in a newer package, and what replaced them
+LEGACY_MOVED = {
+    "on_reject": "2023-07/2025-09 have no on_reject (pass-fail groups stop at their first "
+                 "rejection, sum groups run every case)",
+    "grader_flags": "write score_aggregation (pass-fail, sum, min) in test_group.yaml",
+    "range": "write max_score in test_group.yaml",
+    "accept_score": "write max_score in test_group.yaml",
+    "reject_score": "a rejected case scores 0 in 2023-07/2025-09",
+    "output_validator_flags": "write output_validator_args in test_group.yaml",
+    "input_validator_flags": "write input_validator_args in test_group.yaml",
+}
 CASE_KEYS = ("args", "input_validator_args", "output_validator_args",
              "input_visualizer_args", "output_visualizer_args", "full_feedback", "hint",
              "description")
@@ -166,8 +178,10 @@ class _Loader:
     """One walk over ``data/``."""
 
     def __init__(self, fs: PackageFS, *, legacy: bool, scoring: bool,
-                 validator_flags: tuple[str, ...], new_version: str) -> None:
+                 validator_flags: tuple[str, ...], new_version: str,
+                 constants: Constants | None = None) -> None:
         self.fs, self.legacy, self.scoring = fs, legacy, scoring
+        self.constants = constants or {}
         self.base_flags = validator_flags
         self.version = new_version
         self.data = fs.root / "data"
@@ -306,7 +320,9 @@ class _Loader:
         for fname in ("test_group.yaml", "testdata.yaml"):
             p = d / fname
             if p.exists() or p.is_symlink():
-                return p, self.fs.read_yaml(p, GROUP_KEYS, what=" (test data configuration)")
+                return p, self.fs.read_yaml(p, GROUP_KEYS, what=" (test data configuration)",
+                                            moved=LEGACY_MOVED,
+                                            transform=lambda t: substitute(t, self.constants))
         return d / "test_group.yaml", {}
 
     def inherit(self, path: Path, cfg: Mapping[str, Any],
@@ -548,13 +564,15 @@ class _Loader:
 
 
 def load_testdata(fs: PackageFS, *, legacy: bool, scoring: bool,
-                  validator_flags: tuple[str, ...], version: str) -> TestData:
-    """The test data of the package in ``fs`` (see the module docstring)."""
+                  validator_flags: tuple[str, ...], version: str,
+                  constants: Constants | None = None) -> TestData:
+    """The test data of the package in ``fs`` (see the module docstring); ``constants``
+    are substituted in test_group.yaml (2025-09)."""
     data = fs.root / "data"
     if not fs.is_dir(data):
         raise fs.error(data, "missing (tests live in data/sample and data/secret)")
     loader = _Loader(fs, legacy=legacy, scoring=scoring, validator_flags=validator_flags,
-                     new_version=version)
+                     new_version=version, constants=constants)
     return loader.load_legacy() if legacy else loader.load_new()
 
 

@@ -19,6 +19,7 @@ from dataclasses import replace
 from datetime import UTC, datetime
 from pathlib import Path
 
+from grader.core.constants import substitute_file
 from grader.core.entrypoint import JVM_LANGUAGES, main_class
 from grader.core.errors import GradelineError, SandboxError, SubmissionError
 from grader.core.jobs import GradingJob, JudgeFault, Outcome, now_iso
@@ -91,7 +92,8 @@ class RunPlan:
 def add_included(problem: Problem, language: str, build: Path,
                  files: Sequence[str]) -> list[str]:
     """Copy the package's ``include/`` files for ``language`` into the build directory
-    (over the submission's own, as the spec says); the submission's file list with them."""
+    (over the submission's own, as the spec says, with the problem's constants
+    substituted); the submission's file list with them."""
     inc = problem.included_files(language)
     names = set(files)
     if inc is None:
@@ -106,6 +108,7 @@ def add_included(problem: Problem, language: str, build: Path,
             target.unlink()
         shutil.copyfile(f, target)
         target.chmod(0o644)
+        substitute_file(target, problem.constants)
         names.add(str(rel))
     return sorted(names)
 
@@ -173,11 +176,12 @@ def case_points(problem: Problem, case: TestCase, v: Validation
     return mx, None
 
 
-def _entry_class(lang: Language, files: Sequence[str], build: Path) -> str | None:
+def _entry_class(lang: Language, files: Sequence[str], build: Path,
+                 own: Sequence[str]) -> str | None:
     """A JVM submission's entry class, from its sources (the entry file's first)."""
     if lang.id not in JVM_LANGUAGES:
         return None
-    names = dict.fromkeys([lang.main_file(files), *lang.sources(files)])
+    names = dict.fromkeys([lang.main_file(files, own), *lang.sources(files)])
     try:
         return main_class(lang.id, {n: (build / n).read_text(errors="replace") for n in names})
     except OSError:
@@ -295,7 +299,7 @@ class Judge:
             timing: dict[str, float] = {}
             t0 = time.monotonic()
             try:
-                comp = self._compile(problem, lang, files, build, out)
+                comp = self._compile(problem, lang, files, build, out, sub.files)
             except SandboxError as e:
                 log.error("sandbox failed compiling %s: %s", sub.path, e)
                 return self._no_tests(problem, sub, lang, Verdict.JE, CompileResult(
@@ -306,7 +310,8 @@ class Judge:
             limits = lang.limits(problem.limits.slower(lang.time_multiplier))
             run_argv = lang.run_argv(files, problem.compile_flags.get(lang.id),
                                      memory_bytes=limits.memory_bytes,
-                                     entry=_entry_class(lang, files, build))
+                                     entry=_entry_class(lang, files, build, sub.files),
+                                     own=sub.files)
             env = {**DEFAULT_ENV, **lang.env}
             tests: list[TestResult] = []
             run_s = validate_s = 0.0
@@ -334,9 +339,9 @@ class Judge:
                 shutil.rmtree(work, ignore_errors=True)
 
     def _compile(self, problem: Problem, lang: Language, files: Sequence[str], build: Path,
-                 out: Path) -> CompileResult:
+                 out: Path, own: Sequence[str] = ()) -> CompileResult:
         argv = lang.compile_argv(files, problem.compile_flags.get(lang.id),
-                                 accelerate=self.accelerate)
+                                 accelerate=self.accelerate, own=own or None)
         if not argv:
             return CompileResult(ok=True)
         key = None

@@ -17,10 +17,11 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
+from grader.core.constants import substitute_tree
 from grader.core.errors import SandboxError, SubmissionError
 from grader.core.languages import detect_language
 from grader.core.limits import Limits
-from grader.core.problem import Problem, TestCase, TestGroup
+from grader.core.problem import LEGACY, Problem, TestCase, TestGroup
 from grader.core.result import FEEDBACK_LIMIT
 from grader.core.runmeta import RunMeta
 from grader.core.submission import load_submission
@@ -117,6 +118,7 @@ class Validators:
             tmp.chmod(0o755)
             (tmp / "build").mkdir(mode=0o755)
             vsub.copy_to(tmp / "build")
+            substitute_tree(tmp / "build", problem.constants)
             for script in ("build", "run"):  # the spec's build/run programs
                 if (tmp / "build" / script).exists():
                     (tmp / "build" / script).chmod(0o755)
@@ -156,6 +158,13 @@ class Validators:
             _expose(src, jd.data / name)  # after own(): a linked package file keeps its owner
         return jd
 
+    def next_input(self, jd: JudgeDir, path: Path) -> None:
+        """The next pass's input is the validator's input file too (as DOMjudge and
+        BAPCtools give it: a validator may read the state of the game from it)."""
+        with contextlib.suppress(FileNotFoundError):
+            (jd.data / "input").unlink()
+        _expose(path, jd.data / "input")
+
     def command(self, problem: Problem, case: TestCase) -> tuple[Path, list[str]]:
         """(build dir, argv) of the custom validator for ``case``: input, answer,
         feedback dir, then the test's validator arguments."""
@@ -174,7 +183,7 @@ class Validators:
             full, build, problem.validator_limits, stdout=jd.root / "v.out",
             stderr=jd.root / "v.err", stdin=team_out, cpus=self.cpus, binds=jd.binds()))
         return judgement(meta, jd.feedback, jd.root / "v.out", jd.root / "v.err",
-                         problem.validator_limits)
+                         problem.validator_limits, legacy=problem.format_version in LEGACY)
 
     def _custom(self, problem: Problem, group: TestGroup, case: TestCase, team_out: Path,
                 work: Path, index: int) -> Validation:
@@ -208,10 +217,12 @@ def read_score(path: Path) -> tuple[float | None, str | None]:
     return value, None
 
 
-def judgement(meta: RunMeta, feedback: Path, vout: Path, verr: Path, limits: Limits
-              ) -> Validation:
+def judgement(meta: RunMeta, feedback: Path, vout: Path, verr: Path, limits: Limits,
+              *, legacy: bool = False) -> Validation:
     """An output validator's run and feedback directory as a Validation: 42 accepts, 43
-    rejects (score files only with an accept), anything else is a judge error."""
+    rejects, anything else is a judge error. A score file beside a reject is a judge
+    error in 2023-07/2025-09 (the spec says so); the legacy format has no such rule
+    (DOMjudge's scoring examples write one with every reject), so there it is ignored."""
     msg = head(feedback / "judgemessage.txt", FEEDBACK_LIMIT).strip() or \
         head(vout, 500).strip()
     score_txt, bad = read_score(feedback / "score.txt")
@@ -223,7 +234,7 @@ def judgement(meta: RunMeta, feedback: Path, vout: Path, verr: Path, limits: Lim
         frac = score_txt if score_txt is not None and 0.0 <= score_txt <= 1.0 else multiplier
         return Validation(True, msg, score=frac, score_txt=score_txt, multiplier=multiplier)
     if clean and meta.exit_code == REJECT:
-        if score_txt is not None or multiplier is not None:
+        if (score_txt is not None or multiplier is not None) and not legacy:
             return Validation(None, judge_error="output validator rejected the output but "
                                                 "wrote a score file")
         return Validation(False, msg)

@@ -14,11 +14,14 @@ from __future__ import annotations
 
 import contextlib
 import os
+import shutil
+import tempfile
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 
 from grader.core import expectations as ex
+from grader.core.constants import substitute_tree
 from grader.core.errors import SubmissionError
 from grader.core.jobs import GradingJob, JudgeFault
 from grader.core.languages import detect_language, load_languages
@@ -97,8 +100,26 @@ def skip_reason(problem: Problem, exp: ex.Expectation) -> str | None:
 
 def _grade(executor: Executor, problem: Problem, exps: Sequence[ex.Expectation],
            time_limit: float | None) -> dict[str, SubmissionResult | JudgeFault]:
-    jobs = [GradingJob(problem.path, e.path, e.language, time_limit) for e in exps]
-    return {o.key: o.result for o in executor.run(jobs)}
+    """Each submission's result by its path; with the problem's constants substituted
+    in a copy of it first (2025-09 substitutes them in example submissions)."""
+    if not problem.constants:
+        jobs = [GradingJob(problem.path, e.path, e.language, time_limit) for e in exps]
+        return {o.key: o.result for o in executor.run(jobs)}
+    with tempfile.TemporaryDirectory(prefix="gl-check-") as tmp:
+        Path(tmp).chmod(0o755)
+        copies: dict[str, str] = {}
+        jobs = []
+        for n, e in enumerate(exps):
+            copy = Path(tmp) / str(n) / e.path.name
+            copy.parent.mkdir()
+            if e.path.is_dir():
+                shutil.copytree(e.path, copy)
+            else:
+                shutil.copyfile(e.path, copy)
+            substitute_tree(copy, problem.constants)
+            copies[str(copy)] = str(e.path)
+            jobs.append(GradingJob(problem.path, copy, e.language, time_limit))
+        return {copies[o.key]: o.result for o in executor.run(jobs)}
 
 
 def check_package(root: Path, executor: Executor, *, record: bool = True,
