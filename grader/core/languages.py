@@ -47,21 +47,24 @@ class Language:
         """The files (relative names) that are sources of this language, sorted."""
         return sorted(f for f in files if PurePosixPath(f).suffix[1:] in self.extensions)
 
-    def main_file(self, files: Sequence[str]) -> str:
-        """The entry file: the only source, else ``main.*``, else the first in order."""
+    def main_file(self, files: Sequence[str], own: Sequence[str] | None = None) -> str:
+        """The entry file: ``main.*``, else the only source, else the first in order.
+        ``own``: the submission's own files, when ``files`` has the package's included
+        files too -- those are never the entry unless named ``main`` (the spec: a driver
+        among the included files carries the language's main name)."""
         srcs = self.sources(files)
         if not srcs:
             raise SubmissionError(f"no {self.name} source file among {list(files)}")
-        if len(srcs) == 1:
-            return srcs[0]
         for s in srcs:
             if PurePosixPath(s).stem == "main":
                 return s
-        return srcs[0]
+        mine = self.sources(own) if own is not None else []
+        return (mine or srcs)[0]
 
     def _expand(self, template: Sequence[str], files: Sequence[str],
                 flags: Sequence[str] | None, extra: Sequence[str] = (),
-                memory_bytes: int | None = None, entry: str | None = None) -> list[str]:
+                memory_bytes: int | None = None, entry: str | None = None,
+                own: Sequence[str] | None = None) -> list[str]:
         srcs = self.sources(files)
         chosen = [*extra, *(self.default_flags if flags is None else flags)]
         out: list[str] = []
@@ -71,9 +74,9 @@ class Language:
             elif part == "{files}":
                 out.extend(srcs)
             elif part == "{main}":
-                out.append(self.main_file(files))
+                out.append(self.main_file(files, own))
             elif "{" in part:
-                main = PurePosixPath(self.main_file(files)).stem
+                main = PurePosixPath(self.main_file(files, own)).stem
                 heap = max(32, (memory_bytes or 512 * 2**20) // 2**20 - 64)
                 out.append(part.replace("{mainclass}", entry or main)
                            .replace("{ktclass}", entry or kotlin_file_class(main))
@@ -83,23 +86,25 @@ class Language:
         return out
 
     def compile_argv(self, files: Sequence[str], flags: Sequence[str] | None = None, *,
-                     accelerate: bool = False) -> list[str]:
+                     accelerate: bool = False, own: Sequence[str] | None = None) -> list[str]:
         """argv that compiles ``files``; empty when the language needs no compile step.
         ``accelerate``: with the ``accelerate`` flags before the others (the assignment's
         own flags still win: a precompiled header made for other flags is ignored)."""
         if not self.compile:
             return []
-        return self._expand(self.compile, files, flags, self.accelerate if accelerate else ())
+        return self._expand(self.compile, files, flags, self.accelerate if accelerate else (),
+                            own=own)
 
     def run_argv(self, files: Sequence[str], flags: Sequence[str] | None = None, *,
-                 memory_bytes: int | None = None, entry: str | None = None) -> list[str]:
+                 memory_bytes: int | None = None, entry: str | None = None,
+                 own: Sequence[str] | None = None) -> list[str]:
         """argv of one test run (``memory_bytes``: the run's limit, for a managed
         runtime's heap; ``entry``: the class to start, read from the sources by
         ``entrypoint.main_class``, else the entry file's)."""
         # Run flags are only meaningful for interpreters; compiled languages ignore them.
         run_flags = flags if "{flags}" in self.run else None
         return self._expand(self.run, files, run_flags if run_flags is not None else [],
-                            memory_bytes=memory_bytes, entry=entry)
+                            memory_bytes=memory_bytes, entry=entry, own=own)
 
 
 def _parse(data: Any) -> dict[str, Language]:

@@ -41,6 +41,10 @@ def test_argv_expansion():
     py = get_language("python3")
     assert py.run_argv(["util.py", "main.py"]) == ["python3", "main.py"]
     assert py.main_file(["b.py", "a.py"]) == "a.py"
+    # the package's included files are never the entry unless named main (a driver);
+    # the format repository's maximal example: include.py sorts before tle.py
+    assert py.run_argv(["include.py", "tle.py"], own=["tle.py"]) == ["python3", "tle.py"]
+    assert py.main_file(["main.py", "sol.py"], own=["sol.py"]) == "main.py"
 
 
 def test_acceleration_flags_come_first_and_only_when_asked():
