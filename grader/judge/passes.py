@@ -19,7 +19,8 @@ left waiting for input); otherwise the submission's own ending (TLE, MLE, OLE, R
 comes first, and then the validator's answer.
 
 **Multi-pass**: after a pass the validator may accept and leave ``nextpass.in`` in its
-feedback directory; the submission then runs again on it, up to
+feedback directory; the submission then runs again on it, and the validator reads it
+as its input file (as DOMjudge and BAPCtools give it), up to
 ``limits.validation_passes``; the feedback directory persists between passes. Limits
 apply to each pass separately (the test reports its slowest pass).
 """
@@ -36,7 +37,7 @@ from pathlib import Path
 
 from grader.core.errors import SandboxError
 from grader.core.limits import Limits
-from grader.core.problem import Problem, TestCase
+from grader.core.problem import LEGACY, Problem, TestCase
 from grader.core.runmeta import RunMeta
 from grader.core.verdict import Validation, Verdict, determine_verdict
 from grader.judge.ports import DEFAULT_ENV, RunRequest, Sandbox
@@ -142,6 +143,7 @@ class Passes:
             current = out / f"{index}.p{n + 1}.next"
             shutil.move(nextpass, current)
             current.chmod(0o644)
+            self.validators.next_input(jd, current)
         raise AssertionError("unreachable")  # pragma: no cover
 
     def _interact(self, problem: Problem, case: TestCase, jd: JudgeDir, argv: Sequence[str],
@@ -228,7 +230,8 @@ class Passes:
                     Validation(None, judge_error=f"interactor sandbox failed: {val}"),
                     Verdict.JE)
         validation = judgement(val, jd.feedback, jd.root / f"v-{tag}.out",
-                               jd.root / f"v-{tag}.err", vlimits)
+                               jd.root / f"v-{tag}.err", vlimits,
+                               legacy=problem.format_version in LEGACY)
         if isinstance(sub, SandboxError):
             # the submission could not even start (the validator ended first): only the
             # validator's verdict is left to give

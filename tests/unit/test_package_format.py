@@ -203,6 +203,10 @@ def test_types_and_what_is_refused(tmp_path: Path) -> None:
     legacy = "name: T\nlimits: {time_limit: 1}\n"
     assert load(legacy + "validation: custom interactive\n",
                 {"output_validators/v/v.py": "print()\n"}).is_interactive  # type: ignore
+    domjudge = load(legacy + "validation: custom multi-pass\n"
+                    "limits: {time_limit: 1, validation_passes: 26}\n",
+                    {"output_validators/v/v.py": "print()\n"})
+    assert domjudge.is_multi_pass and domjudge.validation_passes == 26  # type: ignore
     with pytest.raises(ProblemFormatError, match="custom graders"):
         load(legacy + "type: scoring\n", {"graders/g.py": "print()\n"})
     with pytest.raises(ProblemFormatError, match="minimisation"):
