@@ -307,10 +307,15 @@ class Judge:
             timing["compile_s"] = time.monotonic() - t0
             if not comp.ok:
                 return self._no_tests(problem, sub, lang, Verdict.CE, comp, t_start, timing)
+            entry = _entry_class(lang, files, build, sub.files)
+            if lang.id == "java" and entry is None:  # javac accepts it; nothing could run
+                comp = replace(comp, ok=False, output=(comp.output + "\n").lstrip() +
+                               "no class declares static void main(String[] args): there "
+                               "is nothing to start")
+                return self._no_tests(problem, sub, lang, Verdict.CE, comp, t_start, timing)
             limits = lang.limits(problem.limits.slower(lang.time_multiplier))
             run_argv = lang.run_argv(files, problem.compile_flags.get(lang.id),
-                                     memory_bytes=limits.memory_bytes,
-                                     entry=_entry_class(lang, files, build, sub.files),
+                                     memory_bytes=limits.memory_bytes, entry=entry,
                                      own=sub.files)
             env = {**DEFAULT_ENV, **lang.env}
             tests: list[TestResult] = []

@@ -55,6 +55,17 @@ def test_jvm_submissions_start_the_class_their_sources_name(judge, tmp_path):
                                          [(t.name, t.feedback[:200]) for t in r.tests])
 
 
+def test_java_without_a_main_method_is_ce(judge, tmp_path):
+    """javac compiles a class without main; no test could start it: one CE that says
+    why, not an RE per test."""
+    (tmp_path / "Solution.java").write_text(
+        "public class Solution {\n  static int twice(int x) { return 2 * x; }\n"
+        "  // static void main(String[] a) is only in this comment\n}\n")
+    r = judge.grade(load_problem(EXAMPLES / "codec"), tmp_path / "Solution.java")
+    assert r.verdict is Verdict.CE and not r.tests, (r.verdict, r.tests[:1])
+    assert "no class declares static void main" in r.compile.output
+
+
 def test_check_reports_a_mislabelled_submission(sandbox_factory, problem_copy):
     d = problem_copy("meanstd")
     wrong = d / "submissions" / "accepted" / "actually_wrong.py"
