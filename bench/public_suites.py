@@ -36,7 +36,7 @@ def check(pkg: Path, log: Path) -> Counter[str]:
     with tempfile.TemporaryDirectory(prefix="gl-suite-") as tmp:
         copy = Path(tmp) / pkg.name
         shutil.copytree(pkg, copy, symlinks=True)
-        r = subprocess.run([str(BIN), "check", "--no-record", str(copy)],
+        r = subprocess.run([str(BIN), "check", "--no-record", pkg.name], cwd=tmp,
                            capture_output=True, text=True, timeout=3600, check=False)
     text = (r.stdout + r.stderr).replace(str(copy), pkg.name)
     log.write_text(text)

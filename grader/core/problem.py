@@ -163,6 +163,13 @@ class Problem:
         return "multi-pass" in self.types
 
     @property
+    def legacy_data(self) -> bool:
+        """The test data follows the legacy rules (a legacy package, or a 2023-07 draft
+        written with legacy testdata.yaml keys, as problemtools reads it)."""
+        node = self.nodes.get(self.score_root)
+        return node is not None and node.legacy
+
+    @property
     def max_score(self) -> float:
         if self.scoring_model == "kattis":
             return full_score(self.nodes, self.score_root)

@@ -571,9 +571,21 @@ def load_testdata(fs: PackageFS, *, legacy: bool, scoring: bool,
     data = fs.root / "data"
     if not fs.is_dir(data):
         raise fs.error(data, "missing (tests live in data/sample and data/secret)")
+    legacy = legacy or (version == "2023-07-draft" and _legacy_keys_in(fs))
     loader = _Loader(fs, legacy=legacy, scoring=scoring, validator_flags=validator_flags,
                      new_version=version, constants=constants)
     return loader.load_legacy() if legacy else loader.load_new()
+
+
+def _legacy_keys_in(fs: PackageFS) -> bool:
+    """Whether a testdata.yaml uses keys only the legacy format has: early 2023-07
+    drafts kept the legacy test data rules (problemtools reads them so, e.g. its
+    oddecho example), and then they are applied as legacy ones."""
+    only_legacy = set(LEGACY_KEYS) - set(GROUP_KEYS)
+    for p in sorted((fs.root / "data").rglob("testdata.yaml")):
+        if only_legacy & set(fs.read_yaml(p)):
+            return True
+    return False
 
 
 def aggregate(how: str, scores: Sequence[float]) -> float:

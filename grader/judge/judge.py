@@ -25,7 +25,7 @@ from grader.core.errors import GradelineError, SandboxError, SubmissionError
 from grader.core.jobs import GradingJob, JudgeFault, Outcome, now_iso
 from grader.core.languages import Language, detect_language, get_language
 from grader.core.limits import Limits
-from grader.core.problem import LEGACY, OnReject, Problem, TestCase, TestGroup, load_problem
+from grader.core.problem import OnReject, Problem, TestCase, TestGroup, load_problem
 from grader.core.result import (
     FEEDBACK_LIMIT,
     CompileResult,
@@ -334,7 +334,7 @@ class Judge:
             timing.update(run_s=run_s, validate_s=validate_s)
             score, groups = score_submission(problem, tests)
             verdict = submission_verdict([t.verdict for t in tests])
-            if problem.scoring_model == "kattis" and problem.format_version in LEGACY:
+            if problem.scoring_model == "kattis" and problem.legacy_data:
                 verdict = score_kattis(problem, tests)[1] if verdict is not Verdict.JE \
                     else verdict
             timing["total_s"] = time.monotonic() - t_start

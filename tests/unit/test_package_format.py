@@ -67,6 +67,21 @@ def res(name: str, group: str, v: Verdict, points: float | None = None) -> TestR
     return TestResult(name, group, v, points=points)
 
 
+def test_early_2023_07_draft_with_legacy_test_data_keys(tmp_path: Path) -> None:
+    """problemtools' oddecho: a 2023-07-draft problem.yaml over testdata.yaml files with
+    legacy keys (grader_flags, accept_score, range); read with the legacy rules, as
+    problemtools reads it, not refused and not ignored."""
+    root = legacy_scoring(tmp_path)
+    (root / "problem.yaml").write_text("problem_format_version: 2023-07-draft\nname: S\n"
+                                       "uuid: 1\ntype: scoring\nlimits: {time_limit: 1}\n")
+    p = load_problem(root)
+    assert p.format_version == "2023-07-draft" and p.legacy_data
+    assert p.max_score == pytest.approx(40.0)
+    ok = [res(c.name, c.group, Verdict.AC) for c in p.cases]
+    assert score_kattis(p, ok)[:2] == (pytest.approx(40.0), Verdict.AC)
+    assert not load_problem(new_scoring(tmp_path / "n")).legacy_data
+
+
 def test_legacy_scoring_with_symlinked_subtasks(tmp_path: Path) -> None:
     p = load_problem(legacy_scoring(tmp_path))
     assert p.format_version == "legacy" and p.is_scoring and p.scoring_model == "kattis"
