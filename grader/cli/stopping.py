@@ -1,16 +1,19 @@
 """Stopping gradeline: SIGTERM, SIGHUP and Ctrl-C end a command and everything it
 started -- its containers (runs in progress included) and its worker processes,
-which end theirs -- before it exits with 128 + the signal's number. ``serve`` puts
+which end theirs on STOP_SIGNAL -- before it exits with 128 + the signal's number. ``serve`` puts
 its own SIGTERM and SIGINT handlers over these (it drains instead)."""
 
 from __future__ import annotations
 
+import contextlib
 import multiprocessing
+import os
 import signal
 import time
 from types import FrameType
 
 from grader.adapters.sandbox import abort_all
+from grader.pipeline.local_executor import STOP_SIGNAL
 
 #: how long a worker gets to end its containers before it is killed
 WORKER_GRACE_S = 10.0
@@ -26,11 +29,13 @@ class Stopped(BaseException):
 
 def stop_everything() -> None:
     """End what this process started: its containers at once, then its worker
-    processes (SIGTERM: each kills its own containers), killed if they linger."""
+    processes (STOP_SIGNAL: each kills its own containers), killed if they linger."""
     abort_all()
     children = multiprocessing.active_children()
     for p in children:
-        p.terminate()
+        if p.pid is not None:
+            with contextlib.suppress(ProcessLookupError):
+                os.kill(p.pid, STOP_SIGNAL)
     deadline = time.monotonic() + WORKER_GRACE_S
     for p in children:
         p.join(max(0.0, deadline - time.monotonic()))

@@ -25,6 +25,8 @@ from grader.judge.compile_cache import CompileCache
 from grader.judge.judge import Judge
 
 Progress = Callable[[int, int], None]
+#: what gradeline sends a worker to stop it now (``grader.cli.stopping``)
+STOP_SIGNAL = signal.SIGUSR1
 
 
 @dataclass(frozen=True, slots=True)
@@ -62,9 +64,11 @@ _judge: Judge | None = None
 def _init(slots: mp.Queue, spec: WorkerSpec, parent: int) -> None:  # type: ignore[type-arg]
     global _judge
     # A Ctrl-C reaches the whole process group: gradeline decides what it stops, and
-    # stops a worker with SIGTERM, which ends the worker's containers, runs and all.
+    # stops a worker with STOP_SIGNAL, which ends the worker's containers, runs and all.
+    # SIGTERM keeps its default (Slurm's scancel kills the worker at once; a handler
+    # that outlived the runner was a window for a JE result, see 919989a).
     signal.signal(signal.SIGINT, signal.SIG_IGN)
-    signal.signal(signal.SIGTERM, _on_stop)
+    signal.signal(STOP_SIGNAL, _on_stop)
     _judge = spec.judge(slots.get())
     atexit.register(_judge.close)  # the worker's container ends with the worker
     threading.Thread(target=_orphan_watch, args=(parent, _judge), daemon=True).start()
@@ -72,7 +76,7 @@ def _init(slots: mp.Queue, spec: WorkerSpec, parent: int) -> None:  # type: igno
 
 def _on_stop(signum: int, _frame: object) -> None:
     abort_all()
-    os._exit(128 + signum)
+    os._exit(128 + signal.SIGTERM)
 
 
 def _orphan_watch(parent: int, judge: Judge) -> None:

@@ -132,4 +132,4 @@ def test_an_interactor_closing_its_output_is_end_of_input(tmp_path: Path,
     assert r.returncode == 0, r.stdout[-2000:] + r.stderr[-2000:]
     res = json.loads(r.stdout)
     assert res["verdict"] == "AC", res["tests"]
-    assert res["tests"][0]["wall_time_s"] < 1.5, res["tests"]  # never waited for the clock
+    assert res["tests"][0]["termination"] is None, res["tests"]  # not ended by the clock
