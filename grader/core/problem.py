@@ -219,6 +219,9 @@ def _types(fs: PackageFS, path: Path, meta: dict[str, Any], legacy: bool) -> fro
         raise fs.error(path, f"type must be a string or a non-empty list, not {raw!r}")
     allowed = ("pass-fail", "scoring") if legacy else TYPES
     bad = [t for t in items if t not in allowed]
+    if bad and isinstance(raw, str) and all(w in allowed for w in raw.split()):
+        raise fs.error(path, f"type {raw!r}: several types are a list, "
+                             f"type: [{', '.join(raw.split())}]")
     if bad:
         raise fs.error(path, f"type {bad[0]!r} is not a problem type of this format version "
                              f"(known: {', '.join(allowed)})")

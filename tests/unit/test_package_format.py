@@ -202,6 +202,8 @@ def test_types_and_what_is_refused(tmp_path: Path) -> None:
             ("type: [interactive, submit-answer]\n", "cannot be combined"),
             ("type: submit-answer\n", "not supported"),
             ("type: multipass\n", "not a problem type"),
+            ("type: pass-fail interactive\n",
+             "several types are a list, type: [pass-fail, interactive]"),
             ("type: [scoring, scoring]\n", "repeats"),
             ("validation: custom\n", "unknown keys ['validation']"),
             ("source_url: https://c.example\n", "source_url: write source: {name: ..., url"),
