@@ -1,7 +1,7 @@
 """Stopping gradeline: SIGTERM, SIGHUP and Ctrl-C end a command and everything it
-started -- its containers (runs in progress included) and its worker processes,
-which end theirs on STOP_SIGNAL -- before it exits with 128 + the signal's number. ``serve`` puts
-its own SIGTERM and SIGINT handlers over these (it drains instead)."""
+started -- its containers (runs in progress included) and its worker processes, which
+end theirs on STOP_SIGNAL -- before it exits with 128 + the signal's number. ``serve``
+puts its own SIGTERM and SIGINT handlers over these (it drains instead)."""
 
 from __future__ import annotations
 

@@ -390,8 +390,7 @@ class _Loader:
         if name == "secret":
             subgroups = self.secret_groups(d, direct, dirs)
         else:
-            subgroups = [p for p in dirs if (p / "test_group.yaml").exists()
-                         or (p / "testdata.yaml").exists()]
+            subgroups = [p for p in dirs if self.has_config(p)]
             if subgroups and self.version.startswith("2025"):
                 raise fs.error(subgroups[0], "is a test data group inside a test data group "
                                              "(2025-09 allows directories there, not groups)")
@@ -469,6 +468,7 @@ class _Loader:
         return groups
 
     def has_config(self, d: Path) -> bool:
+        """Whether ``d`` has a group configuration (as ``group_config`` reads one)."""
         return any((d / f).exists() or (d / f).is_symlink()
                    for f in ("test_group.yaml", "testdata.yaml"))
 

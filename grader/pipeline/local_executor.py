@@ -76,7 +76,7 @@ def _init(slots: mp.Queue, spec: WorkerSpec, parent: int) -> None:  # type: igno
 
 def _on_stop(signum: int, _frame: object) -> None:
     abort_all()
-    os._exit(128 + signal.SIGTERM)
+    os._exit(128 + signum)
 
 
 def _orphan_watch(parent: int, judge: Judge) -> None:
