@@ -3,7 +3,7 @@ simulator's validation table, the partition advice with its slurm.conf lines, an
 links to the experiment and campaign reports it draws on.
 
 Pure pandas/matplotlib over data the command line hands in (model curves are computed
-there, from ``grader.core.queueing``; the analysis only draws and tabulates)."""
+there, from ``grader.planning.queueing``; the analysis only draws and tabulates)."""
 
 from __future__ import annotations
 

@@ -1,7 +1,7 @@
 """The response-time report of served runs: plots (matplotlib) and one HTML page.
 
 It reads the analysis as plain data (``Analysis.to_dict()`` of
-``grader.measure.response``, one per run), so it needs nothing of the producers.
+``grader.planning.response``, one per run), so it needs nothing of the producers.
 Several runs at different offered loads give the throughput-vs-load curve and
 its knee.
 """

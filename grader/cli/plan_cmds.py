@@ -9,45 +9,11 @@ from pathlib import Path
 from typing import Any
 
 from grader.cli.common import Context
-from grader.core import trace as tr
-from grader.core.errors import GradelineError, SubmissionError
-from grader.core.queueing import OpenModel, Station, bounds, mva, smallest_servers
-from grader.core.submission import load_submission
-from grader.measure import simulate as sim
-
-
-def _demands_to_json(d: sim.Demands) -> dict[str, Any]:
-    return {"service": {a: list(v) for a, v in d.service.items()},
-            "by_content": dict(d.by_content), "intake": list(d.intake),
-            "storing": list(d.storing), "gap": d.gap, "pilot_start_s": d.pilot_start_s,
-            "pickup": list(d.pickup), "served": [list(x) for x in d.served],
-            "summary": d.describe()}
-
-
-def load_demands(path: str, overheads: str | None = None) -> sim.Demands:
-    """Demands from 'plan demands' JSON, the pipeline's delays optionally from another."""
-    def read(p: str) -> dict[str, Any]:
-        try:
-            return dict(json.loads(Path(p).read_text()))
-        except (OSError, ValueError) as e:
-            raise GradelineError(f"{p}: not a 'gradeline plan demands' file: {e}") from e
-
-    d = read(path)
-    o = read(overheads) if overheads else d
-    try:
-        by_content = {str(h): float(x) for h, x in d.get("by_content", {}).items()}
-        served = [(str(h), float(t), bool(idle)) for h, t, idle in o.get("served", [])]
-        if "cold_factor" in o:  # measured against the batch run of its own time
-            cold = float(o["cold_factor"])
-        else:
-            cold = sim.serving_factors(by_content, served)[0] if overheads else 1.0
-        return sim.Demands({str(a): [float(x) for x in v] for a, v in d["service"].items()},
-                           by_content,
-                           [float(x) for x in o["intake"]], [float(x) for x in o["storing"]],
-                           float(d["gap"]), float(o["pilot_start_s"]),
-                           [float(x) for x in o.get("pickup", [])], served, cold)
-    except (KeyError, TypeError, ValueError, AttributeError) as e:
-        raise GradelineError(f"{path}: malformed demands ({e!r})") from e
+from grader.core.errors import GradelineError
+from grader.planning import demands as dm
+from grader.planning import simulate as sim
+from grader.planning import trace as tr
+from grader.planning.queueing import OpenModel, Station, bounds, mva, smallest_servers
 
 
 def cmd_demands(args: argparse.Namespace, ctx: Context) -> int:
@@ -58,13 +24,13 @@ def cmd_demands(args: argparse.Namespace, ctx: Context) -> int:
     with ctx.store() as store:
         rows = store.finished(ctx.course(args), since)
     try:
-        d = sim.demands_from(rows)
+        d = dm.demands_from(rows)
     except ValueError as e:
         raise GradelineError(f"course {ctx.course(args)!r}: {e}") from e
-    out = _demands_to_json(d)
+    out = dm.to_json(d)
     if args.against:
-        batch = load_demands(args.against)
-        out["cold_factor"], out["warm_factor"] = sim.serving_factors(batch.by_content,
+        batch = dm.load_demands(args.against)
+        out["cold_factor"], out["warm_factor"] = dm.serving_factors(batch.by_content,
                                                                      d.served)
         print(f"grading while serving vs {args.against}: x{out['cold_factor']:.3f} after an "
               f"idle pilot, x{out['warm_factor']:.3f} back to back (predict takes the batch "
@@ -78,33 +44,6 @@ def cmd_demands(args: argparse.Namespace, ctx: Context) -> int:
     return 0
 
 
-def _speedup(text: str) -> dict[int, float]:
-    out: dict[int, float] = {}
-    for part in filter(None, (p.strip() for p in text.split(","))):
-        try:
-            n, s = part.split(":")
-            out[int(n)] = float(s)
-        except ValueError as e:
-            raise GradelineError(f"--speedup: {part!r} is not N:S (e.g. 16:11.2)") from e
-        if out[int(n)] <= 0 or int(n) < 1:
-            raise GradelineError(f"--speedup: {part!r}: N and S must be positive")
-    return out
-
-
-def _keys(rows: list[tr.TraceRow], base: Path) -> list[str | None]:
-    """Content hashes of the trace's submissions that exist here (trace-driven); None
-    where a row names nothing readable (its assignment's times are drawn instead)."""
-    out: list[str | None] = []
-    for r in rows:
-        p = Path(r.submission)
-        p = p if p.is_absolute() else base / p
-        try:
-            out.append(load_submission(p).content_hash)
-        except (OSError, SubmissionError):
-            out.append(None)
-    return out
-
-
 def cmd_predict(args: argparse.Namespace, ctx: Context) -> int:
     path = Path(args.trace)
     try:
@@ -115,10 +54,10 @@ def cmd_predict(args: argparse.Namespace, ctx: Context) -> int:
         raise GradelineError(f"{path}: the trace is empty")
     if args.nodes < 1 or args.cores < 1 or args.replications < 1:
         raise GradelineError("--nodes, --cores and --replications must be >= 1")
-    d = load_demands(args.demands, args.overheads)
-    keys = _keys(rows, path.parent)
+    d = dm.load_demands(args.demands, args.overheads)
+    keys = sim.trace_keys(rows, path.parent)
     known = sum(1 for k in keys if k is not None and k in d.by_content)
-    infl = sim.inflation_from_speedup(_speedup(args.speedup)) if args.speedup else {}
+    infl = dm.inflation_from_speedup(dm.parse_speedup(args.speedup)) if args.speedup else {}
     lay = sim.Layout(args.nodes, args.cores, infl, host_cpu_s=args.host_cpu)
     closed = args.mode == "closed"
     print(f"{len(rows)} submissions ({args.mode} loop), {known} with their own measured "
@@ -154,7 +93,7 @@ def cmd_predict(args: argparse.Namespace, ctx: Context) -> int:
 
 
 def cmd_models(args: argparse.Namespace, ctx: Context) -> int:
-    d = load_demands(args.demands)
+    d = dm.load_demands(args.demands)
     s = d.describe()
     svc, cs2 = s["service_mean_s"], s["service_cs2"]
     pooled = d.pooled()

@@ -7,7 +7,6 @@ import argparse
 import json
 import os
 from pathlib import Path
-from typing import Any
 
 import pandas as pd
 
@@ -16,9 +15,9 @@ from analysis import partition as pa
 from analysis import tables as ca
 from grader.adapters.browser import render_check
 from grader.cli.common import Context
-from grader.cli.plan_cmds import load_demands
 from grader.core.errors import GradelineError
-from grader.core.queueing import OpenModel, Station, bounds, mva
+from grader.planning.demands import load_demands
+from grader.planning.queueing import model_curves, mva_curves
 
 
 def _campaign(path: str) -> ca.CampaignData:
@@ -64,33 +63,6 @@ def cmd_partition(args: argparse.Namespace, ctx: Context) -> int:
     return 0
 
 
-def model_curves(svc: float, cs2: float, pooled: list[float], cores: list[int]
-                 ) -> pd.DataFrame:
-    """M/G/m mean and p95 over offered loads up to 95% of each core count's capacity."""
-    rows = []
-    for c in cores:
-        cap = c / svc
-        for k in range(1, 39):
-            rate = cap * k / 40
-            m = OpenModel(rate, svc, c, cs2)
-            rows.append({"cores": c, "rate": rate, "mean_s": m.response_s,
-                         "p95_s": m.response_quantile(0.95, pooled)})
-    return pd.DataFrame(rows)
-
-
-def mva_curves(svc: float, think: float, cores: list[int]) -> pd.DataFrame:
-    rows: list[dict[str, Any]] = []
-    for c in cores:
-        st = [Station("cores", svc, c)]
-        b = bounds(st, think)
-        top = max(8, int(3 * b.knee))
-        for p in mva(st, think, top):
-            rows.append({"cores": c, "n": p.n, "x": p.throughput, "r_s": p.response_s,
-                         "x_bound": b.throughput_max(p.n), "r_bound": b.response_min(p.n),
-                         "knee": b.knee})
-    return pd.DataFrame(rows)
-
-
 def cmd_report(args: argparse.Namespace, ctx: Context) -> int:
     d = load_demands(args.demands)
     s = d.describe()
@@ -104,8 +76,8 @@ def cmd_report(args: argparse.Namespace, ctx: Context) -> int:
                    | ({int(c) for c in validation["cores"]} if not validation.empty else set()))
     if not cores:
         raise GradelineError("--cores: give at least one core count")
-    models = model_curves(s["service_mean_s"], s["service_cs2"], d.pooled(), cores)
-    closed = mva_curves(s["service_mean_s"], args.think, cores)
+    models = pd.DataFrame(model_curves(s["service_mean_s"], s["service_cs2"], d.pooled(), cores))
+    closed = pd.DataFrame(mva_curves(s["service_mean_s"], args.think, cores))
     out = Path(args.out)
     links = {}
     for name, p in (("experiment report", args.experiment), ("campaign report", args.campaign)):

@@ -14,10 +14,11 @@ from typing import Any
 from analysis.responses import write_report
 from grader.adapters.browser import render_check
 from grader.cli.common import Context
-from grader.core import trace as tr
 from grader.core.errors import GradelineError
-from grader.measure.response import analyse
-from grader.pipeline.replay import replay_closed, replay_open
+from grader.core.finished import Finished
+from grader.planning import trace as tr
+from grader.planning.replay import replay_closed, replay_open
+from grader.planning.response import analyse
 
 
 def _pool(corpus: Path, rel_to: Path) -> list[tr.Work]:
@@ -70,7 +71,7 @@ def _since(args: argparse.Namespace) -> datetime | None:
         raise GradelineError(f"--since: {e}") from e
 
 
-def _finished(args: argparse.Namespace, ctx: Context) -> list[tr.Finished]:
+def _finished(args: argparse.Namespace, ctx: Context) -> list[Finished]:
     with ctx.store() as store:
         rows = store.finished(ctx.course(args), _since(args))
     if not rows:
@@ -83,7 +84,7 @@ def cmd_capture(args: argparse.Namespace, ctx: Context) -> int:
     spool = ctx.spool(args)
     out = Path(args.out)
 
-    def ref(r: tr.Finished) -> str:
+    def ref(r: Finished) -> str:
         payload = spool.dir("done") / str(r.spool_id) / "payload"
         files = sorted(payload.iterdir()) if payload.is_dir() else []
         return os.path.relpath(files[0], out.parent.resolve()) if files else \

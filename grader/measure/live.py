@@ -14,7 +14,7 @@ from typing import Any
 
 import numpy as np
 
-from grader.core.trace import Finished
+from grader.core.finished import Finished
 
 
 @dataclass

@@ -6,7 +6,7 @@ import math
 
 import pytest
 
-from grader.core.queueing import OpenModel, Station, bounds, erlang_c, mva, smallest_servers
+from grader.planning.queueing import OpenModel, Station, bounds, erlang_c, mva, smallest_servers
 
 
 def test_erlang_c_reproduces_the_pyworkforce_example() -> None:

@@ -8,18 +8,20 @@ import random
 import pytest
 
 from grader.cli import main as cli
-from grader.core.queueing import OpenModel, Station, mva
-from grader.core.trace import Finished, TraceRow
-from grader.measure import simulate as sim
+from grader.core.finished import Finished
+from grader.planning import demands as dm
+from grader.planning import simulate as sim
+from grader.planning.queueing import OpenModel, Station, mva
+from grader.planning.trace import TraceRow
 
 #: serve's mechanics switched off: claims at once, no pipeline delays
 IDEAL = {"poll_s": 0.001, "submit_interval_s": 0.0, "in_flight": 10**9,
          "pilot_poll_s": 0.0, "pilot_idle_s": 10**9}
 
 
-def _exp_demands(mean: float, n: int = 4000, seed: int = 7) -> sim.Demands:
+def _exp_demands(mean: float, n: int = 4000, seed: int = 7) -> dm.Demands:
     rng = random.Random(seed)
-    return sim.Demands({"a": [rng.expovariate(1 / mean) for _ in range(n)]}, intake=(0.0,),
+    return dm.Demands({"a": [rng.expovariate(1 / mean) for _ in range(n)]}, intake=(0.0,),
                        storing=(0.0,), gap=0.0, pilot_start_s=0.0)
 
 
@@ -58,7 +60,7 @@ def test_closed_loop_matches_mva() -> None:
 def test_a_busy_pilot_pays_the_pickup_less_its_poll() -> None:
     # an idle pilot waits a measured pickup (its poll included); a busy one takes the
     # next ticket at once and pays only the rest (median less half the poll period)
-    d = sim.Demands({"a": [1.0]}, intake=(0.0,), storing=(0.0,), gap=0.0, pilot_start_s=0.0,
+    d = dm.Demands({"a": [1.0]}, intake=(0.0,), storing=(0.0,), gap=0.0, pilot_start_s=0.0,
                     pickup=(0.3,))
     rows = [TraceRow(100.0, "s", "a", "x", 0.0)]
     model = sim._Model(d, sim.Layout(1, 1, pilot_poll_s=0.2), rows, False, 1, ())
@@ -71,7 +73,7 @@ def test_a_busy_pilot_pays_the_pickup_less_its_poll() -> None:
 def test_serve_mechanics_add_their_delays() -> None:
     # one submission at a time on an idle core: response = claim + intake + service +
     # store, the claim within one poll of the arrival (submit interval long passed)
-    d = sim.Demands({"a": [1.0]}, intake=(0.5,), storing=(0.25,), gap=0.0, pilot_start_s=3.0)
+    d = dm.Demands({"a": [1.0]}, intake=(0.5,), storing=(0.25,), gap=0.0, pilot_start_s=3.0)
     rows = [TraceRow(100.0 * k, "s", "a", "x", 0.0) for k in range(1, 6)]
     out = sim.simulate(d, sim.Layout(1, 1, pilot_idle_s=1000.0), rows)
     r = out.responses
@@ -81,7 +83,7 @@ def test_serve_mechanics_add_their_delays() -> None:
 
 
 def test_trace_driven_times_are_used_as_measured() -> None:
-    d = sim.Demands({"a": [100.0]}, {"h1": 2.0}, intake=(0.0,), storing=(0.0,), gap=0.0,
+    d = dm.Demands({"a": [100.0]}, {"h1": 2.0}, intake=(0.0,), storing=(0.0,), gap=0.0,
                     pilot_start_s=0.0)
     rows = [TraceRow(0.0, "s", "a", "x", 0.0), TraceRow(1000.0, "t", "a", "y", 0.0)]
     r = sim.simulate(d, sim.Layout(1, 1, **IDEAL), rows, keys=["h1", None]).responses  # type: ignore[arg-type]
@@ -92,8 +94,8 @@ def test_trace_driven_times_are_used_as_measured() -> None:
 def test_inflation_slows_a_node_that_does_not_scale() -> None:
     d = _exp_demands(1.0)
     rows = [TraceRow(0.0, f"s{k}", "a", "x", 0.0) for k in range(400)]
-    flat = sim.Layout(1, 4, sim.inflation_from_speedup({4: 4.0}), **IDEAL)  # type: ignore[arg-type]
-    poor = sim.Layout(1, 4, sim.inflation_from_speedup({4: 2.0}), **IDEAL)  # type: ignore[arg-type]
+    flat = sim.Layout(1, 4, dm.inflation_from_speedup({4: 4.0}), **IDEAL)  # type: ignore[arg-type]
+    poor = sim.Layout(1, 4, dm.inflation_from_speedup({4: 2.0}), **IDEAL)  # type: ignore[arg-type]
     a = sim.predict(d, flat, rows, replications=2).makespan
     b = sim.predict(d, poor, rows, replications=2).makespan
     assert b / a == pytest.approx(2.0, rel=0.1)
@@ -123,14 +125,14 @@ def test_demands_from_a_measured_run() -> None:
             # dispatched when the pilot was idle (after t finished): a pickup of 0.15 s
             Finished("v", "a", "graded", "AC", 9.0, 10.15, 11.0, 11.1, node="n1", cpus="0",
                      claimed=9.9, dispatched=10.0, content_hash="k")]
-    d = sim.demands_from(rows)
+    d = dm.demands_from(rows)
     assert d.service["a"] == pytest.approx([2.0, 1.0, 0.85])
     assert d.by_content == pytest.approx({"h": 2.0, "g": 1.0, "k": 0.85})
     assert d.gap == pytest.approx(0.1)
     assert d.pickup == pytest.approx([0.15])
     assert d.pilot_start_s == pytest.approx(0.4)
     with pytest.raises(ValueError, match="no graded"):
-        sim.demands_from(rows[2:3])
+        dm.demands_from(rows[2:3])
 
 
 def _cli_inputs(tmp_path):
@@ -182,3 +184,15 @@ def test_plan_models_cli_answers_open_and_closed(tmp_path, capsys):
     assert "utilization 0.75" in out
     assert "fewest cores with p95 <= 10 s: 2" in out
     assert "knee N* = 8.0" in out  # (D + Z) / D_max = (1 + 3) / 0.5
+
+
+def test_the_simulated_layout_runs_serves_and_the_pilots_policies() -> None:
+    """The model predicts what ``gradeline serve`` does only while its claim and pilot
+    policy are the ones serve and the pilots run with."""
+    from grader.pipeline.pilots import PilotSpec
+    from grader.pipeline.serve import ServePolicy
+
+    lay, serve, pilot = sim.Layout(), ServePolicy(), PilotSpec()
+    assert (lay.poll_s, lay.submit_interval_s, lay.batch_max, lay.in_flight) == \
+        (serve.poll_s, serve.submit_interval_s, serve.batch_max, serve.in_flight)
+    assert (lay.pilot_poll_s, lay.pilot_idle_s) == (pilot.poll_s, pilot.idle_s)

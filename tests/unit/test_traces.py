@@ -8,9 +8,10 @@ import random
 
 import pytest
 
-from grader.core import trace as tr
 from grader.core.fairness import Waiting, fair_pick
-from grader.measure.response import analyse
+from grader.core.finished import Finished
+from grader.planning import trace as tr
+from grader.planning.response import analyse
 
 POOL = [tr.Work(f"s{i % 5}", "bigsum", f"sub/{i}.c") for i in range(20)]
 
@@ -63,13 +64,13 @@ def test_closed_loop_rows():
     assert sorted({r.think_s for r in rows}) == [0.0, 15.0]  # none before the first
 
 
-def _closed_run(n: int, r: float, z: float, k: int) -> list[tr.Finished]:
+def _closed_run(n: int, r: float, z: float, k: int) -> list[Finished]:
     """An ideal closed loop: each of n students waits r, thinks z, k times."""
     out = []
     for s in range(n):
         t = 0.1 * s
         for _ in range(k):
-            out.append(tr.Finished(f"s{s}", "a", "graded", "AC", t, t + 0.2 * r, t + r * 0.9,
+            out.append(Finished(f"s{s}", "a", "graded", "AC", t, t + 0.2 * r, t + r * 0.9,
                                    t + r, node="n1"))
             t += r + z
     return out
@@ -88,7 +89,7 @@ def test_analysis_reproduces_the_laws_on_an_ideal_loop():
 
 
 def test_swf_has_18_fields_and_unknowns():
-    refused = tr.Finished("x", "b", "quarantined", None, 5.0, None, None, 5.1)
+    refused = Finished("x", "b", "quarantined", None, 5.0, None, None, 5.1)
     rows = [*_closed_run(2, 3.0, 1.0, 2), refused]
     lines = [ln for ln in tr.swf(rows).splitlines() if not ln.startswith(";")]
     assert len(lines) == 5

@@ -25,11 +25,11 @@ from psycopg import sql
 
 from grader import faults
 from grader.core.errors import StoreError
+from grader.core.finished import Finished
+from grader.core.finished import epoch as e
 from grader.core.record import SubmissionRecord
 from grader.core.result import SubmissionResult
 from grader.core.samples import ShardSample
-from grader.core.trace import Finished
-from grader.core.trace import epoch as e
 
 log = logging.getLogger(__name__)
 

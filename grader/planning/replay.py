@@ -15,7 +15,7 @@ from pathlib import Path
 
 from grader.adapters.spool import Spool
 from grader.core.errors import GradelineError
-from grader.core.trace import TraceRow
+from grader.planning.trace import TraceRow
 
 
 @dataclass(frozen=True, slots=True)

@@ -5,7 +5,7 @@ M/G/m by the Allen-Cunneen correction with the measured service-time variability
 the closed loop (N students, think time Z) is exact mean value analysis, with
 multi-core stations solved load-dependently so that an m-core partition is one
 station rather than m independent ones. Pure functions of numbers: the simulator
-(``grader.measure.simulate``) and the reports feed them measurements.
+(``grader.planning.simulate``) and the reports feed them measurements.
 
 References for the figures the tests reproduce: R. Jain, *The Art of Computer
 Systems Performance Analysis* (Wiley, 1991), ch. 34-35 (MVA and the timesharing
@@ -233,3 +233,31 @@ def bounds(stations: Sequence[Station], think_s: float) -> Bounds:
         raise ValueError("no stations")
     return Bounds(sum(s.demand_s for s in stations),
                   max(s.demand_s / s.servers for s in stations), think_s)
+
+
+def model_curves(svc: float, cs2: float, pooled: list[float], cores: list[int]
+                 ) -> list[dict[str, float]]:
+    """M/G/m mean and p95 over offered loads up to 95% of each core count's capacity."""
+    rows: list[dict[str, float]] = []
+    for c in cores:
+        cap = c / svc
+        for k in range(1, 39):
+            rate = cap * k / 40
+            m = OpenModel(rate, svc, c, cs2)
+            rows.append({"cores": c, "rate": rate, "mean_s": m.response_s,
+                         "p95_s": m.response_quantile(0.95, pooled)})
+    return rows
+
+
+def mva_curves(svc: float, think: float, cores: list[int]) -> list[dict[str, float]]:
+    """Exact MVA throughput and response with their bounds, up to three times the knee."""
+    rows: list[dict[str, float]] = []
+    for c in cores:
+        st = [Station("cores", svc, c)]
+        b = bounds(st, think)
+        top = max(8, int(3 * b.knee))
+        for p in mva(st, think, top):
+            rows.append({"cores": c, "n": p.n, "x": p.throughput, "r_s": p.response_s,
+                         "x_bound": b.throughput_max(p.n), "r_bound": b.response_min(p.n),
+                         "knee": b.knee})
+    return rows

@@ -23,7 +23,8 @@ import math
 import random
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
-from datetime import datetime
+
+from grader.core.finished import Finished
 
 FIELDS = ("time", "student", "assignment", "submission", "think_s")
 
@@ -180,28 +181,6 @@ def closed_loop(pool: Sequence[Work], students: int, attempts: int, think_s: flo
 
 
 # -- SWF -------------------------------------------------------------------------------
-@dataclass(frozen=True, slots=True)
-class Finished:
-    """One finished submission with its stamps (epoch seconds; None: unknown)."""
-
-    student: str
-    assignment: str
-    state: str  # graded | quarantined
-    verdict: str | None
-    arrived: float
-    started: float | None
-    finished: float | None
-    stored: float | None
-    memory_kb: float | None = None
-    cpu_s: float | None = None
-    node: str | None = None  # where it was graded (the Slurm node, or this host)
-    cpus: str | None = None  # the cores it was graded on
-    claimed: float | None = None
-    dispatched: float | None = None
-    spool_id: str | None = None
-    content_hash: str | None = None  # what was graded (trace-driven simulation keys)
-
-
 def capture(rows: Sequence[Finished], ref: Callable[[Finished], str]) -> list[TraceRow]:
     """A finished run as a trace: times from the first arrival, ``ref`` naming each
     submission, think time = the gap since that student's previous result."""
@@ -216,14 +195,6 @@ def capture(rows: Sequence[Finished], ref: Callable[[Finished], str]) -> list[Tr
         if r.stored is not None:
             last[r.student] = r.stored
     return out
-
-
-def epoch(stamp: str | datetime | None) -> float | None:
-    if stamp is None:
-        return None
-    if isinstance(stamp, datetime):
-        return stamp.timestamp()
-    return datetime.fromisoformat(stamp).timestamp()
 
 
 def swf(rows: Sequence[Finished], *, note: str = "gradeline") -> str:

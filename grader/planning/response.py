@@ -23,7 +23,7 @@ from typing import Any
 
 import numpy as np
 
-from grader.core.trace import Finished
+from grader.core.finished import Finished
 
 PERCENTILES = (50, 90, 95, 99)
 
