@@ -19,11 +19,11 @@ from grader.adapters.store.server import LocalServer, database_url
 from grader.cli import wiring
 from grader.cli.format import Progress
 from grader.core.errors import ConfigError, GradelineError
-from grader.core.problem import Problem, load_problem
 from grader.cpuset import CpuSet
 from grader.examples import example_dirs
 from grader.judge.compile_cache import CompileCache
 from grader.judge.judge import Judge
+from grader.kattis.problem import Problem, load_problem
 from grader.pipeline.local_executor import LocalExecutor, WorkerSpec
 from grader.pipeline.pilots import PilotFactory, PilotPool, PilotSpec
 from grader.pipeline.ports import ExecutorFactory

@@ -15,11 +15,11 @@ from grader.cli.format import result_table, verdict_table
 from grader.core.errors import SubmissionError
 from grader.core.export import csv_rows, gradescope, junit_xml
 from grader.core.jobs import GradingJob, JudgeFault
-from grader.core.problem import load_problem
-from grader.core.scoring import fault_result
 from grader.core.submission import load_submission
 from grader.core.verdict import EXPECTED_DIRS
 from grader.examples import all_example_dirs, copy_examples, example_dirs
+from grader.kattis.problem import load_problem
+from grader.kattis.scoring import fault_result
 from grader.measure.corpus import generate_course
 from grader.pipeline.batch import grade_manifest
 from grader.pipeline.selfcheck import check_packages

@@ -19,13 +19,11 @@ from dataclasses import replace
 from datetime import UTC, datetime
 from pathlib import Path
 
-from grader.core.constants import substitute_file
 from grader.core.entrypoint import JVM_LANGUAGES, main_class
 from grader.core.errors import GradelineError, SandboxError, SubmissionError
 from grader.core.jobs import GradingJob, JudgeFault, Outcome, now_iso
 from grader.core.languages import Language, detect_language, get_language
 from grader.core.limits import Limits
-from grader.core.problem import OnReject, Problem, TestCase, TestGroup, load_problem
 from grader.core.result import (
     FEEDBACK_LIMIT,
     CompileResult,
@@ -33,13 +31,15 @@ from grader.core.result import (
     SubmissionResult,
     TestResult,
 )
-from grader.core.scoring import score_kattis, score_submission
 from grader.core.submission import Submission, load_submission
 from grader.core.verdict import Validation, Verdict, determine_verdict, submission_verdict
 from grader.judge.compile_cache import CompileCache, cache_key
 from grader.judge.passes import Passes
 from grader.judge.ports import DEFAULT_ENV, RunRequest, Sandbox
 from grader.judge.validators import Validators, describe_termination, head, tail
+from grader.kattis.constants import substitute_file
+from grader.kattis.problem import OnReject, Problem, TestCase, TestGroup, load_problem
+from grader.kattis.scoring import score_kattis, score_submission
 
 log = logging.getLogger(__name__)
 

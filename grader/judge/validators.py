@@ -17,17 +17,18 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
-from grader.core.constants import substitute_tree
 from grader.core.errors import SandboxError, SubmissionError
 from grader.core.languages import detect_language
 from grader.core.limits import Limits
-from grader.core.problem import LEGACY, Problem, TestCase, TestGroup
 from grader.core.result import FEEDBACK_LIMIT
 from grader.core.runmeta import RunMeta
 from grader.core.submission import load_submission
-from grader.core.validate import validate_files
 from grader.core.verdict import Validation
 from grader.judge.ports import JUDGE, Bind, RunRequest, Sandbox
+from grader.kattis.constants import substitute_tree
+from grader.kattis.metadata import LEGACY
+from grader.kattis.problem import Problem, TestCase, TestGroup
+from grader.kattis.validate import validate_files
 
 ACCEPT, REJECT = 42, 43
 

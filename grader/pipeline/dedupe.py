@@ -14,8 +14,8 @@ from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 
 from grader.core.jobs import GradingJob, Outcome, now_iso
-from grader.core.problem import Problem
 from grader.core.result import SubmissionResult
+from grader.kattis.problem import Problem
 from grader.pipeline.ports import Executor
 
 #: (assignment version, content hash) -> (key of the source, its stored result), or None.

@@ -19,10 +19,10 @@ from pathlib import Path
 
 from grader.adapters.sandbox import SandboxConfig, abort_all, open_sandbox
 from grader.core.jobs import GradingJob, Outcome
-from grader.core.problem import OnReject
 from grader.core.samples import ShardSample
 from grader.judge.compile_cache import CompileCache
 from grader.judge.judge import Judge
+from grader.kattis.problem import OnReject
 
 Progress = Callable[[int, int], None]
 #: what gradeline sends a worker to stop it now (``grader.cli.stopping``)

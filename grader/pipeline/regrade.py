@@ -14,8 +14,8 @@ from dataclasses import replace
 
 from grader.adapters.spool import Entry
 from grader.core.jobs import now_iso
-from grader.core.problem import Problem
 from grader.core.record import SubmissionRecord
+from grader.kattis.problem import Problem
 from grader.pipeline import dedupe
 from grader.pipeline.intake import Rejected, prepare
 from grader.pipeline.journal import Journal

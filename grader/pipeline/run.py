@@ -45,10 +45,10 @@ from grader.adapters.spool import Entry, Spool
 from grader.core.errors import StoreError
 from grader.core.fairness import fair_pick
 from grader.core.jobs import JudgeFault, Outcome, now_iso
-from grader.core.problem import Problem
 from grader.core.record import SubmissionRecord
 from grader.core.samples import ShardSample
-from grader.core.scoring import fault_result
+from grader.kattis.problem import Problem
+from grader.kattis.scoring import fault_result
 from grader.pipeline import dedupe
 from grader.pipeline.intake import Rejected, prepare
 from grader.pipeline.journal import Journal

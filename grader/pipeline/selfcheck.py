@@ -1,6 +1,6 @@
 """``gradeline check``: grade a package's example submissions and hold each to what its
 directory and ``submissions.yaml`` require; derive and record the time limit when the
-package gives none (``grader.core.expectations`` has the rules and the arithmetic).
+package gives none (``grader.kattis.expectations`` has the rules and the arithmetic).
 
 Deriving a limit takes up to three rounds, as a judge would: the submissions that
 bound it from below run under a generous limit to measure ``T_ac``; then every
@@ -20,15 +20,16 @@ from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from grader.core import expectations as ex
-from grader.core.constants import substitute_tree
 from grader.core.errors import SubmissionError
 from grader.core.jobs import GradingJob, JudgeFault
 from grader.core.languages import detect_language, load_languages
-from grader.core.pkgfs import PackageFS
-from grader.core.problem import MEASURING_TIME_LIMIT_S, Problem, load_problem
 from grader.core.result import SubmissionResult
 from grader.core.verdict import Verdict
+from grader.kattis import expectations as ex
+from grader.kattis.constants import substitute_tree
+from grader.kattis.package_limits import MEASURING_TIME_LIMIT_S
+from grader.kattis.pkgfs import PackageFS
+from grader.kattis.problem import Problem, load_problem
 from grader.pipeline.ports import Executor
 
 

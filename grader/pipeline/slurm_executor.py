@@ -20,8 +20,8 @@ from pathlib import Path
 from grader.adapters.scheduler.base import Scheduler, SchedulerError
 from grader.adapters.scheduler.script import ArrayRequest, array_script
 from grader.core.jobs import GradingJob, JudgeFault, Outcome
-from grader.core.problem import load_problem
 from grader.core.samples import ShardSample
+from grader.kattis.problem import load_problem
 from grader.pipeline.shards import ArrayDir, batch_outcomes, batch_samples
 
 log = logging.getLogger(__name__)

@@ -7,8 +7,8 @@ from pathlib import Path
 
 import pytest
 
-from grader.core.problem import load_problem
 from grader.core.verdict import Verdict
+from grader.kattis.problem import load_problem
 
 from ..conftest import EXAMPLES
 

@@ -10,7 +10,7 @@ from pathlib import Path
 
 import pytest
 
-from grader.core.problem import load_problem
+from grader.kattis.problem import load_problem
 
 from ..conftest import FIXTURES, SLOWDOWN, proc_files
 

@@ -6,9 +6,9 @@ from pathlib import Path
 
 import pytest
 
-from grader.core.constants import parse_constants, substitute, substitute_tree
 from grader.core.errors import ProblemFormatError
-from grader.core.problem import load_problem
+from grader.kattis.constants import parse_constants, substitute, substitute_tree
+from grader.kattis.problem import load_problem
 
 from .test_package_format import cases, write
 

@@ -7,11 +7,11 @@ from pathlib import Path
 
 import pytest
 
-from grader.core import expectations as ex
 from grader.core.errors import ProblemFormatError
-from grader.core.problem import load_problem
 from grader.core.result import SubmissionResult, TestResult
 from grader.core.verdict import Verdict
+from grader.kattis import expectations as ex
+from grader.kattis.problem import load_problem
 
 from .test_package_format import cases, write
 

@@ -17,10 +17,10 @@ import yaml
 
 from grader.core.errors import ProblemFormatError
 from grader.core.limits import MIB
-from grader.core.problem import load_problem
 from grader.core.result import TestResult
-from grader.core.scoring import score_kattis, score_submission
 from grader.core.verdict import Verdict
+from grader.kattis.problem import load_problem
+from grader.kattis.scoring import score_kattis, score_submission
 
 from ..conftest import EXAMPLES
 

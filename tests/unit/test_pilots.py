@@ -13,8 +13,8 @@ import pytest
 
 from grader.adapters.scheduler.base import TaskState
 from grader.core.jobs import GradingJob, JudgeFault
-from grader.core.problem import Problem, load_problem
 from grader.cpuset import CpuSet
+from grader.kattis.problem import Problem, load_problem
 from grader.pipeline.pilots import (
     PilotExecutor,
     PilotPool,

@@ -14,13 +14,13 @@ import pytest
 from grader.adapters.spool import Spool
 from grader.core.errors import StoreError
 from grader.core.jobs import GradingJob, JudgeFault, Outcome
-from grader.core.problem import Problem, load_problem
 from grader.core.record import SubmissionRecord
 from grader.core.result import SubmissionResult
 from grader.core.samples import Sample, ShardSample
-from grader.core.scoring import score_submission
 from grader.core.verdict import Verdict
 from grader.cpuset import CpuSet
+from grader.kattis.problem import Problem, load_problem
+from grader.kattis.scoring import score_submission
 from grader.pipeline import dedupe
 from grader.pipeline.journal import Journal
 from grader.pipeline.regrade import regrade

@@ -4,10 +4,10 @@ import json
 import xml.etree.ElementTree as ET
 
 from grader.core.export import csv_rows, gradescope, junit_xml
-from grader.core.problem import load_problem
 from grader.core.result import CompileResult, SubmissionResult, TestResult
-from grader.core.scoring import score_submission
 from grader.core.verdict import Verdict
+from grader.kattis.problem import load_problem
+from grader.kattis.scoring import score_submission
 
 from ..conftest import EXAMPLES
 

@@ -1,7 +1,7 @@
 import pytest
 
 from grader.core.errors import ConfigError
-from grader.core.validate import DefaultValidatorOptions, compare
+from grader.kattis.validate import DefaultValidatorOptions, compare
 
 
 def check(team: str, judge: str, *flags: str):

@@ -72,9 +72,9 @@ def test_a_group_stopped_at_a_rejection_scores_the_tests_it_skipped_as_failed():
     count as failed; a group that is short of tests without a rejection is incomplete."""
     from pathlib import Path
 
-    from grader.core.problem import TestCase, TestGroup
     from grader.core.result import TestResult
-    from grader.core.scoring import score_group
+    from grader.kattis.problem import TestCase, TestGroup
+    from grader.kattis.scoring import score_group
 
     cases = tuple(TestCase(f"g/{i}", "g", Path(f"{i}.in"), Path(f"{i}.ans")) for i in range(4))
     prop = TestGroup("g", 40.0, "proportional", (), cases, on_reject="break")

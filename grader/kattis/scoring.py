@@ -17,10 +17,10 @@ from __future__ import annotations
 from collections.abc import Sequence
 
 from grader.core.jobs import JudgeFault
-from grader.core.problem import Node, Problem, TestGroup
 from grader.core.result import CompileResult, GroupResult, SubmissionResult, TestResult
-from grader.core.testdata import aggregate
 from grader.core.verdict import Verdict, submission_verdict
+from grader.kattis.problem import Node, Problem, TestGroup
+from grader.kattis.tree import aggregate
 
 
 def fault_result(problem: Problem, submission: str, content_hash: str,

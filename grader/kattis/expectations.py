@@ -31,9 +31,10 @@ from pathlib import Path
 from typing import Any
 
 from grader.core.errors import ProblemFormatError
-from grader.core.problem import NEW, Problem
 from grader.core.result import SubmissionResult, TestResult
 from grader.core.verdict import Verdict
+from grader.kattis.metadata import NEW
+from grader.kattis.problem import Problem
 
 KATTIS = ("AC", "WA", "TLE", "RTE")
 #: Kattis's four test verdicts from gradeline's: exceeding memory or output ends a
