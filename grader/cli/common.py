@@ -25,9 +25,10 @@ from grader.judge.compile_cache import CompileCache
 from grader.judge.judge import Judge
 from grader.kattis.problem import Problem, load_problem
 from grader.pipeline.local_executor import LocalExecutor, WorkerSpec
-from grader.pipeline.pilots import PilotFactory, PilotPool, PilotSpec
 from grader.pipeline.ports import ExecutorFactory
-from grader.pipeline.slurm_executor import ArraySpec, SlurmExecutor
+from grader.pipeline.slurm.submit.arrays import ArraySpec, SlurmExecutor
+from grader.pipeline.slurm.submit.pool import PilotFactory, PilotPool
+from grader.pipeline.slurm.tickets import PilotSpec
 from grader.settings import Settings
 
 log = logging.getLogger("gradeline")

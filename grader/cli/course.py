@@ -16,11 +16,11 @@ from grader.cli.common import Context, lazy, spool_options
 from grader.cli.format import state_table, verdict_table
 from grader.core.errors import GradelineError
 from grader.core.export import csv_rows, gradescope, junit_xml
-from grader.pipeline.pilots import PilotSpec
 from grader.pipeline.ports import StoreOpener
 from grader.pipeline.regrade import regrade
 from grader.pipeline.run import Pipeline
 from grader.pipeline.serve import ServePolicy, Server
+from grader.pipeline.slurm.tickets import PilotSpec
 from grader.pipeline.status import STATES, course_status
 
 log = logging.getLogger("gradeline")

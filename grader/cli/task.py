@@ -1,8 +1,8 @@
 """The array-task entry: ``python -m grader.cli.task ARRAY_DIR [--task N]``.
 
-What each Slurm array task runs (``pipeline.slurm_executor.task_command``). It reads the
+What each Slurm array task runs (``pipeline.slurm.submit.arrays.task_command``). It reads the
 settings, wires the sandbox and the counter source, and grades its shard
-(``pipeline.task``, whose docstring gives the theory of operation and the exit
+(``pipeline.slurm.node.task``, whose docstring gives the theory of operation and the exit
 contract). It imports neither the database driver nor the other commands, so
 compute nodes need neither and a task starts in a fraction of a second.
 """
@@ -20,9 +20,10 @@ from grader.adapters.metrics import source_named
 from grader.cli.wiring import worker_spec
 from grader.core.errors import GradelineError
 from grader.cpuset import CpuSet
-from grader.pipeline.pilots import read_spec, run_pilot
-from grader.pipeline.shards import ArrayDir
-from grader.pipeline.task import OUR_FAULT, local_grading, persistent_grading, run_shard
+from grader.pipeline.slurm.node.pilot import run_pilot
+from grader.pipeline.slurm.node.task import OUR_FAULT, local_grading, persistent_grading, run_shard
+from grader.pipeline.slurm.shards import ArrayDir
+from grader.pipeline.slurm.tickets import read_spec
 from grader.settings import Settings, load
 
 

@@ -26,7 +26,7 @@ Micro-batches as arrays, or long-lived pilot tasks that pull work? Measured on
 the local Slurm with both built (``bench/serve_load.py --count 120 --dispatch
 pilots,arrays``; README, "Serving a deadline"): with one array per micro-batch,
 serve at 70% of batch-mode capacity had a p95 feedback latency of 10.7 s and under
-saturation reached 0.60 of batch-mode throughput; with pilots (``pipeline.pilots``:
+saturation reached 0.60 of batch-mode throughput; with pilots (``pipeline.slurm``:
 array tasks that hold a core and a container and take the batches' work from a
 shared queue, leaving after ``--pilot-idle`` seconds without any) p95 was 4.7 s
 and saturation 0.91. (The first measurement, on a local cluster that deferred

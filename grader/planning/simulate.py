@@ -7,13 +7,13 @@ networks with routing matrices, and the claim/ticket/flush mechanics do not fit 
 nodes without custom classes; salabim's licence and animation stack are more than
 this needs. SimPy is small, pure Python and maintained.
 
-What is modelled, following ``pipeline/serve.py`` and ``pipeline/pilots.py``:
+What is modelled, following ``pipeline/serve.py`` and ``pipeline/slurm/submit/pool.py``:
 
 * **claim**: the serve loop polls the spool every ``poll_s`` and claims everything
   waiting (at most ``batch_max``) when ``submit_interval_s`` has passed since its last
   claim and fewer than ``in_flight`` batches are open;
 * **intake**: a claimed batch costs an intake delay (measured: claimed -> dispatched),
-  then is cut into guided tickets (``pilots.ticket_sizes``);
+  then is cut into guided tickets (``pool.ticket_sizes``);
 * **pilots**: one per core, each pulls a ticket and grades its submissions in order;
   an idle pilot polls every ``pilot_poll_s`` and leaves after ``pilot_idle_s``; a new
   one costs ``pilot_start_s`` (Slurm dispatch plus container start);
@@ -44,8 +44,9 @@ import simpy
 
 from grader.core.errors import SubmissionError
 from grader.core.submission import load_submission
-from grader.pipeline.pilots import PilotSpec, ticket_sizes
 from grader.pipeline.serve import ServePolicy
+from grader.pipeline.slurm.submit.pool import ticket_sizes
+from grader.pipeline.slurm.tickets import PilotSpec
 from grader.planning.demands import Demands
 from grader.planning.trace import TraceRow
 

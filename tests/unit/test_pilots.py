@@ -15,17 +15,11 @@ from grader.adapters.scheduler.base import TaskState
 from grader.core.jobs import GradingJob, JudgeFault
 from grader.cpuset import CpuSet
 from grader.kattis.problem import Problem, load_problem
-from grader.pipeline.pilots import (
-    PilotExecutor,
-    PilotPool,
-    PilotSpec,
-    Tickets,
-    read_spec,
-    run_pilot,
-    ticket_sizes,
-)
-from grader.pipeline.shards import ArrayDir
-from grader.pipeline.task import run_shard
+from grader.pipeline.slurm.node.pilot import run_pilot
+from grader.pipeline.slurm.node.task import run_shard
+from grader.pipeline.slurm.shards import ArrayDir
+from grader.pipeline.slurm.submit.pool import PilotExecutor, PilotPool, ticket_sizes
+from grader.pipeline.slurm.tickets import PilotSpec, Tickets, read_spec
 from grader.settings import SlurmTask
 
 from ..conftest import EXAMPLES

@@ -25,8 +25,8 @@ from grader.pipeline import dedupe
 from grader.pipeline.journal import Journal
 from grader.pipeline.regrade import regrade
 from grader.pipeline.run import Pipeline
-from grader.pipeline.shards import ArrayDir
-from grader.pipeline.task import OK, OUR_FAULT, SUBMISSION_FAULT, run_shard
+from grader.pipeline.slurm.node.task import OK, OUR_FAULT, SUBMISSION_FAULT, run_shard
+from grader.pipeline.slurm.shards import ArrayDir
 from grader.settings import SlurmTask
 
 from ..conftest import EXAMPLES

@@ -189,8 +189,8 @@ def test_plan_models_cli_answers_open_and_closed(tmp_path, capsys):
 def test_the_simulated_layout_runs_serves_and_the_pilots_policies() -> None:
     """The model predicts what ``gradeline serve`` does only while its claim and pilot
     policy are the ones serve and the pilots run with."""
-    from grader.pipeline.pilots import PilotSpec
     from grader.pipeline.serve import ServePolicy
+    from grader.pipeline.slurm.tickets import PilotSpec
 
     lay, serve, pilot = sim.Layout(), ServePolicy(), PilotSpec()
     assert (lay.poll_s, lay.submit_interval_s, lay.batch_max, lay.in_flight) == \

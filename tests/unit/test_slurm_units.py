@@ -5,7 +5,7 @@ import pytest
 from grader.adapters.scheduler.base import SchedulerError, expand_tasks
 from grader.adapters.scheduler.script import ArrayRequest, array_script
 from grader.adapters.scheduler.slurm import parse_job_cpus
-from grader.pipeline.slurm_executor import shard_size, task_command
+from grader.pipeline.slurm.submit.arrays import shard_size, task_command
 
 
 def test_shard_size_targets_a_minute_per_task():

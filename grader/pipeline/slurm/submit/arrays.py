@@ -1,5 +1,5 @@
 """Grading a batch as ONE Slurm array job: shards of K submissions, one array task
-per shard, each task on whole cores of its own (layout: ``pipeline.shards``).
+per shard, each task on whole cores of its own (layout: ``slurm.shards``).
 
 A task that is requeued (node lost) or retried skips what its outcome file
 already holds. A re-run of `gradeline run` first waits for arrays still active,
@@ -22,7 +22,7 @@ from grader.adapters.scheduler.script import ArrayRequest, array_script
 from grader.core.jobs import GradingJob, JudgeFault, Outcome
 from grader.core.samples import ShardSample
 from grader.kattis.problem import load_problem
-from grader.pipeline.shards import ArrayDir, batch_outcomes, batch_samples
+from grader.pipeline.slurm.shards import ArrayDir, batch_outcomes, batch_samples
 
 log = logging.getLogger(__name__)
 

@@ -1,4 +1,4 @@
-"""Pilot tasks: long-lived Slurm array tasks that pull grading work, so a batch of
+"""Pilots, the submitting side: long-lived Slurm array tasks that pull grading work, so a batch of
 ``serve`` costs no Slurm dispatch of its own.
 
 Why (measured; the serve issue's note has the commands): every array task pays
@@ -10,17 +10,9 @@ of batch-mode throughput under saturation, on a local cluster whose configuratio
 deferred every job to the next 3 s scheduling pass by mistake: see
 ``slurm/slurm.conf.in``.)
 
-Layout (``<spool>/pilots/``, on the file system the nodes share)::
-
-    queue/<ticket>            work waiting: a ticket names one shard of a batch
-                              (the batch's ``array-<n>/shard-<i>.json``, written
-                              as for an array task; ``pipeline.shards``)
-    taken/<ticket>@<pilot>    a pilot took it (an atomic rename: one taker)
-    dropped/<ticket>          its pilots kept dying: the batch records JE
-    array-<n>/                one pilot array: job.sbatch, job.json, logs/
-
-A pilot (``run_pilot``) starts its container once, takes the oldest ticket,
-grades what the shard still lacks (``pipeline.task.run_shard``: outcomes appended
+The ticket protocol and the pool's directory: ``slurm.tickets``. A pilot
+(``slurm.node.pilot.run_pilot``) starts its container once, takes the oldest ticket,
+grades what the shard still lacks (``slurm.node.task.run_shard``: outcomes appended
 with fsync where the batch's collector streams them), removes the ticket, and
 takes the next; after ``idle_s`` without work, or near its time limit, it exits
 and frees its core. A requeued pilot (its node was lost) first finishes the
@@ -36,22 +28,19 @@ kill every pilot in turn).
 from __future__ import annotations
 
 import contextlib
-import json
 import logging
 import math
-import sys
 import threading
 import time
 from collections.abc import Callable, Iterable, Iterator, Sequence
-from dataclasses import dataclass
 from pathlib import Path
 
-from grader import faults
 from grader.adapters.scheduler.base import Scheduler, SchedulerError
 from grader.adapters.scheduler.script import ArrayRequest, array_script
 from grader.core.jobs import GradingJob, JudgeFault, Outcome
 from grader.core.samples import ShardSample
-from grader.pipeline.shards import ArrayDir, Shard, batch_outcomes, batch_samples
+from grader.pipeline.slurm.shards import ArrayDir, Shard, batch_outcomes, batch_samples
+from grader.pipeline.slurm.tickets import PilotSpec, Tickets, pilot_command, write_spec
 
 log = logging.getLogger(__name__)
 
@@ -63,176 +52,16 @@ ALIVE = frozenset({"RUNNING", "COMPLETING", "CONFIGURING", "SUSPENDED", "STOPPED
 LIVE = ALIVE | {"PENDING", "REQUEUED", "REQUEUE_HOLD", "REQUEUE_FED"}
 
 
-@dataclass(frozen=True, slots=True)
-class PilotSpec:
-    """How pilots are requested and when they leave.
-
-    :param pilots: pilot tasks at once at most (one core each).
-    :param idle_s: a pilot exits after this long without a ticket.
-    :param minutes: each pilot's Slurm time limit; it takes no new ticket in the
-        last ``margin_s`` of it.
-    :param max_attempts: pilots that may die holding one ticket before it is dropped.
-    """
-
-    pilots: int = 2
-    idle_s: float = 20.0
-    minutes: int = 60
-    margin_s: float = 300.0
-    max_attempts: int = 3
-    poll_s: float = 0.1
-    submit_interval_s: float = 2.0
-    partition: str | None = None
-    ticket_size: int | None = None  # submissions per ticket; None: ``ticket_sizes``
-
-
-def write_spec(pool_dir: Path, spec: PilotSpec) -> None:
-    """What pilots read of the spec (the serving side's settings reach them here)."""
-    (pool_dir / "spec.json").write_text(json.dumps(
-        {"idle_s": spec.idle_s, "minutes": spec.minutes, "margin_s": spec.margin_s,
-         "poll_s": spec.poll_s}))
-
-
-def read_spec(pool_dir: Path) -> PilotSpec:
-    try:
-        d = json.loads((pool_dir / "spec.json").read_text())
-        return PilotSpec(idle_s=float(d["idle_s"]), minutes=int(d["minutes"]),
-                         margin_s=float(d["margin_s"]), poll_s=float(d["poll_s"]))
-    except (OSError, ValueError, KeyError, TypeError):
-        return PilotSpec()
-
-
-def pilot_command(pool_dir: Path) -> list[str]:
-    """What each pilot task runs (the lean task entry, this interpreter)."""
-    return [sys.executable, "-m", "grader.cli.task", "--pilot", str(pool_dir)]
-
-
-class Tickets:
-    """The ticket directories of a pool (shared by pilots and the submitting side)."""
-
-    def __init__(self, root: Path) -> None:
-        self.root = root
-        self.queue, self.taken, self.dropped = (root / d for d in ("queue", "taken", "dropped"))
-
-    def ensure(self) -> None:
-        for d in (self.queue, self.taken, self.dropped):
-            d.mkdir(parents=True, exist_ok=True)
-
-    def post(self, name: str, shard: Shard, attempts: int = 0) -> None:
-        """Queue a ticket for ``shard`` (written aside, then renamed: never half seen)."""
-        body = json.dumps({"array_dir": str(shard.array_dir), "index": shard.index,
-                           "attempts": attempts})
-        tmp = self.queue / f".{name}.tmp"
-        tmp.write_text(body)
-        tmp.replace(self.queue / name)
-
-    def waiting(self) -> list[str]:
-        try:
-            return sorted(p.name for p in self.queue.iterdir() if not p.name.startswith("."))
-        except FileNotFoundError:
-            return []
-
-    def held(self) -> list[tuple[str, str]]:
-        """(ticket, pilot) of every taken ticket."""
-        try:
-            names = [p.name for p in self.taken.iterdir()]
-        except FileNotFoundError:
-            return []
-        return [tuple(n.rsplit("@", 1)) for n in names if "@" in n]  # type: ignore[misc]
-
-    def take(self, pilot: str) -> str | None:
-        """The oldest waiting ticket, now held by ``pilot``; None when none waits."""
-        for name in self.waiting():
-            try:
-                (self.queue / name).rename(self.taken / f"{name}@{pilot}")
-            except FileNotFoundError:
-                continue  # another pilot was faster
-            return name
-        return None
-
-    def read(self, name: str, pilot: str) -> tuple[Shard, int]:
-        d = json.loads((self.taken / f"{name}@{pilot}").read_text())
-        return Shard(Path(d["array_dir"]), int(d["index"])), int(d.get("attempts", 0))
-
-    def finish(self, name: str, pilot: str) -> None:
-        # missing_ok: given back meanwhile (we looked dead); the outcomes are in anyway
-        (self.taken / f"{name}@{pilot}").unlink(missing_ok=True)
-
-    def give_back(self, name: str, pilot: str, max_attempts: int) -> None:
-        """A dead pilot's ticket: queued again, or dropped after ``max_attempts``."""
-        src = self.taken / f"{name}@{pilot}"
-        try:
-            d = json.loads(src.read_text())
-        except (OSError, ValueError):
-            return
-        attempts = int(d.get("attempts", 0)) + 1
-        if attempts >= max_attempts:
-            src.replace(self.dropped / name)
-            log.error("ticket %s dropped: %d pilots died holding it", name, attempts)
-            return
-        self.post(name, Shard(Path(d["array_dir"]), int(d["index"])), attempts)
-        src.unlink(missing_ok=True)
-        log.warning("pilot %s is gone; its ticket %s is queued again", pilot, name)
-
-
-# -- the pilot task -------------------------------------------------------------------
-#: Grades one shard (``pipeline.task.run_shard`` bound to the pilot's judge).
-ShardRunner = Callable[[Shard], int]
-
-
-def run_pilot(pool_dir: Path, pilot: str, run: ShardRunner, spec: PilotSpec,
-              say: Callable[[str], None] = print) -> int:
-    """The body of one pilot task: take tickets until idle or near the time limit."""
-    tickets = Tickets(pool_dir)
-    t0 = time.monotonic()
-    last_work = t0
-    done = 0
-    # a requeued pilot (same id) first finishes what it held when its node was lost
-    mine = [t for t, p in tickets.held() if p == pilot]
-    while True:
-        now = time.monotonic()
-        if mine:
-            name = mine.pop()
-        elif now - t0 > spec.minutes * 60 - spec.margin_s:
-            say(f"pilot {pilot}: near the time limit after {done} tickets; leaving")
-            return 0
-        else:
-            taken = tickets.take(pilot)
-            if taken is None:
-                if now - last_work > spec.idle_s:
-                    say(f"pilot {pilot}: idle {spec.idle_s:g} s after {done} tickets; leaving")
-                    return 0
-                time.sleep(spec.poll_s)
-                continue
-            name = taken
-        try:
-            shard, _ = tickets.read(name, pilot)
-        except (OSError, ValueError, KeyError):
-            continue  # given back meanwhile
-        faults.point("pilot-ticket", name)
-        try:
-            status = run(shard)
-        except OSError as e:  # e.g. the shared file system is full: not the shard's fault
-            say(f"pilot {pilot}: ticket {name}: {e}; trying again in 1 s")
-            mine.append(name)
-            time.sleep(1.0)
-            continue
-        tickets.finish(name, pilot)
-        done += 1
-        last_work = time.monotonic()
-        if status >= 2:
-            say(f"pilot {pilot}: ticket {name} ended with status {status}")
-
-
-# -- the submitting side ---------------------------------------------------------------
 class PilotPool:
     """Keeps pilots alive while tickets wait and recovers dead pilots' tickets
     (one per spool; every batch of a ``serve`` shares it)."""
 
-    def __init__(self, scheduler: Scheduler, root: Path, spec: PilotSpec = PilotSpec()) -> None:
-        self.scheduler, self.root, self.spec = scheduler, root, spec
+    def __init__(self, scheduler: Scheduler, root: Path, spec: PilotSpec | None = None
+                 ) -> None:
+        self.scheduler, self.root, self.spec = scheduler, root, spec or PilotSpec()
         self.tickets = Tickets(root)
         self.tickets.ensure()
-        write_spec(root, spec)
+        write_spec(root, self.spec)
         self._lock = threading.Lock()
         self._last_tend = 0.0
         self._last_submit = -1e9

@@ -52,7 +52,7 @@ from grader.core.jobs import GradingJob, Outcome
 from grader.core.samples import ShardSample
 from grader.cpuset import CpuSet
 from grader.pipeline.local_executor import WorkerSpec, grade_inline, grade_many
-from grader.pipeline.shards import Shard
+from grader.pipeline.slurm.shards import Shard
 from grader.settings import SlurmTask
 
 #: the node monitor's sampling period around a shard (its busy share, context switches

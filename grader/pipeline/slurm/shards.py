@@ -1,5 +1,5 @@
 """The on-disk layout of a batch's Slurm arrays, shared by the submitting side
-(``pipeline.slurm_executor``) and the array tasks (``pipeline.task``)::
+(``slurm.submit``) and the array tasks and pilots (``slurm.node``)::
 
     <batch>/array-<n>/shard-<i>.json           the jobs of task i
     <batch>/array-<n>/shard-<i>.jsonl          outcomes graded by task i, one fsync'd line each

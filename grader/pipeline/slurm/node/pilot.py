@@ -1,0 +1,60 @@
+"""The pilot task, on a compute node: one container for its life, tickets taken until
+it is idle or near its time limit (the protocol: ``slurm.tickets``; the pool that
+starts pilots: ``slurm.submit.pool``)."""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Callable
+from pathlib import Path
+
+from grader import faults
+from grader.pipeline.slurm.shards import Shard
+from grader.pipeline.slurm.tickets import PilotSpec, Tickets
+
+#: Grades one shard (``slurm.node.task.run_shard`` bound to the pilot's judge).
+ShardRunner = Callable[[Shard], int]
+
+
+def run_pilot(pool_dir: Path, pilot: str, run: ShardRunner, spec: PilotSpec,
+              say: Callable[[str], None] = print) -> int:
+    """The body of one pilot task: take tickets until idle or near the time limit."""
+    tickets = Tickets(pool_dir)
+    t0 = time.monotonic()
+    last_work = t0
+    done = 0
+    # a requeued pilot (same id) first finishes what it held when its node was lost
+    mine = [t for t, p in tickets.held() if p == pilot]
+    while True:
+        now = time.monotonic()
+        if mine:
+            name = mine.pop()
+        elif now - t0 > spec.minutes * 60 - spec.margin_s:
+            say(f"pilot {pilot}: near the time limit after {done} tickets; leaving")
+            return 0
+        else:
+            taken = tickets.take(pilot)
+            if taken is None:
+                if now - last_work > spec.idle_s:
+                    say(f"pilot {pilot}: idle {spec.idle_s:g} s after {done} tickets; leaving")
+                    return 0
+                time.sleep(spec.poll_s)
+                continue
+            name = taken
+        try:
+            shard, _ = tickets.read(name, pilot)
+        except (OSError, ValueError, KeyError):
+            continue  # given back meanwhile
+        faults.point("pilot-ticket", name)
+        try:
+            status = run(shard)
+        except OSError as e:  # e.g. the shared file system is full: not the shard's fault
+            say(f"pilot {pilot}: ticket {name}: {e}; trying again in 1 s")
+            mine.append(name)
+            time.sleep(1.0)
+            continue
+        tickets.finish(name, pilot)
+        done += 1
+        last_work = time.monotonic()
+        if status >= 2:
+            say(f"pilot {pilot}: ticket {name} ended with status {status}")

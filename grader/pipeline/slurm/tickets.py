@@ -1,0 +1,134 @@
+"""The pilot ticket protocol: what the submitting side and the pilots share on the
+file system the nodes mount (``<spool>/pilots/``)::
+
+    spec.json                 what pilots read of the pool's settings
+    queue/<ticket>            work waiting: a ticket names one shard of a batch
+                              (the batch's ``array-<n>/shard-<i>.json``, written
+                              as for an array task; ``slurm.shards``)
+    taken/<ticket>@<pilot>    a pilot took it (an atomic rename: one taker)
+    dropped/<ticket>          its pilots kept dying: the batch records JE
+    array-<n>/                one pilot array: job.sbatch, job.json, logs/
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+import sys
+from dataclasses import dataclass
+from pathlib import Path
+
+from grader.pipeline.slurm.shards import Shard
+
+log = logging.getLogger(__name__)
+
+
+@dataclass(frozen=True, slots=True)
+class PilotSpec:
+    """How pilots are requested and when they leave.
+
+    :param pilots: pilot tasks at once at most (one core each).
+    :param idle_s: a pilot exits after this long without a ticket.
+    :param minutes: each pilot's Slurm time limit; it takes no new ticket in the
+        last ``margin_s`` of it.
+    :param max_attempts: pilots that may die holding one ticket before it is dropped.
+    """
+
+    pilots: int = 2
+    idle_s: float = 20.0
+    minutes: int = 60
+    margin_s: float = 300.0
+    max_attempts: int = 3
+    poll_s: float = 0.1
+    submit_interval_s: float = 2.0
+    partition: str | None = None
+    ticket_size: int | None = None  # submissions per ticket; None: ``ticket_sizes``
+
+
+def write_spec(pool_dir: Path, spec: PilotSpec) -> None:
+    """What pilots read of the spec (the serving side's settings reach them here)."""
+    (pool_dir / "spec.json").write_text(json.dumps(
+        {"idle_s": spec.idle_s, "minutes": spec.minutes, "margin_s": spec.margin_s,
+         "poll_s": spec.poll_s}))
+
+
+def read_spec(pool_dir: Path) -> PilotSpec:
+    try:
+        d = json.loads((pool_dir / "spec.json").read_text())
+        return PilotSpec(idle_s=float(d["idle_s"]), minutes=int(d["minutes"]),
+                         margin_s=float(d["margin_s"]), poll_s=float(d["poll_s"]))
+    except (OSError, ValueError, KeyError, TypeError):
+        return PilotSpec()
+
+
+def pilot_command(pool_dir: Path) -> list[str]:
+    """What each pilot task runs (the lean task entry, this interpreter)."""
+    return [sys.executable, "-m", "grader.cli.task", "--pilot", str(pool_dir)]
+
+
+class Tickets:
+    """The ticket directories of a pool (shared by pilots and the submitting side)."""
+
+    def __init__(self, root: Path) -> None:
+        self.root = root
+        self.queue, self.taken, self.dropped = (root / d for d in ("queue", "taken", "dropped"))
+
+    def ensure(self) -> None:
+        for d in (self.queue, self.taken, self.dropped):
+            d.mkdir(parents=True, exist_ok=True)
+
+    def post(self, name: str, shard: Shard, attempts: int = 0) -> None:
+        """Queue a ticket for ``shard`` (written aside, then renamed: never half seen)."""
+        body = json.dumps({"array_dir": str(shard.array_dir), "index": shard.index,
+                           "attempts": attempts})
+        tmp = self.queue / f".{name}.tmp"
+        tmp.write_text(body)
+        tmp.replace(self.queue / name)
+
+    def waiting(self) -> list[str]:
+        try:
+            return sorted(p.name for p in self.queue.iterdir() if not p.name.startswith("."))
+        except FileNotFoundError:
+            return []
+
+    def held(self) -> list[tuple[str, str]]:
+        """(ticket, pilot) of every taken ticket."""
+        try:
+            names = [p.name for p in self.taken.iterdir()]
+        except FileNotFoundError:
+            return []
+        return [tuple(n.rsplit("@", 1)) for n in names if "@" in n]  # type: ignore[misc]
+
+    def take(self, pilot: str) -> str | None:
+        """The oldest waiting ticket, now held by ``pilot``; None when none waits."""
+        for name in self.waiting():
+            try:
+                (self.queue / name).rename(self.taken / f"{name}@{pilot}")
+            except FileNotFoundError:
+                continue  # another pilot was faster
+            return name
+        return None
+
+    def read(self, name: str, pilot: str) -> tuple[Shard, int]:
+        d = json.loads((self.taken / f"{name}@{pilot}").read_text())
+        return Shard(Path(d["array_dir"]), int(d["index"])), int(d.get("attempts", 0))
+
+    def finish(self, name: str, pilot: str) -> None:
+        # missing_ok: given back meanwhile (we looked dead); the outcomes are in anyway
+        (self.taken / f"{name}@{pilot}").unlink(missing_ok=True)
+
+    def give_back(self, name: str, pilot: str, max_attempts: int) -> None:
+        """A dead pilot's ticket: queued again, or dropped after ``max_attempts``."""
+        src = self.taken / f"{name}@{pilot}"
+        try:
+            d = json.loads(src.read_text())
+        except (OSError, ValueError):
+            return
+        attempts = int(d.get("attempts", 0)) + 1
+        if attempts >= max_attempts:
+            src.replace(self.dropped / name)
+            log.error("ticket %s dropped: %d pilots died holding it", name, attempts)
+            return
+        self.post(name, Shard(Path(d["array_dir"]), int(d["index"])), attempts)
+        src.unlink(missing_ok=True)
+        log.warning("pilot %s is gone; its ticket %s is queued again", pilot, name)
