@@ -66,7 +66,7 @@ def cmd_check(args: argparse.Namespace, ctx: Context) -> int:
                              ctx.local_executor(cpus, "checking"), record=not args.no_record)
     total = bad = 0
     for rep in reports:
-        for o in rep.outcomes:
+        for o in rep.examples:
             total += 1
             bad += not o.check.ok
             rel = os.path.relpath(o.expectation.path)
@@ -90,7 +90,7 @@ def cmd_check(args: argparse.Namespace, ctx: Context) -> int:
             bad += 1
             print(f"ERROR     {rep.problem.short_name}: {err}")
     print(f"{total} submissions checked in {time.monotonic() - t0:.1f} s on "
-          f"{len(cpus)} cpu(s): {total - sum(not o.check.ok for r in reports for o in r.outcomes)}"
+          f"{len(cpus)} cpu(s): {total - sum(not o.check.ok for r in reports for o in r.examples)}"
           f" as expected, {bad} mismatched"
           + (f", {sum(len(r.skipped) for r in reports)} skipped (not graded here)"
              if any(r.skipped for r in reports) else ""))

@@ -34,7 +34,7 @@ from grader.pipeline.ports import Executor
 
 
 @dataclass
-class Outcome:
+class ExampleRun:
     """One example submission: its rules and how it fared."""
 
     expectation: ex.Expectation
@@ -45,7 +45,7 @@ class Outcome:
 @dataclass
 class PackageReport:
     problem: Problem
-    outcomes: list[Outcome] = field(default_factory=list)
+    examples: list[ExampleRun] = field(default_factory=list)
     time_limit: ex.TimeLimit | None = None
     time_limit_note: str = ""
     errors: list[str] = field(default_factory=list)
@@ -54,7 +54,7 @@ class PackageReport:
 
     @property
     def ok(self) -> bool:
-        return not self.errors and all(o.check.ok for o in self.outcomes)
+        return not self.errors and all(o.check.ok for o in self.examples)
 
 
 def submissions_of(problem: Problem) -> list[Path]:
@@ -173,10 +173,10 @@ def check_package(root: Path, executor: Executor, *, record: bool = True,
     results = _grade(executor, problem, exps, limit)
     for e in exps:
         r = results[str(e.path)]
-        o = Outcome(e, r)
+        o = ExampleRun(e, r)
         o.check = ex.Check(False, (f"judge fault: {r.reason}",)) if isinstance(r, JudgeFault) \
             else ex.check(e, r, max_score=problem.max_score)
-        report.outcomes.append(o)
+        report.examples.append(o)
     if limit is not None and report.time_limit is not None:
         upper = [e for e in exps if any(ex.bound_kind(r) == "upper" for r in e.rules)]
         if upper:

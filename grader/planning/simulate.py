@@ -81,7 +81,7 @@ class Layout:
 
 
 @dataclass(slots=True)
-class Outcome:
+class SimulatedRun:
     """One simulated run: per submission arrival and stored time."""
 
     arrived: list[float]
@@ -267,7 +267,7 @@ class _Model:
         self.stored[i] = self.env.now
         self.done_events[i].succeed()
 
-    def run(self) -> Outcome:
+    def run(self) -> SimulatedRun:
         if self.closed:
             per: dict[str, list[int]] = defaultdict(list)
             for i, row in enumerate(self.rows):
@@ -279,7 +279,7 @@ class _Model:
         self.env.process(self.serve())
         pending = [self.env.process(self._all_done())]
         self.env.run(until=pending[0])
-        return Outcome(self.arrived, self.stored, self.busy_s,
+        return SimulatedRun(self.arrived, self.stored, self.busy_s,
                        self.lay.nodes * self.lay.cores)
 
     def _all_done(self) -> Proc:
@@ -290,7 +290,7 @@ class _Model:
 
 def simulate(demands: Demands, layout: Layout, rows: Sequence[TraceRow], *,
              closed: bool = False, seed: int = 1,
-             keys: Sequence[str | None] = ()) -> Outcome:
+             keys: Sequence[str | None] = ()) -> SimulatedRun:
     """One replication of the trace on the layout; ``keys`` are the rows' content
     hashes where known (their measured times are used as they are)."""
     if not rows:
