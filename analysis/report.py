@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import html
 from pathlib import Path
+from typing import Any
 
 import matplotlib
 
@@ -141,11 +142,24 @@ def write_report(path: Path) -> Path:
     d = ca.load(path)
     out = path / "report"
     out.mkdir(exist_ok=True)
-    meta, machine = d.meta, d.meta.get("machine", {})
+    meta = d.meta
     summary = ca.throughput_summary(d.runs) if not d.runs.empty else pd.DataFrame()
+    parts = [*_header(d), *_scaling(summary, meta, out), *_cache(d, summary, out),
+             *_fits(d, summary, out), *_monitor(path, summary, out), *_laws(d)]
+    esc = html.escape
+    body = "\n".join(parts)
+    page = out / "index.html"
+    page.write_text(f"<!doctype html><html><head><meta charset='utf-8'><title>gradeline "
+                    f"campaign {esc(meta['id'])}</title><style>{CSS}</style>{ONLOAD}</head>"
+                    f"<body>{body}</body></html>\n")
+    return page
+
+
+def _header(d: ca.CampaignData) -> list[str]:
+    """The campaign, its machine and where its cache numbers come from."""
     parts: list[str] = []
     esc = html.escape
-
+    meta, machine = d.meta, d.meta.get("machine", {})
     parts.append(f"<h1>gradeline scaling campaign <code>{esc(meta['id'])}</code></h1>")
     l3 = machine.get("l3_bytes")
     parts.append(
@@ -163,7 +177,13 @@ def write_report(path: Path) -> Path:
                  f"<li><b>L3 partitioning (resctrl)</b>: {esc(str(machine.get('resctrl')))}"
                  "</li></ul>Simulated (cachegrind) and measured (likwid/perf) numbers are "
                  "labelled as such everywhere below.</div>")
+    return parts
 
+
+def _scaling(summary: pd.DataFrame, meta: dict[str, Any], out: Path) -> list[str]:
+    """S(N) per workload, its table, and where each leaves linear."""
+    parts: list[str] = []
+    esc = html.escape
     parts.append("<h2>Scaling S(N) of the three workloads</h2>")
     if not summary.empty:
         parts.append(f"<img src='{plot_scaling(summary, out)}' alt='S(N)'>")
@@ -190,7 +210,14 @@ def write_report(path: Path) -> Path:
                      f"X_raw includes start-up. {meta['config'].get('warmup_reps', 0)} "
                      "warm-up repetition(s) per point are run and discarded. ± is the 95% "
                      "CI (t-distribution) over repetitions.</p>")
+    return parts
 
+
+def _cache(d: ca.CampaignData, summary: pd.DataFrame, out: Path) -> list[str]:
+    """g++'s simulated L3 misses, the inflation factors and the L3-per-core advice."""
+    parts: list[str] = []
+    esc = html.escape
+    l3 = d.meta.get("machine", {}).get("l3_bytes")
     parts.append("<h2>g++ L3 miss rate vs L3 per core (cachegrind, simulated)</h2>")
     rec_mb = None
     if not d.cachegrind.empty:
@@ -245,7 +272,13 @@ def write_report(path: Path) -> Path:
             ns = sorted(summary["N"].unique())
             parts.append("<p>On this machine: " + ", ".join(
                 f"N={n}: {l3 / 2**20 / n:g} MB/core" for n in ns) + ".</p>")
+    return parts
 
+
+def _fits(d: ca.CampaignData, summary: pd.DataFrame, out: Path) -> list[str]:
+    """USL and Amdahl fits of this campaign beside the thesis's figures."""
+    parts: list[str] = []
+    esc = html.escape
     parts.append("<h2>USL / Amdahl fits</h2>")
     fits = [f for w in (summary["workload"].unique() if not summary.empty else [])
             if (f := ca.fit_scaling(d.runs, str(w))) is not None]
@@ -260,7 +293,12 @@ def write_report(path: Path) -> Path:
                  f"{tf.beta:.2e}, N_peak {tf.n_peak:.0f}. Its 16-core server: S(16) = "
                  f"{3.37 / 0.3:.2f} from the runs' 3.37 req/s, {3.44 / 0.3:.2f} from table "
                  "2.2's 3.44 &mdash; the thesis is inconsistent there; both kept as data.</p>")
+    return parts
 
+
+def _monitor(path: Path, summary: pd.DataFrame, out: Path) -> list[str]:
+    """What the node monitor saw during the repetitions."""
+    parts: list[str] = []
     parts.append("<h2>Node monitor during the repetitions</h2>")
     mon = monitor.load(path / "monitor.csv")
     if mon.empty:
@@ -280,7 +318,12 @@ def write_report(path: Path) -> Path:
                      "iowait) every 0.5 s; <code>monitor_cpu_share</code> is the sampling "
                      "thread's CPU time over the repetition's wall time, a share of one "
                      "core: the price of watching.</p>")
+    return parts
 
+
+def _laws(d: ca.CampaignData) -> list[str]:
+    """The operational laws checked against the runs."""
+    parts: list[str] = []
     parts.append("<h2>Operational-law checks</h2>")
     laws = ca.laws_summary(ca.operational_laws(d.runs)) if not d.runs.empty else pd.DataFrame()
     parts.append(_table(laws))
@@ -289,10 +332,4 @@ def write_report(path: Path) -> Path:
                  "CPU demand per job D measured at N = 1 &mdash; a measured/predicted ratio "
                  "above 1 at larger N is per-job CPU demand inflation (cache contention, "
                  "memory bandwidth), below 1 idle cores.</p>")
-
-    body = "\n".join(parts)
-    page = out / "index.html"
-    page.write_text(f"<!doctype html><html><head><meta charset='utf-8'><title>gradeline "
-                    f"campaign {esc(meta['id'])}</title><style>{CSS}</style>{ONLOAD}</head>"
-                    f"<body>{body}</body></html>\n")
-    return page
+    return parts

@@ -142,6 +142,8 @@ class Settings:
     def from_env(cls, env: Mapping[str, str], *, euid: int | None = None) -> Settings:
         """Parse an environment.
 
+        Long because it is the one place every setting is read: a few lines each.
+
         :raises ConfigError: naming the variable and what it accepts.
         """
 

@@ -196,6 +196,12 @@ def live_options(p: argparse.ArgumentParser) -> None:
 
 
 def register(sub: Any) -> None:
+    _register_grading(sub)
+    _register_views(sub)
+
+
+def _register_grading(sub: Any) -> None:
+    """Hand-in and grading: submit, run (a batch), serve (continuously)."""
     s = sub.add_parser("submit", help="put a submission into the spool (atomically)")
     s.add_argument("assignment")
     s.add_argument("student")
@@ -256,6 +262,9 @@ def register(sub: Any) -> None:
                     help="grade identical submissions again (for measurements)")
     sv.set_defaults(func=cmd_serve)
 
+
+def _register_views(sub: Any) -> None:
+    """What staff look at and do afterwards: status, the live page, results, regrades."""
     st = sub.add_parser("status", help="per assignment: new, claimed, graded, quarantined; "
                                        "--watch: the live view in the terminal")
     spool_options(st)

@@ -39,54 +39,12 @@ from grader.judge.ports import DEFAULT_ENV, RunRequest, Sandbox
 from grader.judge.validators import Validators, describe_termination, head, tail
 from grader.kattis.constants import substitute_file
 from grader.kattis.problem import OnReject, Problem, TestCase, TestGroup, load_problem
+from grader.kattis.runplan import RunPlan
 from grader.kattis.scoring import score_kattis, score_submission
 
 log = logging.getLogger(__name__)
 
 COMPILE_OUTPUT_LIMIT = 8000
-
-
-class RunPlan:
-    """Which tests still run: a rejection stops its group when the group (or the
-    course, ``on_reject``) says break, and, up the scoring tree, every enclosing group
-    that breaks too (Kattis ``on_reject``); a group whose ``require_pass`` groups did not
-    all pass is not run at all."""
-
-    def __init__(self, problem: Problem, course_on_reject: OnReject | None) -> None:
-        self.problem = problem
-        self.course = course_on_reject
-        self.stopped: set[str] = set()
-        self.failed: set[str] = set()  # nodes with a case that was not accepted
-        self.skipped: set[str] = set()
-
-    def should_run(self, case: TestCase) -> bool:
-        if case.group in self.stopped or any(a in self.stopped for a in case.ancestors):
-            self._fail(case)
-            return False
-        for a in case.ancestors:
-            node = self.problem.nodes.get(a)
-            if node is not None and any(r in self.failed for r in node.require_pass):
-                self._fail(case)
-                return False
-        return True
-
-    def _fail(self, case: TestCase) -> None:
-        self.failed.add(case.group)
-        self.failed.update(case.ancestors)
-
-    def record(self, case: TestCase, verdict: Verdict) -> None:
-        if verdict is Verdict.AC:
-            return
-        self._fail(case)
-        if verdict is Verdict.JE:
-            return  # a judge error is no rejection of the student's: nothing stops
-        if (self.course or self.problem.group(case.group).on_reject) == "break":
-            self.stopped.add(case.group)
-        for a in case.ancestors:
-            node = self.problem.nodes.get(a)
-            if node is None or node.on_reject != "break":
-                break
-            self.stopped.add(a)
 
 
 def add_included(problem: Problem, language: str, build: Path,

@@ -150,6 +150,10 @@ class Passes:
     def _interact(self, problem: Problem, case: TestCase, jd: JudgeDir, argv: Sequence[str],
                   rundir: Path, stdin: Path, stderr: Path, limits: Limits, writable: bool,
                   tag: str, env: dict[str, str]) -> tuple[RunMeta, Validation, Verdict]:
+        """One interactive run: the submission and the validator joined by two FIFOs.
+
+        Long because the hand-over of the FIFO ends between the judge and the two runs is
+        one protocol whose steps (and their order) must be read together."""
         try:
             vbuild, vargv = self.validators.command(problem, case)
         except SandboxError as e:

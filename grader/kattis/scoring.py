@@ -102,7 +102,10 @@ def score_kattis(problem: Problem, tests: Sequence[TestResult]
 
     Cases not run (a group stopped by ``on_reject: break`` or skipped for
     ``require_pass``) count as rejected; in legacy groups they are not passed to the
-    grader at all, as the default grader never saw them."""
+    grader at all, as the default grader never saw them.
+
+    Long because the walk's three inner steps (a case, a legacy node, a 2023-07/2025-09
+    node) share its state and read as one recursion."""
     nodes = problem.nodes
     by_case = {t.name: t for t in tests}
     out: list[GroupResult] = []

@@ -283,7 +283,7 @@ def test_include_and_language_restrictions(tmp_path: Path) -> None:
 
 
 def test_legacy_on_reject_break_propagates_up_the_tree(tmp_path: Path) -> None:
-    from grader.judge.judge import RunPlan
+    from grader.kattis.runplan import RunPlan
 
     p = load_problem(legacy_scoring(tmp_path))
     plan = RunPlan(p, None)

@@ -101,36 +101,13 @@ class Store:
 
     # -- ingest ----------------------------------------------------------------
     def ingest(self, records: Iterable[SubmissionRecord]) -> int:
-        """Store a batch's records; returns how many results were newly stored."""
-        subs, res, tests = [], [], []
-        for r in records:
-            subs.append(tuple(getattr(r, c) for c in SUB_COLUMNS))
-            result = r.result
-            if result is None:
-                continue
-            res.append((r.spool_id, result.problem_version, r.package_path or "",
-                        result.verdict.value, result.score, result.max_score, r.reused_from,
-                        json.dumps(result.to_dict())))
-            for t in result.tests:
-                tests.append((r.spool_id, result.problem_version, t.name, t.group,
-                              t.verdict.value, t.cpu_time_s, t.wall_time_s, t.memory_bytes,
-                              t.exit_code, t.signal))
+        """Store a batch's records in one transaction (staged by COPY, then merged);
+        returns how many results were newly stored."""
+        subs, res, tests = _stage_rows(records)
         if not subs:
             return 0
         with self._tx() as cur:
-            cur.execute("""
-                CREATE TEMP TABLE stage_sub (spool_id text, course text, assignment text,
-                  student text, submitted_at timestamptz, content_hash text, language text,
-                  batch_id text, state text, quarantine_code text, quarantine_reason text,
-                  arrived_at timestamptz, claimed_at timestamptz, dispatched_at timestamptz,
-                  started_at timestamptz, finished_at timestamptz) ON COMMIT DROP;
-                CREATE TEMP TABLE stage_res (spool_id text, version text, path text,
-                  verdict text, score double precision, max_score double precision,
-                  reused_from_spool text, record jsonb) ON COMMIT DROP;
-                CREATE TEMP TABLE stage_test (spool_id text, version text, name text,
-                  group_name text, verdict text, cpu_time_s double precision,
-                  wall_time_s double precision, memory_bytes bigint, exit_code int,
-                  signal int) ON COMMIT DROP;""")
+            cur.execute(_STAGE_SQL)
             for table, cols, rows in (("stage_sub", SUB_COLUMNS, subs),
                                       ("stage_res", RES_COLUMNS, res),
                                       ("stage_test", TEST_COLUMNS, tests)):
@@ -138,64 +115,11 @@ class Store:
                     for row in rows:
                         cp.write_row(row)
             faults.point("ingest-after-copy")  # a crash here must leave nothing behind
-            cur.execute("""
-                INSERT INTO courses (name) SELECT DISTINCT course FROM stage_sub
-                  ON CONFLICT (name) DO NOTHING;
-                INSERT INTO batches (id, host) SELECT DISTINCT batch_id, 'gradeline'
-                  FROM stage_sub WHERE batch_id IS NOT NULL ON CONFLICT (id) DO NOTHING;
-                INSERT INTO submissions (spool_id, course_id, assignment, student, submitted_at,
-                    content_hash, language, batch_id, state, quarantine_code, quarantine_reason,
-                    arrived_at, claimed_at, dispatched_at, started_at, finished_at)
-                  SELECT s.spool_id, c.id, s.assignment, s.student, s.submitted_at,
-                    s.content_hash, s.language, s.batch_id, s.state, s.quarantine_code,
-                    s.quarantine_reason, s.arrived_at, s.claimed_at, s.dispatched_at,
-                    s.started_at, s.finished_at
-                  FROM stage_sub s JOIN courses c ON c.name = s.course
-                  ON CONFLICT (spool_id) DO UPDATE SET
-                    state = EXCLUDED.state,
-                    content_hash = COALESCE(EXCLUDED.content_hash, submissions.content_hash),
-                    language = COALESCE(EXCLUDED.language, submissions.language),
-                    quarantine_code = EXCLUDED.quarantine_code,
-                    quarantine_reason = EXCLUDED.quarantine_reason,
-                    claimed_at = COALESCE(submissions.claimed_at, EXCLUDED.claimed_at),
-                    dispatched_at = COALESCE(EXCLUDED.dispatched_at, submissions.dispatched_at),
-                    started_at = COALESCE(EXCLUDED.started_at, submissions.started_at),
-                    finished_at = COALESCE(EXCLUDED.finished_at, submissions.finished_at);
-                INSERT INTO assignments (course_id, name, version, path, max_score)
-                  SELECT DISTINCT ON (c.id, s.assignment, r.version) c.id, s.assignment,
-                    r.version, r.path, r.max_score
-                  FROM stage_res r JOIN stage_sub s USING (spool_id)
-                  JOIN courses c ON c.name = s.course
-                  ON CONFLICT (course_id, name, version) DO NOTHING;""")
-            cur.execute("""
-                INSERT INTO results (submission_id, version, verdict, score, max_score, record)
-                  SELECT sub.id, r.version, r.verdict, r.score, r.max_score, r.record
-                  FROM stage_res r JOIN submissions sub USING (spool_id)
-                  ON CONFLICT (submission_id, version) DO NOTHING""")
+            cur.execute(_MERGE_SQL)
+            cur.execute(_RESULTS_SQL)
             new = cur.rowcount
-            # Link reused results to their source (which may be inserted just above:
-            # a subquery in that INSERT could not see it).
-            cur.execute("""
-                UPDATE results SET reused_from = src.id
-                  FROM stage_res st JOIN submissions s ON s.spool_id = st.spool_id
-                  JOIN submissions s2 ON s2.spool_id = st.reused_from_spool
-                  JOIN results src ON src.submission_id = s2.id AND src.version = st.version
-                  WHERE results.submission_id = s.id AND results.version = st.version
-                    AND results.reused_from IS NULL""")
-            cur.execute("""
-                INSERT INTO test_results (result_id, name, group_name, verdict, cpu_time_s,
-                    wall_time_s, memory_bytes, exit_code, signal)
-                  SELECT res.id, t.name, t.group_name, t.verdict, t.cpu_time_s, t.wall_time_s,
-                    t.memory_bytes, t.exit_code, t.signal
-                  FROM stage_test t JOIN submissions s USING (spool_id)
-                  JOIN results res ON res.submission_id = s.id AND res.version = t.version
-                  ON CONFLICT (result_id, name) DO NOTHING;
-                UPDATE results SET superseded_at = now()
-                  FROM stage_res r JOIN submissions s USING (spool_id)
-                  WHERE results.submission_id = s.id AND results.version <> r.version
-                    AND results.superseded_at IS NULL;
-                UPDATE submissions SET stored_at = COALESCE(stored_at, now())
-                  WHERE spool_id IN (SELECT spool_id FROM stage_sub);""")
+            cur.execute(_LINK_REUSED_SQL)
+            cur.execute(_FINISH_SQL)
         return max(new, 0)
 
     # -- queries -----------------------------------------------------------------
@@ -341,3 +265,109 @@ def recreate_database(url: str, name: str) -> str:
         raise StoreError(f"cannot create database {name}: {str(e).strip()}") from e
     parts = urlsplit(url)  # keep the query: the local server's names its passfile
     return urlunsplit(parts._replace(path="/" + name))
+
+
+#: the staging tables a batch's records are copied into (one COPY each)
+_STAGE_SQL = """
+    CREATE TEMP TABLE stage_sub (spool_id text, course text, assignment text,
+      student text, submitted_at timestamptz, content_hash text, language text,
+      batch_id text, state text, quarantine_code text, quarantine_reason text,
+      arrived_at timestamptz, claimed_at timestamptz, dispatched_at timestamptz,
+      started_at timestamptz, finished_at timestamptz) ON COMMIT DROP;
+    CREATE TEMP TABLE stage_res (spool_id text, version text, path text,
+      verdict text, score double precision, max_score double precision,
+      reused_from_spool text, record jsonb) ON COMMIT DROP;
+    CREATE TEMP TABLE stage_test (spool_id text, version text, name text,
+      group_name text, verdict text, cpu_time_s double precision,
+      wall_time_s double precision, memory_bytes bigint, exit_code int,
+      signal int) ON COMMIT DROP;
+"""
+
+#: courses, batches, submissions (first stamps kept) and assignment versions
+_MERGE_SQL = """
+    INSERT INTO courses (name) SELECT DISTINCT course FROM stage_sub
+      ON CONFLICT (name) DO NOTHING;
+    INSERT INTO batches (id, host) SELECT DISTINCT batch_id, 'gradeline'
+      FROM stage_sub WHERE batch_id IS NOT NULL ON CONFLICT (id) DO NOTHING;
+    INSERT INTO submissions (spool_id, course_id, assignment, student, submitted_at,
+        content_hash, language, batch_id, state, quarantine_code, quarantine_reason,
+        arrived_at, claimed_at, dispatched_at, started_at, finished_at)
+      SELECT s.spool_id, c.id, s.assignment, s.student, s.submitted_at,
+        s.content_hash, s.language, s.batch_id, s.state, s.quarantine_code,
+        s.quarantine_reason, s.arrived_at, s.claimed_at, s.dispatched_at,
+        s.started_at, s.finished_at
+      FROM stage_sub s JOIN courses c ON c.name = s.course
+      ON CONFLICT (spool_id) DO UPDATE SET
+        state = EXCLUDED.state,
+        content_hash = COALESCE(EXCLUDED.content_hash, submissions.content_hash),
+        language = COALESCE(EXCLUDED.language, submissions.language),
+        quarantine_code = EXCLUDED.quarantine_code,
+        quarantine_reason = EXCLUDED.quarantine_reason,
+        claimed_at = COALESCE(submissions.claimed_at, EXCLUDED.claimed_at),
+        dispatched_at = COALESCE(EXCLUDED.dispatched_at, submissions.dispatched_at),
+        started_at = COALESCE(EXCLUDED.started_at, submissions.started_at),
+        finished_at = COALESCE(EXCLUDED.finished_at, submissions.finished_at);
+    INSERT INTO assignments (course_id, name, version, path, max_score)
+      SELECT DISTINCT ON (c.id, s.assignment, r.version) c.id, s.assignment,
+        r.version, r.path, r.max_score
+      FROM stage_res r JOIN stage_sub s USING (spool_id)
+      JOIN courses c ON c.name = s.course
+      ON CONFLICT (course_id, name, version) DO NOTHING;
+"""
+
+#: the results not stored yet (a result is immutable per package version)
+_RESULTS_SQL = """
+    INSERT INTO results (submission_id, version, verdict, score, max_score, record)
+    SELECT sub.id, r.version, r.verdict, r.score, r.max_score, r.record
+    FROM stage_res r JOIN submissions sub USING (spool_id)
+    ON CONFLICT (submission_id, version) DO NOTHING
+"""
+
+#: reused results linked to their source, which may be inserted just above (a
+#: subquery in that INSERT could not see it)
+_LINK_REUSED_SQL = """
+    UPDATE results SET reused_from = src.id
+    FROM stage_res st JOIN submissions s ON s.spool_id = st.spool_id
+    JOIN submissions s2 ON s2.spool_id = st.reused_from_spool
+    JOIN results src ON src.submission_id = s2.id AND src.version = st.version
+    WHERE results.submission_id = s.id AND results.version = st.version
+      AND results.reused_from IS NULL
+"""
+
+#: the tests of new results; older versions superseded; the submissions stored
+_FINISH_SQL = """
+    INSERT INTO test_results (result_id, name, group_name, verdict, cpu_time_s,
+        wall_time_s, memory_bytes, exit_code, signal)
+      SELECT res.id, t.name, t.group_name, t.verdict, t.cpu_time_s, t.wall_time_s,
+        t.memory_bytes, t.exit_code, t.signal
+      FROM stage_test t JOIN submissions s USING (spool_id)
+      JOIN results res ON res.submission_id = s.id AND res.version = t.version
+      ON CONFLICT (result_id, name) DO NOTHING;
+    UPDATE results SET superseded_at = now()
+      FROM stage_res r JOIN submissions s USING (spool_id)
+      WHERE results.submission_id = s.id AND results.version <> r.version
+        AND results.superseded_at IS NULL;
+    UPDATE submissions SET stored_at = COALESCE(stored_at, now())
+      WHERE spool_id IN (SELECT spool_id FROM stage_sub);
+"""
+
+
+def _stage_rows(records: Iterable[SubmissionRecord]
+                ) -> tuple[list[tuple[Any, ...]], list[tuple[Any, ...]], list[tuple[Any, ...]]]:
+    """(submissions, results, tests) rows of the staging tables."""
+    subs: list[tuple[Any, ...]] = []
+    res: list[tuple[Any, ...]] = []
+    tests: list[tuple[Any, ...]] = []
+    for r in records:
+        subs.append(tuple(getattr(r, c) for c in SUB_COLUMNS))
+        result = r.result
+        if result is None:
+            continue
+        res.append((r.spool_id, result.problem_version, r.package_path or "",
+                    result.verdict.value, result.score, result.max_score, r.reused_from,
+                    json.dumps(result.to_dict())))
+        for t in result.tests:
+            tests.append((r.spool_id, result.problem_version, t.name, t.group,
+                          t.verdict.value, t.cpu_time_s, t.wall_time_s, t.memory_bytes,
+                          t.exit_code, t.signal))
+    return subs, res, tests
