@@ -1,4 +1,4 @@
-"""The versioned result record of one graded submission (scoring: ``core.scoring``).
+"""The versioned result record of one graded submission (scoring: ``kattis.scoring``).
 
 ``SCHEMA_VERSION`` changes whenever a key changes meaning or disappears; new
 keys may be added without a bump (readers must ignore unknown keys).

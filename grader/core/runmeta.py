@@ -1,6 +1,6 @@
 """The meta record of one sandboxed run: a typed value and its ``key: value`` text form.
 
-See CONTRACT.md beside this file. Any key may be missing (not measured);
+See grader/adapters/sandbox/CONTRACT.md. Any key may be missing (not measured);
 readers must ignore keys they do not know, and ``message`` is for humans.
 """
 

@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # The bare loop's unit of work: compile one submission and run + compare every test,
 # with no sandbox, no Slurm, no database (the baseline gradeline is measured against).
-# Usage: grader/bare_one.sh ASSIGNMENT_DIR SUBMISSION_FILE
+# Usage: grader/measure/bare_one.sh ASSIGNMENT_DIR SUBMISSION_FILE
 # With BARE_LOG set, appends "SUBMISSION START COMPILED END" (bash's own clock, no
 # extra processes; COMPILED is "-" after a failed compile) to that file:
 # bench/ratio_breakdown.py compares it with gradeline's timings.

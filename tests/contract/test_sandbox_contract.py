@@ -1,4 +1,4 @@
-"""The sandbox contract (grader/sandbox/CONTRACT.md), checked on the real runtime."""
+"""The sandbox contract (grader/adapters/sandbox/CONTRACT.md), checked on the real runtime."""
 import contextlib
 import os
 import signal

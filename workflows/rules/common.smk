@@ -18,8 +18,10 @@ def gradeline_options():
 
 
 def dispatch_options():
-    """Where and how the grading stage runs (set by the profile)."""
+    """Where and how the grading stage runs (set by the profile): on Slurm, pilots by
+    default (long-lived tasks pull the batch's tickets) or one array job per batch."""
     opts = f"--executor {config.get('executor', 'auto')}"
+    opts += f" --dispatch {config.get('dispatch', 'pilots')}"
     if config.get("shard_size", 0):
         opts += f" --shard-size {config['shard_size']}"
     return opts

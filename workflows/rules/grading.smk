@@ -1,8 +1,10 @@
 # Intake (a checkpoint: which batch exists is known only after it ran) -> grading
-# (ONE Slurm array job for the batch, or local workers) -> ingest -> report.
-# Every rule runs on the submit host: the grading rule submits the array itself
-# (a lean `gradeline shard-run` per task), which measured far cheaper than one
-# Snakemake jobstep per submission (about 7 s of start-up each on this machine).
+# (on Slurm: pilot tasks that pull the batch's tickets by default, or one array job
+# for the batch with dispatch=arrays; else local workers) -> ingest -> report.
+# Every rule runs on the submit host: the grading rule starts the pilots or submits
+# the array itself (each task runs the lean `python -m grader.cli.task`), which
+# measured far cheaper than one Snakemake jobstep per submission (about 7 s of
+# start-up each on this machine).
 
 
 localrules:
