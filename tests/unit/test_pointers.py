@@ -26,9 +26,9 @@ def _files() -> list[Path]:
     keep = []
     for name in out:
         p = ROOT / name
-        if name.endswith(TEXT) or p.name in ("Snakefile", "Makefile", "run"):
-            if "/examples/" not in name and not name.startswith("bench/results/"):
-                keep.append(p)
+        text = name.endswith(TEXT) or p.name in ("Snakefile", "Makefile", "run")
+        if text and "/examples/" not in name and not name.startswith("bench/results/"):
+            keep.append(p)
     return keep
 
 
