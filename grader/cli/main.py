@@ -1,5 +1,6 @@
 """The ``gradeline`` command: parse the arguments, read the settings once, run the
-command, and map every GradelineError to a message and exit status 2.
+command, and map every GradelineError to a message and exit status 2 (what users read
+in ``--help`` is ``cli.help``'s).
 
 Exit codes: 0 success, 1 the requested check failed (e.g. a self-check mismatch),
 2 an error of gradeline or its configuration, 128 + N stopped by signal N (what the
@@ -12,6 +13,7 @@ import argparse
 import contextlib
 import logging
 import os
+import select
 import sys
 import traceback
 from collections.abc import Iterator, Sequence
@@ -29,13 +31,16 @@ from grader.cli import (
     stopping,
     trace,
 )
+from grader.cli import help as help_text
 from grader.cli.common import Context
 from grader.core.errors import GradelineError
 from grader.settings import load
 
 
 def build_parser() -> argparse.ArgumentParser:
-    p = argparse.ArgumentParser(prog="gradeline", description=__doc__)
+    p = argparse.ArgumentParser(prog="gradeline", description=help_text.DESCRIPTION,
+                                usage="gradeline [-h] [--version] [-v] [--state-dir DIR] "
+                                      "COMMAND ...")
     p.add_argument("--version", action="version", version=f"gradeline {__version__}")
     p.add_argument("-v", "--verbose", action="store_true", help="log at INFO level")
     p.add_argument("--state-dir", type=Path, default=None,
@@ -44,13 +49,34 @@ def build_parser() -> argparse.ArgumentParser:
     sub = p.add_subparsers(dest="command", required=True)
     for group in (grading, course, dropbox, admin, measure, experiment, trace, plan):
         group.register(sub)
+    help_text.finish(p)
     return p
+
+
+class _ReaderGone(Exception):
+    """Standard output is a pipe whose reader has closed it."""
+
+
+def _stdout_gone() -> bool:
+    """Whether standard output is a pipe nobody reads any more (poll says POLLERR)."""
+    try:
+        fd = sys.stdout.fileno()
+    except (OSError, ValueError):
+        return False
+    poll = select.poll()
+    poll.register(fd, select.POLLOUT)
+    return any(ev & select.POLLERR for _, ev in poll.poll(0))
 
 
 @contextlib.contextmanager
 def _errors(verbose: bool) -> Iterator[None]:
     try:
         yield
+    except BrokenPipeError as e:
+        if _stdout_gone():
+            raise _ReaderGone from e
+        print(f"gradeline: error: {e}", file=sys.stderr)
+        raise SystemExit(2) from e
     except GradelineError as e:
         print(f"gradeline: error: {e}", file=sys.stderr)
         raise SystemExit(2) from e
@@ -72,6 +98,11 @@ def main(argv: Sequence[str] | None = None) -> int:
     stopping.install()
     try:
         return _run(args)
+    except _ReaderGone:
+        # the reader of our output left (``gradeline examples | head -1``): end quietly,
+        # as Unix tools do; what is left to print is for nobody
+        os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
+        return 0
     except stopping.Stopped as e:
         print(f"gradeline: stopped by {e}: what it started has ended", file=sys.stderr)
         sys.stdout.flush()
@@ -86,7 +117,9 @@ def _run(args: argparse.Namespace) -> int:
         ctx = Context(settings, args.state_dir or settings.state_dir)
         if not getattr(args, "reports_only", False):  # check-env reports it instead
             ctx.refuse_shared_state()
-        return int(args.func(args, ctx))
+        status = int(args.func(args, ctx))
+        sys.stdout.flush()  # a reader that left is seen here, not at interpreter exit
+        return status
 
 
 def entrypoint() -> None:

@@ -1,0 +1,109 @@
+"""What ``gradeline --help`` tells a user: what gradeline is, its commands grouped by who
+uses them, and an example for every command. The docs' CLI page is generated from the
+same parser (``docs/hooks.py``), so the two cannot drift."""
+
+from __future__ import annotations
+
+import argparse
+import textwrap
+from collections.abc import Iterator
+
+DESCRIPTION = """\
+gradeline grades programming assignments on a Slurm cluster: submissions land in a
+spool, each is graded in a sandboxed grading image on exclusive cores, results go to
+PostgreSQL, and staff watch it live. A command's own --help has an example."""
+
+#: every top-level command, by who uses it (a unit test checks none is left out)
+GROUPS: dict[str, tuple[str, ...]] = {
+    "Course staff": ("examples", "check", "grade", "batch", "submit", "run", "serve",
+                     "status", "web", "results", "regrade", "dropbox"),
+    "Students": ("drop",),
+    "Cluster admins": ("check-env", "settings", "image", "db", "cache", "metrics"),
+    "Researchers": ("corpus", "campaign", "experiment", "trace", "plan"),
+}
+
+#: one command line per command (subcommands as "plan predict"), shown under its help
+EXAMPLES: dict[str, str] = {
+    "examples": "gradeline examples course/",
+    "check": "gradeline check course/bigsum",
+    "grade": "gradeline grade course/bigsum sum.c",
+    "batch": "gradeline batch manifest.csv --out results.csv",
+    "submit": "gradeline submit bigsum alice sum.c --spool /srv/spool",
+    "run": "gradeline run --spool /srv/spool --assignments course/",
+    "serve": "gradeline serve --spool /srv/spool --assignments course/ --exit-when-idle",
+    "status": "gradeline status --spool /srv/spool --watch",
+    "web": "gradeline web --spool /srv/spool --port 8470",
+    "results": "gradeline results --spool /srv/spool --assignment bigsum --format csv",
+    "regrade": "gradeline regrade --spool /srv/spool --assignment bigsum",
+    "dropbox": "gradeline dropbox init /srv/drop --group staff --spool /srv/spool",
+    "drop": "gradeline drop /srv/drop bigsum sum.c",
+    "check-env": "gradeline check-env",
+    "settings": "gradeline settings",
+    "image": "gradeline image build",
+    "db": "gradeline db start",
+    "cache": "gradeline cache plan --mb-per-core 2.5",
+    "metrics": "gradeline metrics check",
+    "corpus": "gradeline corpus course/ --count 240 --seed 1",
+    "campaign": "gradeline campaign run --out camp/ -n 1,2 --reps 3",
+    "experiment run": "gradeline experiment run --out exp/ --factor cores=1,2",
+    "experiment grid": "gradeline experiment grid --out grid/",
+    "experiment design": "gradeline experiment design --out exp/ --factor cores=1,2",
+    "experiment point": "gradeline experiment point --out exp/ --point 0 --rep 0",
+    "experiment report": "gradeline experiment report --out exp/ --check",
+    "trace gen": "gradeline trace gen rush --corpus course/ -o rush.csv --count 200",
+    "trace capture": "gradeline trace capture --spool /srv/spool -o run.csv",
+    "trace swf": "gradeline trace swf --spool /srv/spool -o run.swf",
+    "trace replay": "gradeline trace replay rush.csv --spool /srv/spool --mode open",
+    "trace analyse": "gradeline trace analyse --spool /srv/spool --report responses/",
+    "plan demands": "gradeline plan demands --spool /srv/spool -o demands.json",
+    "plan predict": "gradeline plan predict --trace rush.csv --demands demands.json "
+                    "--cores 16 --speedup 16:11.2",
+    "plan models": "gradeline plan models --demands demands.json --rate 2 --cores 8",
+    "plan partition": "gradeline plan partition --campaign camp/",
+    "plan report": "gradeline plan report --demands demands.json --campaign camp/ "
+                   "--out capacity/",
+}
+
+
+def commands(parser: argparse.ArgumentParser, prefix: str = ""
+             ) -> Iterator[tuple[str, argparse.ArgumentParser]]:
+    """Every command that runs something (subcommands as "plan predict"), in order."""
+    subs = [a for a in parser._actions if isinstance(a, argparse._SubParsersAction)]
+    if not subs:
+        yield prefix, parser
+        return
+    for name, sp in subs[0].choices.items():
+        yield from commands(sp, f"{prefix} {name}".strip())
+
+
+def _summaries(parser: argparse.ArgumentParser) -> dict[str, str]:
+    subs = next(a for a in parser._actions if isinstance(a, argparse._SubParsersAction))
+    return {str(c.dest): str(c.help or "") for c in subs._choices_actions}
+
+
+def overview(parser: argparse.ArgumentParser) -> str:
+    """The command list of ``gradeline --help``, grouped by audience."""
+    summary = _summaries(parser)
+    width = max(map(len, summary)) + 2
+    lines = []
+    for group, names in GROUPS.items():
+        lines.append(f"{group}:")
+        lines += [textwrap.fill(summary[n], 88, initial_indent=f"  {n.ljust(width)}",
+                                subsequent_indent=" " * (width + 2)) for n in names]
+        lines.append("")
+    lines.append(textwrap.fill("Exit status: 0 done, 1 a requested check failed, 2 an error "
+                               "(the message says which), 128+N stopped by signal N.", 88))
+    return "\n".join(lines)
+
+
+def finish(parser: argparse.ArgumentParser) -> None:
+    """Group the top level's commands and put each command's example under its help."""
+    for name, sp in commands(parser):
+        if name in EXAMPLES:
+            sp.epilog = f"example:\n  {EXAMPLES[name]}"
+            sp.formatter_class = argparse.RawDescriptionHelpFormatter
+    parser.epilog = overview(parser)
+    parser.formatter_class = argparse.RawDescriptionHelpFormatter
+    subs = next(a for a in parser._actions if isinstance(a, argparse._SubParsersAction))
+    subs.help = argparse.SUPPRESS
+    subs.metavar = "COMMAND"
