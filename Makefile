@@ -14,7 +14,7 @@ APT_PACKAGES := python3 python3-venv bubblewrap debootstrap ca-certificates util
 MEASURE_PACKAGES := g++ valgrind linux-perf likwid chromium
 DEMO_DIR ?= demo
 
-.PHONY: all demo test deps venv apptainer image lint unit slurm db clean campaign test-cgroup2
+.PHONY: all demo test deps venv apptainer image lint docs unit slurm db clean campaign test-cgroup2
 
 all: test
 
@@ -60,10 +60,17 @@ image: deps venv apptainer
 # its banned-API rule (subprocess, os.environ, psycopg only where they belong), mypy
 # --strict, and Snakemake's own linter.
 lint: venv
-	$(BIN)/ruff check grader analysis tests bench
+	$(BIN)/ruff check grader analysis tests bench docs
 	$(BIN)/mypy
 	$(BIN)/lint-imports
 	PATH=$(CURDIR)/$(BIN):$$PATH $(BIN)/snakemake --lint >/dev/null
+	$(BIN)/mkdocs build --strict --quiet -f docs/mkdocs.yml
+
+# The documentation site (docs/mkdocs.yml) into build/docs, then its front page and CLI
+# page looked at in headless Chromium (a screenshot lands in build/docs/screenshot.png).
+docs: venv
+	$(BIN)/mkdocs build --strict --quiet -f docs/mkdocs.yml
+	$(BIN)/python docs/check_site.py build/docs
 
 unit: venv
 	$(BIN)/pytest -q tests/unit

@@ -181,7 +181,7 @@ def _state_check(ctx: Context) -> Check:
 def _slurm_check(ctx: Context) -> Check:
     sched = detect_scheduler(local_cluster_conf(ctx.state_dir, ctx.settings.slurm_conf))
     if sched is not None:
-        return Check("slurm", True, f"controller answers ({sched.name}); batches run as "
-                                    "Slurm array jobs")
+        return Check("slurm", True, f"controller answers ({sched.name}); batches run on "
+                                    "Slurm pilot tasks (or one array job each)")
     return Check("slurm", False, "no Slurm controller answers; grading uses local workers",
                  "slurm/local-cluster.sh start (root), or set SLURM_CONF", required=False)

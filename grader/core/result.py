@@ -23,16 +23,16 @@ class TestResult:
 
     __test__ = False  # not a pytest class
 
-    name: str
-    group: str
+    name: str  # e.g. secret/group1/03
+    group: str  # the test group it ran in
     verdict: Verdict
-    cpu_time_s: float | None = None
+    cpu_time_s: float | None = None  # null when the run never started
     wall_time_s: float | None = None
-    memory_bytes: int | None = None
+    memory_bytes: int | None = None  # peak, as the cgroup or the kernel's rusage saw it
     exit_code: int | None = None
-    signal: int | None = None
-    termination: str | None = None
-    feedback: str = ""
+    signal: int | None = None  # the signal that ended the run, if one did
+    termination: str | None = None  # what ended the run (a limit, a signal, its own exit)
+    feedback: str = ""  # the validator's or the diff's first 2000 characters
     score: float | None = None  # validator-given fraction in [0, 1], when it gave one
     #: the test's score in a problem of type scoring (score.txt, or score_multiplier.txt
     #: times the test's maximum), when the validator gave one
@@ -59,34 +59,35 @@ class CompileResult:
 class GroupResult:
     """Points earned in one test group."""
 
-    name: str
+    name: str  # e.g. secret/group1
     verdict: Verdict
-    points: float
-    score: float
-    scoring: str
-    passed: int
-    total: int
+    points: float  # points earned in this group
+    score: float  # the group's score before it became points (a fraction or a sum)
+    scoring: str  # how: all_or_nothing, proportional, or the package's aggregation
+    passed: int  # tests accepted
+    total: int  # tests in the group
 
 
 @dataclass(frozen=True, slots=True)
 class SubmissionResult:
     """Everything known about one graded submission."""
 
-    problem: str
-    problem_version: str
-    submission: str
-    content_hash: str
-    language: str | None
-    verdict: Verdict
-    score: float
-    max_score: float
-    compile: CompileResult | None
-    tests: tuple[TestResult, ...]
-    groups: tuple[GroupResult, ...]
+    problem: str  # the assignment's short name (its package directory)
+    problem_version: str  # content hash of everything in the package that affects grades
+    submission: str  # what was graded: its path, or its spool id
+    content_hash: str  # SHA-256 over the submission's files (dedupe and regrades key on it)
+    language: str | None  # Kattis language code; null when none could be told
+    verdict: Verdict  # AC WA TLE MLE OLE RE CE JE (the first failing test's, in test order)
+    score: float  # points earned
+    max_score: float  # points possible
+    compile: CompileResult | None  # null for a language without a compile step
+    tests: tuple[TestResult, ...]  # every test case, in judging order
+    groups: tuple[GroupResult, ...]  # every test group (or scoring node) with its points
+    #: where and how it was graded: runtime, image, node, cores, Slurm job and task
     runtime: Mapping[str, Any] = field(default_factory=dict)
-    timing: Mapping[str, float] = field(default_factory=dict)
-    graded_at: str = ""
-    message: str = ""
+    timing: Mapping[str, float] = field(default_factory=dict)  # seconds per phase
+    graded_at: str = ""  # ISO 8601 time stamp, UTC
+    message: str = ""  # for people: why a CE or JE, when there is one
 
     def to_dict(self) -> dict[str, Any]:
         """The JSON form (schema + version first)."""
