@@ -8,6 +8,8 @@ its own:
     <!-- gradeline:result-record -->     the result record's keys (grader/core/result.py)
     <!-- gradeline:schema -->            the database migrations, in order
     <!-- gradeline:include PATH -->      a Markdown file of the repository (CONTRACT.md)
+    <!-- gradeline:fields PATH:A,B -->   the fields of classes A, B of a module (the course
+                                         file's schema), with their comments
 """
 
 from __future__ import annotations
@@ -101,6 +103,19 @@ def _check_env(_: str | None) -> str:
 UNITS = (("_s", "seconds"), ("_bytes", "bytes"), ("_kb", "KiB"))
 
 
+def _comment(lines: list[str], lineno: int) -> str:
+    """What the source says of a field: its trailing comment, or the ``#:`` lines above."""
+    line = lines[lineno - 1]
+    if "  # " in line:
+        return line.split("  # ", 1)[1].strip()
+    above: list[str] = []
+    i = lineno - 2
+    while i >= 0 and lines[i].strip().startswith("#:"):
+        above.insert(0, lines[i].strip()[2:].strip())
+        i -= 1
+    return " ".join(above)
+
+
 def _record(_: str | None) -> str:
     source = (ROOT / "grader/core/result.py").read_text()
     lines = source.splitlines()
@@ -122,13 +137,47 @@ def _record(_: str | None) -> str:
                 continue
             key, kind = stmt.target.id, ast.unparse(stmt.annotation)
             unit = next((u for suffix, u in UNITS if key.endswith(suffix)), "")
-            line = lines[stmt.lineno - 1]
-            doc = line.split("#", 1)[1].strip() if "#" in line else ""
-            before = lines[stmt.lineno - 2].strip()
-            if not doc and before.startswith("#:"):
-                doc = before[2:].strip()
+            doc = _comment(lines, stmt.lineno)
             nullable = "yes" if "None" in kind else "no"
             out.append(f"| `{key}` | {_cell(kind)} | {unit} | {nullable} | {_cell(doc)} |")
+        out.append("")
+    return "\n".join(out)
+
+
+def _default(value: ast.expr | None) -> str:
+    """A field's default as written: Field(x, ...) -> x, default_factory=F -> F()."""
+    if value is None:
+        return "required"
+    if isinstance(value, ast.Call) and ast.unparse(value.func) == "Field":
+        if value.args:
+            first = ast.unparse(value.args[0])
+            return "required" if first == "..." else first
+        for k in value.keywords:
+            if k.arg == "default_factory":
+                return f"{ast.unparse(k.value)}()"
+        return "required"
+    return ast.unparse(value)
+
+
+def _fields(arg: str | None) -> str:
+    """Tables of the fields of some classes of a module, with their comments."""
+    if not arg or ":" not in arg:
+        raise ValueError("gradeline:fields needs PATH:Class,Class")
+    path, names = arg.split(":", 1)
+    source = (ROOT / path).read_text()
+    lines = source.splitlines()
+    classes = {n.name: n for n in ast.parse(source).body if isinstance(n, ast.ClassDef)}
+    out = []
+    for name in names.split(","):
+        cls = classes[name]
+        out += [f"### `{name}`", "", ast.get_docstring(cls) or "", "",
+                "| key | type | default | meaning |", "|---|---|---|---|"]
+        for stmt in cls.body:
+            if not (isinstance(stmt, ast.AnnAssign) and isinstance(stmt.target, ast.Name)):
+                continue
+            doc = _comment(lines, stmt.lineno)
+            out.append(f"| `{stmt.target.id}` | {_cell(ast.unparse(stmt.annotation))} | "
+                       f"{_cell(_default(stmt.value))} | {_cell(doc)} |")
         out.append("")
     return "\n".join(out)
 
@@ -160,4 +209,5 @@ def _include(path: str | None) -> str:
 
 
 GENERATORS = {"cli": _cli, "settings": _settings, "check-env": _check_env,
-              "result-record": _record, "schema": _schema, "include": _include}
+              "result-record": _record, "schema": _schema, "include": _include,
+              "fields": _fields}

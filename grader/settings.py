@@ -42,6 +42,8 @@ KNOBS: tuple[Knob, ...] = (
          "for a URL with a password; instead of GRADELINE_DB_URL"),
     Knob("GRADELINE_SPOOL", "spool", "spool directory (default ./spool)"),
     Knob("GRADELINE_COURSE", "course", "course name (default 'default')"),
+    Knob("GRADELINE_COURSE_FILE", "course_file", "the course file (course.yaml: deadlines, "
+         "late policy, extensions, visibility) of gradeline grades and course check"),
     Knob("GRADELINE_ASSIGNMENTS", "assignments", "':'-separated directories of assignment "
          "packages (default: the bundled examples)"),
     Knob("GRADELINE_EXECUTOR", "executor", "auto | local | slurm (auto: Slurm when a "
@@ -114,6 +116,7 @@ class Settings:
     db_url_file: Path | None = None
     spool: Path | None = None
     course: str | None = None
+    course_file: Path | None = None
     assignments: tuple[Path, ...] = ()
     executor: ExecutorChoice = "auto"
     runtime: RuntimeChoice = "auto"
@@ -200,6 +203,7 @@ class Settings:
             db_url_file=path("GRADELINE_DB_URL_FILE"),
             spool=path("GRADELINE_SPOOL"),
             course=get("GRADELINE_COURSE"),
+            course_file=path("GRADELINE_COURSE_FILE"),
             assignments=tuple(Path(p) for p in (get("GRADELINE_ASSIGNMENTS") or "").split(":")
                               if p),
             executor=cast(ExecutorChoice, choice("GRADELINE_EXECUTOR", get_args(ExecutorChoice))),

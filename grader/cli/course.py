@@ -8,6 +8,7 @@ import json
 import logging
 import signal
 import sys
+from datetime import datetime
 from pathlib import Path
 from typing import Any
 
@@ -29,8 +30,18 @@ PILOT = PilotSpec()
 
 
 def cmd_submit(args: argparse.Namespace, ctx: Context) -> int:
+    at = None
+    if args.submitted_at:
+        try:
+            stamp = datetime.fromisoformat(args.submitted_at)
+        except ValueError as err:
+            raise GradelineError(f"--submitted-at: {err}") from None
+        if stamp.tzinfo is None:
+            raise GradelineError("--submitted-at needs an offset (2026-12-01T23:59+01:00): "
+                                 "deadlines are compared across time zones")
+        at = stamp.isoformat()
     e = ctx.spool(args).submit(course=ctx.course(args), assignment=args.assignment,
-                               student=args.student, path=Path(args.path))
+                               student=args.student, path=Path(args.path), submitted_at=at)
     print(e.id)
     return 0
 
@@ -206,6 +217,9 @@ def _register_grading(sub: Any) -> None:
     s.add_argument("assignment")
     s.add_argument("student")
     s.add_argument("path", help="source file, directory or archive")
+    s.add_argument("--submitted-at", metavar="TIME",
+                   help="when the student handed it in, with an offset (an LMS export's "
+                        "time; default: now): what deadlines are compared with")
     spool_options(s)
     s.set_defaults(func=cmd_submit)
 

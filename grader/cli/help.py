@@ -16,7 +16,7 @@ PostgreSQL, and staff watch it live. A command's own --help has an example."""
 #: every top-level command, by who uses it (a unit test checks none is left out)
 GROUPS: dict[str, tuple[str, ...]] = {
     "Course staff": ("examples", "check", "grade", "batch", "submit", "run", "serve",
-                     "status", "web", "results", "regrade", "dropbox"),
+                     "status", "web", "results", "regrade", "dropbox", "course", "grades"),
     "Students": ("drop",),
     "Cluster admins": ("check-env", "settings", "image", "db", "cache", "metrics"),
     "Researchers": ("corpus", "campaign", "experiment", "trace", "plan"),
@@ -37,6 +37,8 @@ EXAMPLES: dict[str, str] = {
     "regrade": "gradeline regrade --spool /srv/spool --assignment bigsum",
     "dropbox": "gradeline dropbox init /srv/drop --group staff --spool /srv/spool",
     "drop": "gradeline drop /srv/drop bigsum sum.c",
+    "course check": "gradeline course check --course-file course.yaml",
+    "grades": "gradeline grades --course-file course.yaml --out grades/",
     "check-env": "gradeline check-env",
     "settings": "gradeline settings",
     "image": "gradeline image build",

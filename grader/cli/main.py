@@ -25,6 +25,7 @@ from grader.cli import (
     course,
     dropbox,
     experiment,
+    grades,
     grading,
     measure,
     plan,
@@ -47,7 +48,8 @@ def build_parser() -> argparse.ArgumentParser:
                    help="images and scratch space (default: $GRADELINE_STATE_DIR, or "
                         "/var/lib/gradeline as root)")
     sub = p.add_subparsers(dest="command", required=True)
-    for group in (grading, course, dropbox, admin, measure, experiment, trace, plan):
+    for group in (grading, course, grades, dropbox, admin, measure, experiment, trace,
+                  plan):
         group.register(sub)
     help_text.finish(p)
     return p

@@ -30,6 +30,7 @@ from grader.core.finished import epoch as e
 from grader.core.record import SubmissionRecord
 from grader.core.result import SubmissionResult
 from grader.core.samples import ShardSample
+from grader.course.policy import Attempt
 
 log = logging.getLogger(__name__)
 
@@ -167,6 +168,23 @@ class Store:
                 WHERE c.name = %s AND s.assignment = %s
                 ORDER BY s.student, s.submitted_at DESC, s.id DESC""", (course, assignment))
             return [(st, SubmissionResult.from_dict(rec)) for st, rec in cur.fetchall()]
+
+    def attempts(self, course: str) -> list[Attempt]:
+        """Every graded submission of a course with its current score (a fraction of
+        its package's maximum; None until graded): what grades are computed from."""
+        with self._tx() as cur:
+            cur.execute("""
+                SELECT s.spool_id, s.student, s.assignment, s.submitted_at, r.score,
+                       r.max_score
+                FROM submissions s JOIN courses c ON c.id = s.course_id
+                LEFT JOIN results r ON r.submission_id = s.id AND r.superseded_at IS NULL
+                WHERE c.name = %s AND s.state <> 'quarantined'
+                ORDER BY s.submitted_at, s.id""", (course,))
+            out = []
+            for spool_id, student, assignment, at, score, top in cur.fetchall():
+                frac = None if score is None else (score / top if top else 0.0)
+                out.append(Attempt(spool_id, student, assignment, at, frac, frac))
+            return out
 
     def finished(self, course: str, since: datetime | None = None) -> list[Finished]:
         """Every finished submission of a course (arrived at or after ``since``) with its

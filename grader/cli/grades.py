@@ -1,0 +1,107 @@
+"""``gradeline course check | grades``: a course file checked against its packages, and
+final grades with its policy applied (computed from the store at each call, so a
+changed deadline or extension needs no regrade)."""
+
+from __future__ import annotations
+
+import argparse
+from pathlib import Path
+from typing import Any
+
+from grader.cli.common import Context
+from grader.core.errors import GradelineError, ProblemFormatError
+from grader.course.load import Course, load_course
+from grader.course.policy import grade_course
+from grader.course.sheets import assignment_sheet, canvas_csv, course_sheet, moodle_csv
+from grader.course.visibility import group_visibility, unknown_rules
+from grader.kattis.problem import Problem, load_problem
+
+
+def _course(args: argparse.Namespace, ctx: Context) -> Course:
+    path = args.course_file or ctx.settings.course_file
+    if path is None:
+        raise GradelineError("no course file: give --course-file or set GRADELINE_COURSE_FILE")
+    return load_course(path)
+
+
+def _packages(course: Course) -> dict[str, Problem]:
+    out = {}
+    for a in course.ordered():
+        try:
+            out[a.name] = load_problem(a.package, require_time_limit=False)
+        except ProblemFormatError as e:
+            raise GradelineError(f"assignment {a.name}: {e}") from None
+    return out
+
+
+def cmd_course_check(args: argparse.Namespace, ctx: Context) -> int:
+    course = _course(args, ctx)
+    packages = _packages(course)
+    print(f"course {course.name} ({course.zone.key}): {len(course.assignments)} "
+          f"assignment(s), {len(course.students)} student(s) on the roster, "
+          f"{course.late_days} grace day(s) each, {len(course.extensions)} extension(s)")
+    bad = 0
+    for a in course.ordered():
+        p = packages[a.name]
+        groups = [g.name for g in p.groups]
+        vis = group_visibility(groups, a.visibility)
+        print(f"  {a.name}: due {a.deadline.isoformat(timespec='minutes')}, counts "
+              f"{a.counts}, {a.points or p.max_score:g} points; "
+              + ", ".join(f"{g} {v}" for g, v in vis.items()))
+        for key in unknown_rules(groups, a.visibility):
+            print(f"    visibility names {key!r}, which is no test group of {p.short_name}")
+            bad += 1
+    return 1 if bad else 0
+
+
+def cmd_grades(args: argparse.Namespace, ctx: Context) -> int:
+    course = _course(args, ctx)
+    if args.assignment and args.assignment not in course.assignments:
+        raise GradelineError(f"no assignment {args.assignment!r} in the course file "
+                             f"(it has {', '.join(course.assignments)})")
+    packages = _packages(course)
+    possible = {n: a.points or packages[n].max_score for n, a in course.assignments.items()}
+    with ctx.store() as store:
+        attempts = store.attempts(course.name)
+    grades = grade_course(course, attempts, {n: p.max_score for n, p in packages.items()})
+    out = Path(args.out)
+    out.mkdir(parents=True, exist_ok=True)
+    names = [args.assignment] if args.assignment else [a.name for a in course.ordered()]
+    for n in names:
+        (out / f"{n}.csv").write_text(assignment_sheet(course, n, grades))
+        mine = [g for g in grades if g.assignment == n]
+        counts = {s: sum(1 for g in mine if g.status == s)
+                  for s in ("final", "pending", "missing", "too late")}
+        print(f"{n}: " + ", ".join(f"{k} {v}" for k, v in counts.items()) +
+              f" -> {out / (n + '.csv')}")
+    if not args.assignment:
+        (out / "course.csv").write_text(course_sheet(course, grades, possible))
+        (out / "canvas.csv").write_text(canvas_csv(course, grades, possible))
+        (out / "moodle.csv").write_text(moodle_csv(course, grades))
+        print(f"course sheet, Canvas and Moodle imports: {out}/course.csv, canvas.csv, "
+              "moodle.csv")
+    return 0
+
+
+def _course_file_option(sp: argparse.ArgumentParser) -> None:
+    sp.add_argument("--course-file", type=Path, metavar="COURSE_YAML",
+                    help="the course file (default $GRADELINE_COURSE_FILE)")
+
+
+def register(sub: Any) -> None:
+    c = sub.add_parser("course", help="check a course file (deadlines, late policy, "
+                                      "extensions, visibility) against its packages")
+    cs = c.add_subparsers(dest="course_command", required=True)
+    ck = cs.add_parser("check", help="read the course file and its roster, load every "
+                                     "package, show each group's visibility")
+    _course_file_option(ck)
+    ck.set_defaults(func=cmd_course_check)
+
+    g = sub.add_parser("grades", help="final grades with the course's policy applied: a "
+                                      "sheet per assignment, the course, Canvas and Moodle")
+    g.add_argument("assignment", nargs="?", help="one assignment (default: all of them, "
+                                                 "with the course sheet and LMS files)")
+    _course_file_option(g)
+    g.add_argument("--out", default="grades", help="directory for the sheets (default "
+                                                   "%(default)s)")
+    g.set_defaults(func=cmd_grades)

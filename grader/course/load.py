@@ -1,0 +1,196 @@
+"""Reading a course: ``course.yaml`` checked against its schema (``course.spec``) and
+the roster CSV, resolved into typed values with time-zone-aware deadlines. Every
+defect is one ConfigError naming the file and the place in it."""
+
+from __future__ import annotations
+
+import csv
+import io
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from datetime import datetime, timedelta
+from pathlib import Path
+from zoneinfo import ZoneInfo
+
+import yaml
+from pydantic import ValidationError
+
+from grader.core.errors import ConfigError
+from grader.course.spec import (
+    AssignmentSpec,
+    BulkSpec,
+    Counts,
+    CourseSpec,
+    LatePolicy,
+    Visibility,
+    parse_duration,
+)
+
+ROSTER_REQUIRED = ("student", "name", "email")
+ROSTER_OPTIONAL = ("extension", "sis_id", "section")
+
+
+@dataclass(frozen=True, slots=True)
+class Student:
+    """One row of the roster."""
+
+    id: str
+    name: str = ""
+    email: str = ""
+    extension: timedelta = timedelta(0)  # added to every deadline of theirs
+    sis_id: str = ""
+    section: str = ""
+
+
+@dataclass(frozen=True, slots=True)
+class Assignment:
+    """An assignment with its rules resolved (the course's defaults filled in)."""
+
+    name: str
+    package: Path
+    deadline: datetime  # aware
+    counts: Counts
+    late: LatePolicy
+    late_days: int | None
+    visibility: Mapping[str, Visibility]
+    points: float | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class Course:
+    """A course as gradeline grades it."""
+
+    name: str
+    zone: ZoneInfo
+    assignments: Mapping[str, Assignment]
+    students: Mapping[str, Student] = field(default_factory=dict)
+    late_days: int = 0
+    bulk: BulkSpec = field(default_factory=BulkSpec)
+    #: (student, assignment or None for all) -> (new deadline or None, time added)
+    extensions: Mapping[tuple[str, str | None], tuple[datetime | None, timedelta]] = \
+        field(default_factory=dict)
+    source: Path | None = None
+
+    def deadline(self, student: str, assignment: str) -> datetime:
+        """The student's own deadline: the assignment's, their roster extension, then
+        an extension of the course file (a new date replaces, extra time adds)."""
+        a = self.assignments[assignment]
+        due = a.deadline
+        roster = self.students.get(student)
+        if roster is not None:
+            due += roster.extension
+        for key in ((student, None), (student, assignment)):
+            ext = self.extensions.get(key)
+            if ext is not None:
+                until, extra = ext
+                due = (until if until is not None else due) + extra
+        return due
+
+    def ordered(self) -> list[Assignment]:
+        """Assignments by deadline: the order grace days are spent in."""
+        return sorted(self.assignments.values(), key=lambda a: (a.deadline, a.name))
+
+
+def _where(loc: tuple[int | str, ...]) -> str:
+    out = ""
+    for part in loc:
+        out += f"[{part}]" if isinstance(part, int) else (f".{part}" if out else str(part))
+    return out or "(top level)"
+
+
+def parse_spec(data: object, source: str) -> CourseSpec:
+    """The course file's data checked against the schema."""
+    try:
+        return CourseSpec.model_validate(data)
+    except ValidationError as e:
+        lines = [f"{_where(tuple(err['loc']))}: {err['msg']}" for err in e.errors()]
+        raise ConfigError(f"{source}: " + "; ".join(lines)) from None
+
+
+def _aware(stamp: datetime, zone: ZoneInfo) -> datetime:
+    return stamp if stamp.tzinfo is not None else stamp.replace(tzinfo=zone)
+
+
+def read_roster(text: str, source: str) -> dict[str, Student]:
+    """The roster CSV: one student a row, ids unique."""
+    reader = csv.DictReader(io.StringIO(text))
+    cols = [c.strip() for c in reader.fieldnames or []]
+    missing = [c for c in ROSTER_REQUIRED if c not in cols]
+    unknown = [c for c in cols if c not in ROSTER_REQUIRED + ROSTER_OPTIONAL]
+    if missing or unknown:
+        raise ConfigError(f"{source}: the header must name {', '.join(ROSTER_REQUIRED)} "
+                          f"(optional: {', '.join(ROSTER_OPTIONAL)}); "
+                          + (f"missing {', '.join(missing)}" if missing else
+                             f"unknown {', '.join(unknown)}"))
+    out: dict[str, Student] = {}
+    for n, raw in enumerate(reader, start=2):
+        row = {k.strip(): (v or "").strip() for k, v in raw.items() if k is not None}
+        sid = row["student"]
+        if not sid:
+            raise ConfigError(f"{source}:{n}: a row without a student id")
+        if sid in out:
+            raise ConfigError(f"{source}:{n}: student {sid!r} appears twice")
+        try:
+            ext = parse_duration(row["extension"]) if row.get("extension") else timedelta(0)
+        except ValueError as e:
+            raise ConfigError(f"{source}:{n}: extension: {e}") from None
+        out[sid] = Student(sid, row["name"], row["email"], ext, row.get("sis_id", ""),
+                           row.get("section", ""))
+    return out
+
+
+def _assignment(a: AssignmentSpec, spec: CourseSpec, zone: ZoneInfo, base: Path
+                ) -> Assignment:
+    return Assignment(a.name, (base / a.package).resolve(), _aware(a.deadline, zone),
+                      a.counts or spec.counts, a.late or spec.late, a.late_days,
+                      dict(a.visibility), a.points)
+
+
+def build_course(spec: CourseSpec, base: Path, source: str,
+                 students: Mapping[str, Student] | None = None) -> Course:
+    """Resolve a checked spec: deadlines in the course's zone, extensions keyed."""
+    zone = ZoneInfo(spec.timezone)
+    assignments = {a.name: _assignment(a, spec, zone, base) for a in spec.assignments}
+    students = dict(students or {})
+    extensions: dict[tuple[str, str | None], tuple[datetime | None, timedelta]] = {}
+    for i, e in enumerate(spec.extensions):
+        where = f"{source}: extensions[{i}]"
+        if e.assignment is not None and e.assignment not in assignments:
+            raise ConfigError(f"{where}: no assignment {e.assignment!r}")
+        if students and e.student not in students:
+            raise ConfigError(f"{where}: student {e.student!r} is not in the roster")
+        if (e.until is None) == (e.extra is None):
+            raise ConfigError(f"{where}: give either until (a new deadline) or extra "
+                              "(time added)")
+        if (e.student, e.assignment) in extensions:
+            raise ConfigError(f"{where}: a second extension for the same student and "
+                              "assignment")
+        extensions[(e.student, e.assignment)] = (
+            _aware(e.until, zone) if e.until is not None else None,
+            e.extra or timedelta(0))
+    return Course(spec.course, zone, assignments, students, spec.late_days, spec.bulk,
+                  extensions, None)
+
+
+def load_course(path: str | Path) -> Course:
+    """``course.yaml`` (or a directory holding it) with its roster."""
+    p = Path(path)
+    if p.is_dir():
+        p = p / "course.yaml"
+    try:
+        data = yaml.safe_load(p.read_text())
+    except OSError as e:
+        raise ConfigError(f"{p}: cannot read the course file: {e.strerror}") from None
+    except yaml.YAMLError as e:
+        raise ConfigError(f"{p}: not YAML: {e}") from None
+    spec = parse_spec(data, str(p))
+    students: dict[str, Student] = {}
+    if spec.roster:
+        rp = (p.parent / spec.roster)
+        try:
+            students = read_roster(rp.read_text(), str(rp))
+        except OSError as e:
+            raise ConfigError(f"{p}: roster {spec.roster}: {e.strerror}") from None
+    course = build_course(spec, p.parent, str(p), students)
+    return Course(course.name, course.zone, course.assignments, course.students,
+                  course.late_days, course.bulk, course.extensions, p.resolve())

@@ -1,0 +1,143 @@
+"""The course file (``course.yaml``) as a schema: what staff write, checked field by field.
+
+pydantic validates it (and gives the JSON schema the docs print), so a wrong key, a
+deadline without a date or a penalty over 100 % is an error naming its place in the
+file, never a course graded under a policy nobody wrote. Times without an offset are
+in the course's time zone; durations are written ``3d``, ``36h``, ``90m`` or seconds.
+"""
+
+from __future__ import annotations
+
+import re
+from datetime import datetime, timedelta
+from typing import Annotated, Literal
+from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
+
+from pydantic import BaseModel, BeforeValidator, ConfigDict, Field, field_validator
+
+Counts = Literal["last", "best", "chosen"]
+Visibility = Literal["visible", "after_deadline", "after_release", "hidden"]
+#: which groups a phase grades: at hand-in only the visible ones, after the deadline all
+VISIBILITIES: tuple[Visibility, ...] = ("visible", "after_deadline", "after_release",
+                                        "hidden")
+
+_DURATION = re.compile(r"^\s*(\d+(?:\.\d+)?)\s*([dhms]?)\s*$")
+_UNIT_S = {"d": 86400.0, "h": 3600.0, "m": 60.0, "s": 1.0, "": 1.0}
+
+
+def parse_duration(value: object) -> timedelta:
+    """``3d``, ``36h``, ``90m``, ``45s`` or a number of seconds."""
+    if isinstance(value, timedelta):
+        return value
+    if isinstance(value, bool) or not isinstance(value, int | float | str):
+        raise ValueError(f"a duration is written 3d, 36h, 90m or in seconds, not {value!r}")
+    m = _DURATION.match(str(value))
+    if m is None:
+        raise ValueError(f"a duration is written 3d, 36h, 90m or in seconds, not {value!r}")
+    return timedelta(seconds=float(m.group(1)) * _UNIT_S[m.group(2)])
+
+
+Duration = Annotated[timedelta, BeforeValidator(parse_duration)]
+
+
+def _stamp(value: object) -> object:
+    """YAML reads ``2026-12-01 23:59`` as a string or a datetime; both are fine here."""
+    if isinstance(value, str):
+        try:
+            return datetime.fromisoformat(value.strip())
+        except ValueError as e:
+            raise ValueError(f"a time is written 2026-12-01 23:59 (or with an offset, "
+                             f"2026-12-01T23:59+01:00), not {value!r}") from e
+    return value
+
+
+Stamp = Annotated[datetime, BeforeValidator(_stamp)]
+
+
+class _Strict(BaseModel):
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+
+class LatePolicy(_Strict):
+    """What lateness costs once the student's grace days are used up."""
+
+    #: percent of the score deducted per late day begun (after grace days)
+    penalty_per_day: float = Field(0.0, ge=0, le=100)
+    #: percent deducted per late hour begun (after grace days); adds to the daily one
+    penalty_per_hour: float = Field(0.0, ge=0, le=100)
+    #: the most percent lateness may cost
+    cap: float = Field(100.0, ge=0, le=100)
+    #: nothing is accepted later than the student's deadline plus this (none: no limit)
+    max_late: Duration | None = None
+
+
+class AssignmentSpec(_Strict):
+    """One assignment: its package, its deadline and its rules."""
+
+    name: str = Field(pattern=r"^[A-Za-z0-9][A-Za-z0-9_.-]*$")  # as submissions name it
+    package: str  # the problem package's directory, relative to course.yaml
+    deadline: Stamp  # 2026-12-01 23:59 (the course's zone) or with an offset
+    counts: Counts | None = None  # default: the course's
+    late: LatePolicy | None = None  # default: the course's
+    #: the most grace days of the student's pool this assignment may take (none: any)
+    late_days: int | None = Field(None, ge=0)
+    #: test group (or a prefix of groups: ``secret``) -> when it is graded and shown;
+    #: default for Kattis packages: sample visible, everything else after_release
+    visibility: dict[str, Visibility] = Field(default_factory=dict)
+    points: float | None = Field(None, gt=0)  # scale the package's maximum to this
+
+
+class ExtensionSpec(_Strict):
+    """A student's own deadline for one assignment (or for all, without one)."""
+
+    student: str  # the student's id, as on the roster
+    assignment: str | None = None  # none: every assignment
+    until: Stamp | None = None  # a new deadline ...
+    extra: Duration | None = None  # ... or time added to the assignment's
+
+    @field_validator("extra")
+    @classmethod
+    def _positive(cls, v: timedelta | None) -> timedelta | None:
+        if v is not None and v <= timedelta(0):
+            raise ValueError("an extension adds time: it must be positive")
+        return v
+
+
+class BulkSpec(_Strict):
+    """How the after-deadline grading is queued behind live feedback on Slurm."""
+
+    nice: int = Field(1000, ge=0, le=2147483645)  # sbatch --nice for the bulk job
+    qos: str | None = None  # sbatch --qos, where the site has one for bulk work
+    partition: str | None = None  # a partition of its own for bulk work, if any
+
+
+class CourseSpec(_Strict):
+    """The whole course file."""
+
+    course: str = Field(pattern=r"^[A-Za-z0-9][A-Za-z0-9_.-]*$")  # the store's course name
+    timezone: str = "UTC"  # an IANA zone, e.g. Europe/Berlin
+    roster: str | None = None  # CSV: student,name,email[,extension][,sis_id][,section]
+    counts: Counts = "last"  # which submission counts: last, best or chosen
+    late: LatePolicy = Field(default_factory=LatePolicy)  # every assignment's, unless its own
+    late_days: int = Field(0, ge=0)  # each student's pool of grace days for the course
+    bulk: BulkSpec = Field(default_factory=BulkSpec)  # after-deadline grading on Slurm
+    assignments: list[AssignmentSpec] = Field(min_length=1)  # at least one
+    extensions: list[ExtensionSpec] = Field(default_factory=list)  # students' own deadlines
+
+    @field_validator("timezone")
+    @classmethod
+    def _zone(cls, v: str) -> str:
+        try:
+            ZoneInfo(v)
+        except (ZoneInfoNotFoundError, ValueError) as e:
+            raise ValueError(f"unknown time zone {v!r} (e.g. Europe/Berlin, UTC)") from e
+        return v
+
+    @field_validator("assignments")
+    @classmethod
+    def _unique(cls, v: list[AssignmentSpec]) -> list[AssignmentSpec]:
+        names = [a.name for a in v]
+        twice = sorted({n for n in names if names.count(n) > 1})
+        if twice:
+            raise ValueError(f"assignment names must be unique: {', '.join(twice)}")
+        return v

@@ -1,0 +1,234 @@
+"""The course file and its policy: deadlines in the course's zone, extensions, grace
+days, late penalties, which submission counts, visibility, and the LMS files."""
+
+from __future__ import annotations
+
+import csv
+import io
+import shutil
+from datetime import datetime, timedelta
+from pathlib import Path
+from zoneinfo import ZoneInfo
+
+import pytest
+import yaml
+
+from grader.core.errors import ConfigError
+from grader.course.load import load_course
+from grader.course.policy import Attempt, Grade, grade_course, penalty
+from grader.course.sheets import (
+    CANVAS_FIXED,
+    MOODLE_FIXED,
+    assignment_sheet,
+    canvas_csv,
+    course_sheet,
+    moodle_csv,
+)
+from grader.course.spec import LatePolicy
+from grader.course.visibility import group_visibility, unknown_rules, visible_groups
+
+BERLIN = ZoneInfo("Europe/Berlin")
+ROSTER = """student,name,email,extension,sis_id,section
+alice,Alice Adams,alice@example.org,,S1,A
+bob,Bob Brown,bob@example.org,2d,S2,B
+"""
+
+
+def course_file(tmp_path: Path, **over: object) -> Path:
+    data: dict[str, object] = {
+        "course": "cs101", "timezone": "Europe/Berlin", "roster": "roster.csv",
+        "late_days": 2,
+        "late": {"penalty_per_day": 10, "cap": 50, "max_late": "4d"},
+        "assignments": [
+            {"name": "hw1", "package": "pk/hw1", "deadline": "2026-12-01 23:59",
+             "points": 20},
+            {"name": "hw2", "package": "pk/hw2", "deadline": "2026-12-08 23:59",
+             "counts": "best", "late_days": 1},
+        ],
+    }
+    data.update(over)
+    (tmp_path / "roster.csv").write_text(ROSTER)
+    p = tmp_path / "course.yaml"
+    p.write_text(yaml.safe_dump(data))
+    return p
+
+
+def at(day: int, hour: int, minute: int = 0) -> datetime:
+    return datetime(2026, 12, day, hour, minute, tzinfo=BERLIN)
+
+
+def test_a_course_file_reads_with_deadlines_in_its_time_zone(tmp_path: Path) -> None:
+    c = load_course(course_file(tmp_path))
+    hw1 = c.assignments["hw1"]
+    assert hw1.deadline == at(1, 23, 59)
+    assert hw1.deadline.utcoffset() == timedelta(hours=1)  # CET in December
+    assert hw1.package == (tmp_path / "pk" / "hw1").resolve()
+    assert hw1.counts == "last" and c.assignments["hw2"].counts == "best"
+    assert c.students["bob"].extension == timedelta(days=2)
+    assert c.deadline("bob", "hw1") == at(3, 23, 59)
+    assert c.deadline("alice", "hw1") == at(1, 23, 59)
+
+
+@pytest.mark.parametrize(("change", "says"), [
+    ({"colour": "blue"}, "colour: Extra inputs are not permitted"),
+    ({"timezone": "Mars/Olympus"}, "timezone: Value error, unknown time zone"),
+    ({"late": {"penalty_per_day": 150}}, "late.penalty_per_day: Input should be less"),
+    ({"late": {"max_late": "soon"}}, "late.max_late: Value error, a duration is written"),
+    ({"assignments": [{"name": "hw1", "package": "p", "deadline": "tomorrow"}]},
+     "assignments[0].deadline: Value error, a time is written"),
+    ({"assignments": [{"name": "a", "package": "p", "deadline": "2026-12-01"},
+                      {"name": "a", "package": "q", "deadline": "2026-12-02"}]},
+     "assignment names must be unique: a"),
+    ({"assignments": []}, "assignments: List should have at least 1 item"),
+    ({"extensions": [{"student": "carol", "assignment": "hw1", "extra": "1d"}]},
+     "extensions[0]: student 'carol' is not in the roster"),
+    ({"extensions": [{"student": "alice", "assignment": "hw9", "extra": "1d"}]},
+     "extensions[0]: no assignment 'hw9'"),
+    ({"extensions": [{"student": "alice", "until": "2026-12-05 12:00", "extra": "1d"}]},
+     "give either until (a new deadline) or extra"),
+])
+def test_a_wrong_course_file_is_an_error_naming_the_place(tmp_path: Path,
+                                                          change: dict[str, object],
+                                                          says: str) -> None:
+    with pytest.raises(ConfigError) as e:
+        load_course(course_file(tmp_path, **change))
+    assert str(e.value).startswith(str(tmp_path / "course.yaml"))
+    assert says in str(e.value)
+
+
+@pytest.mark.parametrize(("roster", "says"), [
+    ("student,name\nalice,Alice\n", "missing email"),
+    ("student,name,email,shoe\n", "unknown shoe"),
+    ("student,name,email\nalice,A,a@x\nalice,B,b@x\n", "roster.csv:3: student 'alice' "
+                                                       "appears twice"),
+    ("student,name,email,extension\nalice,A,a@x,later\n", "roster.csv:2: extension"),
+])
+def test_a_wrong_roster_is_an_error_naming_its_line(tmp_path: Path, roster: str,
+                                                    says: str) -> None:
+    p = course_file(tmp_path)
+    (tmp_path / "roster.csv").write_text(roster)
+    with pytest.raises(ConfigError, match=r"roster\.csv") as e:
+        load_course(p)
+    assert says in str(e.value)
+
+
+def test_penalty_counts_days_and_hours_begun_up_to_the_cap() -> None:
+    pol = LatePolicy(penalty_per_day=10, penalty_per_hour=1, cap=30)
+    assert penalty(timedelta(0), pol) == 0
+    assert penalty(timedelta(minutes=1), pol) == 11  # a day and an hour begun
+    assert penalty(timedelta(hours=25), pol) == 30  # 20 + 25, capped
+
+
+def grades(tmp_path: Path, attempts: list[Attempt], **over: object
+           ) -> dict[tuple[str, str], Grade]:
+    c = load_course(course_file(tmp_path, **over))
+    return {(g.student, g.assignment): g for g in grade_course(c, attempts,
+                                                               {"hw2": 100.0})}
+
+
+def test_grace_days_cover_lateness_in_deadline_order_then_the_penalty(tmp_path: Path
+                                                                      ) -> None:
+    tries = [Attempt("a1", "alice", "hw1", at(3, 1), 1.0, 1.0),  # 25 h late: 2 days
+             Attempt("a2", "alice", "hw2", at(9, 2), 1.0, 0.8)]  # 2 h late: pool empty
+    g = grades(tmp_path, tries)
+    hw1, hw2 = g[("alice", "hw1")], g[("alice", "hw2")]
+    assert (hw1.grace_days, hw1.penalty_pct, hw1.points) == (2, 0.0, 20.0)
+    assert (hw2.grace_days, hw2.penalty_pct) == (0, 10.0)
+    assert hw2.final == pytest.approx(0.72) and hw2.points == pytest.approx(72.0)
+
+
+def test_an_assignment_caps_the_grace_days_it_may_take(tmp_path: Path) -> None:
+    g = grades(tmp_path, [Attempt("a2", "alice", "hw2", at(10, 12), 1.0, 1.0)])  # 36 h
+    hw2 = g[("alice", "hw2")]
+    assert (hw2.grace_days, hw2.penalty_pct) == (1, 10.0)
+
+
+def test_an_extension_moves_the_students_deadline_and_a_change_recomputes(tmp_path: Path
+                                                                           ) -> None:
+    late = [Attempt("b1", "bob", "hw1", at(3, 12), 1.0, 1.0)]  # bob's roster: +2 days
+    assert grades(tmp_path, late)[("bob", "hw1")].late == timedelta(0)
+    moved = grades(tmp_path, late, extensions=[
+        {"student": "bob", "assignment": "hw1", "until": "2026-12-02 12:00"}])
+    g = moved[("bob", "hw1")]
+    assert g.late == timedelta(days=1) and g.grace_days == 1
+
+
+def test_past_max_late_nothing_counts_and_a_missing_one_is_zero(tmp_path: Path) -> None:
+    g = grades(tmp_path, [Attempt("a1", "alice", "hw1", at(6, 12), 1.0, 1.0)])
+    assert g[("alice", "hw1")].status == "too late"
+    assert g[("bob", "hw1")].status == "missing" and g[("bob", "hw1")].points == 0
+
+
+def test_last_best_and_chosen_pick_their_submission(tmp_path: Path) -> None:
+    tries = [Attempt("x1", "alice", "hw1", at(1, 10), 0.9, 0.9),
+             Attempt("x2", "alice", "hw1", at(1, 12), 0.5, 0.5, chosen=True),
+             Attempt("x3", "alice", "hw1", at(1, 14), 0.7, None)]
+    assert grades(tmp_path, tries)[("alice", "hw1")].spool_id == "x3"
+    assert grades(tmp_path, tries)[("alice", "hw1")].status == "pending"
+
+    def pick(counts: str) -> str | None:
+        over = {"assignments": [{"name": "hw1", "package": "p", "deadline":
+                                 "2026-12-01 23:59", "counts": counts}]}
+        return grades(tmp_path, tries, **over)[("alice", "hw1")].spool_id
+
+    assert pick("best") == "x1"
+    assert pick("chosen") == "x2"
+    tie = [*tries, Attempt("x4", "alice", "hw1", at(1, 15), 0.9, None)]
+    over = {"assignments": [{"name": "hw1", "package": "p", "deadline": "2026-12-01 23:59",
+                             "counts": "best"}]}
+    assert grades(tmp_path, tie, **over)[("alice", "hw1")].spool_id == "x4"
+
+
+def test_the_lms_files_have_their_documented_columns(tmp_path: Path) -> None:
+    c = load_course(course_file(tmp_path))
+    gs = grade_course(c, [Attempt("a1", "alice", "hw1", at(1, 12), 1.0, 0.5),
+                          Attempt("b1", "bob", "hw2", at(8, 12), 1.0, None)], {"hw2": 100.0})
+    possible = {"hw1": 20.0, "hw2": 100.0}
+    canvas = list(csv.reader(io.StringIO(canvas_csv(c, gs, possible))))
+    assert canvas[0] == [*CANVAS_FIXED, "hw1", "hw2"]
+    assert canvas[1] == ["Points Possible", "", "", "", "", "20", "100"]
+    assert canvas[2] == ["Adams, Alice", "", "S1", "alice", "A", "10", "0"]
+    assert canvas[3] == ["Brown, Bob", "", "S2", "bob", "B", "0", ""]  # pending: empty
+    moodle = list(csv.reader(io.StringIO(moodle_csv(c, gs))))
+    assert moodle[0] == [*MOODLE_FIXED, "hw1", "hw2"]
+    assert moodle[1] == ["Alice", "Adams", "S1", "alice@example.org", "10", "0"]
+    sheet = list(csv.DictReader(io.StringIO(assignment_sheet(c, "hw1", gs))))
+    assert sheet[0]["status"] == "final" and sheet[0]["points"] == "10"
+    total = list(csv.reader(io.StringIO(course_sheet(c, gs, possible))))
+    assert total[1][:3] == ["alice", "Alice Adams", "alice@example.org"]
+    assert total[1][-2:] == ["10", "0"] and total[2][-1] == "1"  # bob: one pending
+
+
+def test_visibility_defaults_and_rules() -> None:
+    groups = ["sample", "secret/small", "secret/large"]
+    assert group_visibility(groups, {}) == {"sample": "visible",
+                                            "secret/small": "after_release",
+                                            "secret/large": "after_release"}
+    rules = {"secret": "after_deadline", "secret/small": "visible"}
+    assert group_visibility(groups, rules)["secret/small"] == "visible"
+    assert group_visibility(groups, rules)["secret/large"] == "after_deadline"
+    assert visible_groups(groups, rules) == {"sample", "secret/small"}
+    assert unknown_rules(groups, {"secret/smal": "visible", "secret": "hidden"}) == \
+        ["secret/smal"]
+
+
+def test_course_check_reads_the_packages_and_names_a_rule_that_matches_no_group(
+        tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    from grader.cli import main as cli
+
+    from ..conftest import EXAMPLES
+
+    (tmp_path / "pk").mkdir()
+    for name in ("hw1", "hw2"):
+        shutil.copytree(EXAMPLES / "bigsum", tmp_path / "pk" / name)
+    p = course_file(tmp_path)
+    assert cli.main(["course", "check", "--course-file", str(p)]) == 0
+    out = capsys.readouterr().out
+    assert "course cs101 (Europe/Berlin): 2 assignment(s), 2 student(s)" in out
+    assert "hw1: due 2026-12-01T23:59+01:00, counts last, 20 points; sample visible, " \
+           "secret/large after_release, secret/small after_release" in out
+    p = course_file(tmp_path, assignments=[{"name": "hw1", "package": "pk/hw1",
+                                            "deadline": "2026-12-01 23:59",
+                                            "visibility": {"secret/smal": "visible"}}])
+    assert cli.main(["course", "check", "--course-file", str(p)]) == 1
+    assert "visibility names 'secret/smal', which is no test group" in capsys.readouterr().out
