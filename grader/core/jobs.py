@@ -28,12 +28,14 @@ class GradingJob:
     :param language: a language id, or None to detect it from the file names.
     :param time_limit_s: grade with this time limit instead of the package's (``gradeline
         check`` measuring a package whose limit is still to be derived).
+    :param groups: run only these test groups (a course's visible phase); None: all.
     """
 
     problem: Path
     source: Path
     language: str | None = None
     time_limit_s: float | None = None
+    groups: tuple[str, ...] | None = None
 
     @property
     def key(self) -> str:
@@ -44,13 +46,17 @@ class GradingJob:
                                "language": self.language}
         if self.time_limit_s is not None:
             out["time_limit_s"] = self.time_limit_s
+        if self.groups is not None:
+            out["groups"] = list(self.groups)
         return out
 
     @classmethod
     def from_json(cls, data: Mapping[str, Any]) -> GradingJob:
         problem, source = Path(data["problem"]), Path(data["submission"])
         tl = data.get("time_limit_s")
-        return cls(problem, source, data.get("language"), float(tl) if tl is not None else None)
+        groups = data.get("groups")
+        return cls(problem, source, data.get("language"), float(tl) if tl is not None else None,
+                   tuple(str(g) for g in groups) if groups is not None else None)
 
 
 @dataclass(frozen=True, slots=True)

@@ -216,6 +216,8 @@ class Judge:
             if job.time_limit_s is not None:
                 problem = replace(problem, limits=problem.limits.scaled(
                     cpu_time_s=job.time_limit_s))
+            if job.groups is not None:
+                problem = problem.restricted(job.groups)
             result: SubmissionResult | JudgeFault = self.grade(problem, job.source,
                                                                job.language)
         except SubmissionError as e:

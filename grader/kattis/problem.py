@@ -23,8 +23,8 @@ the file (ProblemFormatError); symbolic links must stay inside the package.
 from __future__ import annotations
 
 import hashlib
-from collections.abc import Mapping
-from dataclasses import dataclass, field
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any, Literal
 
@@ -138,6 +138,26 @@ class Problem:
             if g.name == name:
                 return g
         raise KeyError(name)
+
+    def restricted(self, groups: Sequence[str]) -> Problem:
+        """The problem with only these test groups run (a course's visible phase): its
+        version says which, so results and reuse keep the phases apart. Course points
+        count the groups kept; a package's own scoring counts cases not run as
+        rejected, as when a group stops early."""
+        keep = set(groups)
+        unknown = keep - {g.name for g in self.groups}
+        if unknown:
+            raise ProblemFormatError(self.short_name, str(self.path),
+                                     f"no test groups {sorted(unknown)} to run")
+        tag = hashlib.sha256(",".join(sorted(keep)).encode()).hexdigest()[:12]
+        return replace(self, groups=tuple(g for g in self.groups if g.name in keep),
+                       ordered_cases=tuple(c for c in self.cases if c.group in keep),
+                       version=f"{self.version}/groups-{tag}")
+
+    @property
+    def phase(self) -> str:
+        """``full``, or ``part`` for a problem restricted to some of its groups."""
+        return "part" if "/groups-" in self.version else "full"
 
     def included_files(self, language: str) -> Path | None:
         """The ``include/`` directory for a language (its own, else ``default``)."""

@@ -105,3 +105,22 @@ def test_on_reject_per_group(problem_copy):
     p = load_problem(d)
     assert p.group("secret/small").on_reject == "break"
     assert p.group("secret/large").on_reject == "continue"  # the default
+
+
+def test_a_problem_restricted_to_some_groups_runs_and_scores_only_those():
+    from grader.core.jobs import GradingJob
+
+    p = load_problem(EXAMPLES / "bigsum")
+    part = p.restricted(["sample", "secret/small"])
+    assert [g.name for g in part.groups] == ["sample", "secret/small"]
+    assert {c.group for c in part.cases} == {"sample", "secret/small"}
+    assert part.max_score == 30 and p.max_score == 100
+    assert part.version.startswith(p.version + "/groups-") and part.phase == "part"
+    assert p.phase == "full"
+    assert part.version == p.restricted(["secret/small", "sample"]).version
+    assert part.version != p.restricted(["sample"]).version
+    with pytest.raises(ProblemFormatError, match="no test groups"):
+        p.restricted(["secret/huge"])
+    job = GradingJob(p.path, p.path / "x.c", groups=("sample",))
+    assert GradingJob.from_json(job.to_json()) == job
+    assert GradingJob.from_json(GradingJob(p.path, p.path).to_json()).groups is None
