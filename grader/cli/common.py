@@ -19,6 +19,9 @@ from grader.adapters.store.server import LocalServer, database_url
 from grader.cli import wiring
 from grader.cli.format import Progress
 from grader.core.errors import ConfigError, GradelineError
+from grader.course.load import Course, load_course
+from grader.course.spec import BulkSpec
+from grader.course.visibility import visible_groups
 from grader.cpuset import CpuSet
 from grader.examples import example_dirs
 from grader.judge.compile_cache import CompileCache
@@ -97,10 +100,12 @@ class Context:
         return LocalExecutor(cpus, self.worker(), Progress(label))
 
     def executor_factory(self, args: argparse.Namespace, cpus: CpuSet, *,
-                         serving: bool = False) -> ExecutorFactory:
+                         serving: bool = False, bulk: BulkSpec | None = None
+                         ) -> ExecutorFactory:
         """Slurm arrays when a controller answers (or --executor slurm), else local.
         ``serving``: batches overlap, so no progress bar, and an array frees its slot
-        as soon as every outcome is in."""
+        as soon as every outcome is in. ``bulk``: work behind live feedback (after the
+        deadline, regrades): one array job per batch at the course's lower priority."""
         choice = args.executor or self.settings.executor
         progress = None if serving else Progress("grading")
         if choice in ("auto", "slurm"):
@@ -110,6 +115,13 @@ class Context:
                 spec = ArraySpec(cpus_per_task=args.cpus_per_task, shard_size=args.shard_size,
                                  throttle=args.throttle, partition=args.partition,
                                  retries=args.retries, early_return=serving)
+                if bulk is not None:
+                    spec = replace(spec, nice=bulk.nice, qos=bulk.qos,
+                                   partition=bulk.partition or spec.partition)
+                    print(f"executor: Slurm ({sched.name}), one array job at nice "
+                          f"{bulk.nice}" + (f", QOS {bulk.qos}" if bulk.qos else ""),
+                          file=sys.stderr)
+                    return lambda batch: SlurmExecutor(sched, batch, spec, progress)
                 if getattr(args, "dispatch", "arrays") == "pilots":
                     pilots = PilotSpec(pilots=args.pilots or sched.total_cpus(),
                                        idle_s=args.pilot_idle, minutes=args.pilot_minutes,
@@ -134,11 +146,33 @@ class Context:
     def spool(self, args: argparse.Namespace) -> Spool:
         return Spool(Path(args.spool or self.settings.spool or "spool").resolve())
 
-    def course(self, args: argparse.Namespace) -> str:
-        return str(args.course or self.settings.course or "default")
+    def course_file(self, args: argparse.Namespace) -> Course | None:
+        """The course file of ``--course-file`` or $GRADELINE_COURSE_FILE, if any."""
+        path = getattr(args, "course_file", None) or self.settings.course_file
+        return load_course(path) if path else None
 
-    def problems(self, args: argparse.Namespace) -> dict[str, Problem]:
-        """Assignment packages by name: every dir with a problem.yaml under the roots."""
+    def course(self, args: argparse.Namespace) -> str:
+        named = self.course_file(args)
+        if named is not None and args.course and args.course != named.name:
+            raise GradelineError(f"--course {args.course} but the course file is for "
+                                 f"{named.name}")
+        return str(args.course or (named.name if named else None) or self.settings.course
+                   or "default")
+
+    def problems(self, args: argparse.Namespace, *, live: bool = False) -> dict[str, Problem]:
+        """Assignment packages by name: the course file's, or every dir with a
+        problem.yaml under the roots. ``live``: what grading at hand-in runs -- with a
+        course file, only each assignment's visible groups (the rest after the
+        deadline: ``gradeline deadline``)."""
+        course = self.course_file(args)
+        if course is not None:
+            out = {}
+            for a in course.ordered():
+                p = load_problem(a.package)
+                shown = visible_groups([g.name for g in p.groups], a.visibility)
+                out[a.name] = p.restricted(sorted(shown)) \
+                    if live and shown != {g.name for g in p.groups} else p
+            return out
         roots = [Path(d) for d in args.assignments] or list(self.settings.assignments) or \
             [example_dirs()[0].parent]
         found: dict[str, Problem] = {}
@@ -168,6 +202,9 @@ def spool_options(sp: argparse.ArgumentParser) -> None:
     sp.add_argument("--assignments", action="append", default=[],
                     help="directory of assignment packages (default "
                          "$GRADELINE_ASSIGNMENTS or the bundled examples)")
+    sp.add_argument("--course-file", type=Path, metavar="COURSE_YAML",
+                    help="the course file (default $GRADELINE_COURSE_FILE): its course, "
+                         "its packages, and at hand-in only their visible groups")
 
 
 Handler = Callable[[argparse.Namespace, "Context"], int]

@@ -63,7 +63,7 @@ def dispatch_options(sp: argparse.ArgumentParser) -> None:
 def cmd_run(args: argparse.Namespace, ctx: Context) -> int:
     """Intake + grading + store of everything in the spool."""
     cpus = ctx.cpus(args.cpus)
-    problems = ctx.problems(args)
+    problems = ctx.problems(args, live=True)
     ctx.prepare_image()
     opener: StoreOpener | None
     try:
@@ -107,7 +107,7 @@ def _run(args: argparse.Namespace, pipe: Pipeline) -> int:
 def cmd_serve(args: argparse.Namespace, ctx: Context) -> int:
     """Grade continuously as submissions arrive (SIGTERM or Ctrl-C drains and stops)."""
     cpus = ctx.cpus(args.cpus)
-    problems = ctx.problems(args)
+    problems = ctx.problems(args, live=True)
     ctx.prepare_image()
     url = ctx.db_url()  # serving without a database would leave students without results
     factory = ctx.executor_factory(args, cpus, serving=True)

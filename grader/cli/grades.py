@@ -5,16 +5,20 @@ changed deadline or extension needs no regrade)."""
 from __future__ import annotations
 
 import argparse
+import getpass
+from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
-from grader.cli.common import Context
+from grader.cli.common import Context, spool_options
 from grader.core.errors import GradelineError, ProblemFormatError
 from grader.course.load import Course, load_course
 from grader.course.policy import grade_course
 from grader.course.sheets import assignment_sheet, canvas_csv, course_sheet, moodle_csv
 from grader.course.visibility import group_visibility, unknown_rules
 from grader.kattis.problem import Problem, load_problem
+from grader.pipeline.deadline import after_deadline
+from grader.pipeline.run import Pipeline
 
 
 def _course(args: argparse.Namespace, ctx: Context) -> Course:
@@ -83,6 +87,49 @@ def cmd_grades(args: argparse.Namespace, ctx: Context) -> int:
     return 0
 
 
+def cmd_deadline(args: argparse.Namespace, ctx: Context) -> int:
+    """The after-deadline phase for the assignments whose deadline has passed."""
+    course = _course(args, ctx)
+    try:
+        now = datetime.fromisoformat(args.now) if args.now else datetime.now(UTC)
+    except ValueError as e:
+        raise GradelineError(f"--now: {e}") from None
+    if now.tzinfo is None:
+        now = now.replace(tzinfo=course.zone)
+    names = [args.assignment] if args.assignment else \
+        [a.name for a in course.ordered() if a.deadline <= now]
+    if not names:
+        print("no assignment is past its deadline")
+        return 0
+    problems = ctx.problems(args)  # the full suites
+    cpus = ctx.cpus(args.cpus)
+    ctx.prepare_image()
+    factory = ctx.executor_factory(args, cpus, bulk=course.bulk)
+    pipe = Pipeline(ctx.spool(args), problems, open_store=None, executor=factory)
+    with ctx.store() as store:
+        for n in names:
+            if n not in problems:
+                raise GradelineError(f"no assignment {n!r} in the course file")
+            d = after_deadline(pipe, course, n, problems[n], store, now)
+            print(f"{n}: {d.due} student(s) due, {d.graded_before} already fully graded, "
+                  f"{d.graded_now} graded now with the full suite, {d.waiting} waiting "
+                  "for their own deadline")
+    return 0
+
+
+def cmd_release(args: argparse.Namespace, ctx: Context) -> int:
+    course = _course(args, ctx)
+    if args.assignment not in course.assignments:
+        raise GradelineError(f"no assignment {args.assignment!r} in the course file")
+    with ctx.store() as store:
+        store.migrate()
+        at = store.release(course.name, args.assignment, getpass.getuser(),
+                           withdraw=args.withdraw)
+    what = "withdrawn" if args.withdraw else "released"
+    print(f"{args.assignment}: results {what} at {at.astimezone(course.zone).isoformat()}")
+    return 0
+
+
 def _course_file_option(sp: argparse.ArgumentParser) -> None:
     sp.add_argument("--course-file", type=Path, metavar="COURSE_YAML",
                     help="the course file (default $GRADELINE_COURSE_FILE)")
@@ -105,3 +152,25 @@ def register(sub: Any) -> None:
     g.add_argument("--out", default="grades", help="directory for the sheets (default "
                                                    "%(default)s)")
     g.set_defaults(func=cmd_grades)
+
+    d = sub.add_parser("deadline", help="after the deadline: grade each student's counting "
+                                        "submission with the full suite, at bulk priority")
+    d.add_argument("assignment", nargs="?", help="one assignment (default: every one past "
+                                                 "its deadline)")
+    d.add_argument("--now", metavar="TIME", help="take this as the time (default: now)")
+    spool_options(d)
+    d.add_argument("--cpus", help="CPUs for local grading (no Slurm)")
+    d.add_argument("--executor", choices=["auto", "local", "slurm"])
+    d.add_argument("--cpus-per-task", type=int, default=1)
+    d.add_argument("--shard-size", type=int)
+    d.add_argument("--throttle", type=int)
+    d.add_argument("--partition")
+    d.add_argument("--retries", type=int, default=2)
+    d.set_defaults(func=cmd_deadline)
+
+    r = sub.add_parser("release", help="publish an assignment's results beyond its "
+                                       "visible groups")
+    r.add_argument("assignment")
+    r.add_argument("--withdraw", action="store_true", help="take a release back")
+    _course_file_option(r)
+    r.set_defaults(func=cmd_release)

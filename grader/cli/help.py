@@ -15,8 +15,9 @@ PostgreSQL, and staff watch it live. A command's own --help has an example."""
 
 #: every top-level command, by who uses it (a unit test checks none is left out)
 GROUPS: dict[str, tuple[str, ...]] = {
-    "Course staff": ("examples", "check", "grade", "batch", "submit", "run", "serve",
-                     "status", "web", "results", "regrade", "dropbox", "course", "grades"),
+    "Course staff": ("examples", "check", "grade", "batch", "course", "submit", "run",
+                     "serve", "status", "web", "deadline", "release", "grades", "results",
+                     "regrade", "dropbox"),
     "Students": ("drop",),
     "Cluster admins": ("check-env", "settings", "image", "db", "cache", "metrics"),
     "Researchers": ("corpus", "campaign", "experiment", "trace", "plan"),
@@ -39,6 +40,8 @@ EXAMPLES: dict[str, str] = {
     "drop": "gradeline drop /srv/drop bigsum sum.c",
     "course check": "gradeline course check --course-file course.yaml",
     "grades": "gradeline grades --course-file course.yaml --out grades/",
+    "deadline": "gradeline deadline bigsum --course-file course.yaml --spool /srv/spool",
+    "release": "gradeline release bigsum --course-file course.yaml",
     "check-env": "gradeline check-env",
     "settings": "gradeline settings",
     "image": "gradeline image build",

@@ -75,9 +75,12 @@ class Prepared:
 
     @property
     def candidate(self) -> Candidate:
-        """This entry as something to grade (its key is the spool id)."""
+        """This entry as something to grade (its key is the spool id); a problem
+        restricted to some groups (a course's visible phase) grades only those."""
+        groups = tuple(g.name for g in self.problem.groups) \
+            if self.problem.phase == "part" else None
         return Candidate(self.entry.id, GradingJob(self.problem.path, self.entry.src,
-                                                   self.language.id),
+                                                   self.language.id, groups=groups),
                          self.problem, self.submission.content_hash)
 
 

@@ -14,6 +14,7 @@ from grader.core.jobs import GradingJob, Outcome
 from grader.core.record import SubmissionRecord
 from grader.core.result import SubmissionResult
 from grader.core.samples import ShardSample
+from grader.course.policy import Attempt
 
 
 class ResultStore(Protocol):
@@ -43,6 +44,10 @@ class ResultStore(Protocol):
 
     def status(self, course: str) -> list[tuple[str, str, int]]:
         """(assignment, verdict or state, count) rows."""
+        ...
+
+    def attempts(self, course: str) -> list[Attempt]:
+        """Every graded submission with its visible-phase and full-suite scores."""
         ...
 
 

@@ -9,7 +9,9 @@ run), in a batch directory of its own under ``spool/regrades/``.
 from __future__ import annotations
 
 import logging
+import secrets
 import time
+from collections.abc import Iterable
 from dataclasses import replace
 
 from grader.adapters.spool import Entry
@@ -27,14 +29,23 @@ log = logging.getLogger(__name__)
 
 def regrade(pipe: Pipeline, problem: Problem, course: str, store: ResultStore) -> int:
     """Regrade the outdated submissions of ``problem``; returns how many got a new result."""
+    store.migrate()
+    return grade_again(pipe, problem, store,
+                       store.outdated(course, problem.short_name, problem.version))
+
+
+def grade_again(pipe: Pipeline, problem: Problem, store: ResultStore,
+                spool_ids: Iterable[str], prefix: str = "r") -> int:
+    """Grade stored submissions again with ``problem`` (a new version, or the full
+    suite after a visible phase), from the payload kept in ``spool/done``, in a batch
+    of their own under ``spool/regrades``; returns how many got a new result."""
     spool = pipe.spool
-    name = time.strftime("r%Y%m%dT%H%M%S")
+    name = time.strftime(f"{prefix}%Y%m%dT%H%M%S-") + secrets.token_hex(3)
     batch = spool.root / "regrades" / name
     batch.mkdir(parents=True, exist_ok=True)
-    store.migrate()
     todo: list[tuple[dedupe.Candidate, SubmissionRecord]] = []
     claimed = now_iso()
-    for spool_id in store.outdated(course, problem.short_name, problem.version):
+    for spool_id in spool_ids:
         entry = Entry(spool_id, spool.dir("done") / spool_id)
         if not entry.path.is_dir():
             log.error("%s: not in %s; cannot regrade it", spool_id, spool.dir("done"))

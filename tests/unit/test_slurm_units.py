@@ -34,6 +34,11 @@ def test_array_script_runs_the_lean_task_entry_with_every_argument_quoted():
     assert "#SBATCH --array=0-3%3" in lines and "#SBATCH --cpus-per-task=2" in lines
     assert "#SBATCH --partition=grading" in lines and "#SBATCH --time=7" in lines
     assert lines[-1].endswith("-m grader.cli.task '/shared/spool dir/cur/b1/array-0'")
+    assert not any("--nice" in x or "--qos" in x for x in lines)
+    bulk = array_script(ArrayRequest("gradeline-bulk", tasks=1, cpus_per_task=1, minutes=5,
+                                     output=d / "x.log", nice=1000, qos="bulk"),
+                        task_command(d)).splitlines()
+    assert "#SBATCH --nice=1000" in bulk and "#SBATCH --qos=bulk" in bulk
 
 
 def test_job_cpus_of_this_node_from_scontrol():

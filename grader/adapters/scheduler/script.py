@@ -20,6 +20,8 @@ class ArrayRequest:
     :param throttle: at most this many tasks at once (``%T``), None: no limit.
     :param minutes: the time limit of each task.
     :param output: per-task log path; ``%a`` is the task id.
+    :param nice: lower the job's priority by this much (bulk work behind live feedback).
+    :param qos: the site's quality of service for this work, if it has one.
     """
 
     name: str
@@ -29,6 +31,8 @@ class ArrayRequest:
     output: Path
     throttle: int | None = None
     partition: str | None = None
+    nice: int | None = None
+    qos: str | None = None
 
 
 def array_script(req: ArrayRequest, command: Sequence[str]) -> str:
@@ -49,6 +53,10 @@ def array_script(req: ArrayRequest, command: Sequence[str]) -> str:
     ]
     if req.partition:
         lines.append(f"#SBATCH --partition={req.partition}")
+    if req.nice:
+        lines.append(f"#SBATCH --nice={req.nice}")
+    if req.qos:
+        lines.append(f"#SBATCH --qos={req.qos}")
     lines += ["# One task of the array: grades its shard on its own cores.",
               "exec " + " ".join(shlex.quote(a) for a in command)]
     return "\n".join(lines) + "\n"

@@ -170,21 +170,55 @@ class Store:
             return [(st, SubmissionResult.from_dict(rec)) for st, rec in cur.fetchall()]
 
     def attempts(self, course: str) -> list[Attempt]:
-        """Every graded submission of a course with its current score (a fraction of
-        its package's maximum; None until graded): what grades are computed from."""
+        """Every graded submission of a course with its scores, fractions of their
+        maxima: the visible phase's (its latest result restricted to some groups; the
+        full one where it had none) and the full suite's (None until graded). What
+        grades and the after-deadline phase are computed from."""
         with self._tx() as cur:
             cur.execute("""
-                SELECT s.spool_id, s.student, s.assignment, s.submitted_at, r.score,
-                       r.max_score
+                SELECT s.spool_id, s.student, s.assignment, s.submitted_at,
+                  (SELECT r.score / NULLIF(r.max_score, 0) FROM results r
+                    WHERE r.submission_id = s.id AND r.version LIKE '%%/groups-%%'
+                    ORDER BY r.id DESC LIMIT 1),
+                  (SELECT r.score / NULLIF(r.max_score, 0) FROM results r
+                    WHERE r.submission_id = s.id AND r.version NOT LIKE '%%/groups-%%'
+                      AND r.superseded_at IS NULL ORDER BY r.id DESC LIMIT 1),
+                  EXISTS (SELECT 1 FROM results r WHERE r.submission_id = s.id
+                    AND r.version NOT LIKE '%%/groups-%%' AND r.superseded_at IS NULL)
                 FROM submissions s JOIN courses c ON c.id = s.course_id
-                LEFT JOIN results r ON r.submission_id = s.id AND r.superseded_at IS NULL
                 WHERE c.name = %s AND s.state <> 'quarantined'
                 ORDER BY s.submitted_at, s.id""", (course,))
             out = []
-            for spool_id, student, assignment, at, score, top in cur.fetchall():
-                frac = None if score is None else (score / top if top else 0.0)
-                out.append(Attempt(spool_id, student, assignment, at, frac, frac))
+            for spool_id, student, assignment, at, part, full, graded in cur.fetchall():
+                score = (full if full is not None else 0.0) if graded else None
+                visible = part if part is not None else score
+                out.append(Attempt(spool_id, student, assignment, at, visible, score))
             return out
+
+    def release(self, course: str, assignment: str, by: str, *, withdraw: bool = False
+                ) -> datetime:
+        """Record that staff released (or withdrew) an assignment's results."""
+        with self._tx() as cur:
+            cur.execute("INSERT INTO courses (name) VALUES (%s) ON CONFLICT (name) DO NOTHING",
+                        (course,))
+            cur.execute("""
+                INSERT INTO releases (course_id, assignment, released_by, withdrawn)
+                SELECT id, %s, %s, %s FROM courses WHERE name = %s
+                RETURNING released_at""", (assignment, by, withdraw, course))
+            row = cur.fetchone()
+            assert row is not None
+            return row[0]  # type: ignore[no-any-return]
+
+    def released(self, course: str, assignment: str) -> datetime | None:
+        """When the assignment was released, or None (never, or withdrawn since)."""
+        with self._tx() as cur:
+            cur.execute("""
+                SELECT r.released_at, r.withdrawn FROM releases r
+                JOIN courses c ON c.id = r.course_id
+                WHERE c.name = %s AND r.assignment = %s
+                ORDER BY r.released_at DESC, r.id DESC LIMIT 1""", (course, assignment))
+            row = cur.fetchone()
+            return None if row is None or row[1] else row[0]
 
     def finished(self, course: str, since: datetime | None = None) -> list[Finished]:
         """Every finished submission of a course (arrived at or after ``since``) with its

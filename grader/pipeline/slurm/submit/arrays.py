@@ -58,6 +58,8 @@ class ArraySpec:
     retries: int = 2  # resubmissions of unfinished shards before they become JE
     time_limit_min: int | None = None  # None: from the estimate
     partition: str | None = None
+    nice: int | None = None  # bulk work (after the deadline, regrades) behind live feedback
+    qos: str | None = None
     poll_s: float = 0.5
     #: stop watching an array once every submission has its outcome, before the
     #: controller reports its tasks ended (serve: frees the in-flight slot at once;
@@ -132,7 +134,8 @@ class SlurmExecutor:
                 name=f"gradeline-{self.batch_dir.name}-{attempt}", tasks=len(chunk),
                 cpus_per_task=self.spec.cpus_per_task, minutes=minutes,
                 output=array.log_pattern, throttle=self.spec.throttle,
-                partition=self.spec.partition), task_command(array.path)))
+                partition=self.spec.partition, nice=self.spec.nice, qos=self.spec.qos),
+                task_command(array.path)))
             job_id = self.scheduler.submit(array.script)
             array.save_job(job_id, len(chunk), k)
             self.job_ids.append(job_id)
