@@ -1,0 +1,87 @@
+"""After the deadline, the full suite runs as one bulk Slurm array at the course's lower
+priority: a live submission made while it runs is graded before the bulk work that was
+still pending (two one-core nodes, the local cluster)."""
+
+from __future__ import annotations
+
+import os
+import shutil
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import psycopg
+import pytest
+import yaml
+
+from ..conftest import EXAMPLES
+
+BIN = Path(sys.executable).parent / "gradeline"
+pytestmark = [pytest.mark.sandbox, pytest.mark.slow]
+STUDENTS = 8
+
+
+def env(db: str, conf: str) -> dict[str, str]:
+    out = {**os.environ, "GRADELINE_DB_URL": db, "SLURM_CONF": conf}
+    out.pop("GRADELINE_FAULT", None)
+    return out
+
+
+def test_live_feedback_is_not_queued_behind_the_bulk_after_deadline_job(db, slurm_conf,
+                                                                        tmp_path):
+    shutil.copytree(EXAMPLES / "bigsum", tmp_path / "bigsum")
+    course = tmp_path / "course.yaml"
+    course.write_text(yaml.safe_dump({
+        "course": "prio", "assignments": [
+            {"name": "bigsum", "package": "bigsum", "deadline": "2026-12-01T12:00:00+00:00",
+             "visibility": {"secret": "after_deadline"}},
+            {"name": "late", "package": "bigsum", "deadline": "2027-12-01T12:00:00+00:00"}],
+        "bulk": {"nice": 5000}}))
+    e = env(db, slurm_conf)
+    spool = ["--course-file", str(course), "--spool", str(tmp_path / "spool")]
+    accepted = EXAMPLES / "bigsum" / "submissions" / "accepted" / "sum.c"
+    for i in range(STUDENTS):  # accepted, slow enough per test to watch the queue, and
+        slow = tmp_path / f"slow{i}.py"  # each its own (identical ones are graded once)
+        slow.write_text(f"# s{i}\nimport sys, time\ntime.sleep(0.2)\n"
+                        "data = sys.stdin.read().split()\n"
+                        "print(sum(map(int, data[1:1 + int(data[0])])))\n")
+        subprocess.run([str(BIN), "submit", "bigsum", f"s{i}", str(slow), *spool,
+                        "--submitted-at", "2026-12-01T11:00:00+00:00"], env=e, check=True,
+                       capture_output=True, timeout=60)
+    subprocess.run([str(BIN), "run", *spool, "--executor", "local", "--cpus", "0"], env=e,
+                   check=True, capture_output=True, timeout=600)  # the visible phase
+
+    bulk = subprocess.Popen([str(BIN), "deadline", *spool, "--now", "2026-12-02T00:00:00+00:00",
+                             "--executor", "slurm", "--shard-size", "1"], env=e,
+                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    try:
+        deadline = time.monotonic() + 120
+        while time.monotonic() < deadline:  # the bulk array is queued
+            q = subprocess.run(["squeue", "-h", "-t", "PD", "-o", "%j %y"], env=e,
+                               capture_output=True, text=True).stdout
+            if "5000" in q:
+                break
+            time.sleep(0.2)
+        else:
+            pytest.fail("the bulk array never showed up pending at nice 5000")
+        subprocess.run([str(BIN), "submit", "late", "live", str(accepted), *spool], env=e,
+                       check=True, capture_output=True, timeout=60)
+        live = subprocess.run([str(BIN), "run", *spool, "--executor", "slurm", "--dispatch",
+                               "arrays"], env=e, capture_output=True, text=True, timeout=600)
+        assert live.returncode == 0, live.stderr
+        out, err = bulk.communicate(timeout=600)
+    finally:
+        if bulk.poll() is None:
+            bulk.kill()
+    assert bulk.returncode == 0, err
+    assert f"{STUDENTS} student(s) due, 0 already fully graded, {STUDENTS} graded now" in out
+    with psycopg.connect(db) as c:
+        live_start = c.execute("SELECT started_at FROM submissions WHERE student = 'live'"
+                               ).fetchone()[0]
+        bulk_starts = [r[0] for r in c.execute(
+            "SELECT started_at FROM submissions WHERE assignment = 'bigsum'").fetchall()]
+    after = sum(1 for s in bulk_starts if s > live_start)
+    # first come first served, every bulk task (all queued before it) would start first
+    print(f"bulk submissions started after the live one: {after} of {STUDENTS}")
+    assert after >= 2, (str(live_start), [str(b) for b in sorted(bulk_starts)])
