@@ -1,0 +1,126 @@
+"""A deadline rush with two-phase grading against every test at hand-in, on the local
+Slurm (issue #26's benchmark).
+
+1. **Capacity**: the example course graded in batch mode with the full suite (every
+   submission: no dedupe, no compile cache); X_full = submissions / wall time.
+2. **Rush**: a deadline-rush trace (arrivals growing toward the deadline) whose mean
+   rate is ``--load`` x X_full, replayed twice into `gradeline serve`: once grading
+   every test at hand-in, once with a course file (each assignment's visible groups
+   only: the Kattis default, sample). Both report the time from hand-in to feedback
+   stored (p50, p95).
+3. **Bulk**: after the second rush, `gradeline deadline` grades each student's counting
+   submission with the full suite as one array job at the course's bulk priority; its
+   makespan is the wall time of that command.
+
+Run on purpose (minutes), as root with the local cluster and database up::
+
+    SLURM_CONF=/var/lib/gradeline/slurm/slurm.conf .venv/bin/python bench/deadline_rush.py \\
+        --count 120 --load 1.5
+
+Writes ``bench/results/deadline/summary.json``.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import signal
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+from typing import Any
+
+import yaml
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+from serve_load import BIN, analyse, capacity, fresh_env, gl
+
+OUT = Path(__file__).resolve().parent / "results" / "deadline"
+EXAMPLES = Path(__file__).resolve().parents[1] / "grader" / "examples"
+
+
+def course_file(work: Path, name: str) -> Path:
+    """Every assignment of the corpus with the Kattis default visibility (sample
+    visible) and a deadline already past when the bulk phase runs."""
+    p = work / f"{name}.yaml"
+    p.write_text(yaml.safe_dump({
+        "course": name, "assignments": [
+            {"name": a, "package": str(EXAMPLES / a), "deadline": "2000-01-01T00:00:00+00:00"}
+            for a in ("bigsum", "meanstd", "spread")]}))
+    return p
+
+
+def rush(work: Path, label: str, trace: Path, course: Path | None) -> dict[str, Any]:
+    """The trace replayed into a running serve; its analysis (and environment)."""
+    name = f"gl_bench_{label}"
+    env = fresh_env(name)
+    spool = work / f"spool-{label}"
+    extra = ["--course-file", str(course)] if course else []
+    log = (work / f"serve-{label}.log").open("w")
+    serve = subprocess.Popen([str(BIN), "serve", "--spool", str(spool), "--executor", "slurm",
+                              "--no-dedupe", "--report", "5", *extra],
+                             env=env, stdout=log, stderr=subprocess.STDOUT,
+                             start_new_session=True)
+    try:
+        gl("trace", "replay", str(trace), "--mode", "open", "--spool", str(spool), *extra,
+           env=env)
+        deadline = time.monotonic() + 1800
+        while any((spool / d).exists() and any((spool / d).iterdir()) for d in ("new", "cur")):
+            if time.monotonic() > deadline:
+                sys.exit(f"{label}: not finished after 30 min; see {log.name}")
+            time.sleep(0.5)
+    finally:
+        serve.send_signal(signal.SIGTERM)
+        serve.wait(timeout=600)
+        log.close()
+    a = analyse(env, OUT / f"{label}.json", None)
+    return {"label": label, "env": env, "spool": str(spool), "count": a["count"],
+            "response": a["response"], "service_mean_s": a["service"]["mean"]}
+
+
+def main() -> int:
+    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    ap.add_argument("--count", type=int, default=120, help="submissions in the rush")
+    ap.add_argument("--load", type=float, default=1.5, help="mean rate, x full capacity")
+    ap.add_argument("--seed", type=int, default=1)
+    args = ap.parse_args()
+    OUT.mkdir(parents=True, exist_ok=True)
+    with tempfile.TemporaryDirectory(prefix="gl-deadline-", dir="/var/tmp") as tmp:
+        work = Path(tmp)
+        cap = capacity(work, args.count, args.seed)
+        x = cap["throughput"]
+        duration = args.count / (args.load * x)
+        print(f"full-suite capacity (batch mode): {x:.2f}/s; the rush: {args.count} "
+              f"submissions over {duration:.1f} s (mean {args.load:g} x capacity)", flush=True)
+        trace = work / "rush.csv"
+        gl("trace", "gen", "rush", "--corpus", str(work / "course"), "--count",
+           str(args.count), "--duration", f"{duration:.2f}", "--seed", str(args.seed),
+           "-o", str(trace))
+        full = rush(work, "rush_full", trace, None)
+        course = course_file(work, "gl_bench_rush_two")
+        two = rush(work, "rush_two", trace, course)
+        t0 = time.monotonic()
+        out = gl("deadline", "--course-file", str(course), "--spool", two["spool"],
+                 "--executor", "slurm", env=two["env"])
+        makespan = time.monotonic() - t0
+        print(out.strip(), flush=True)
+    graded = sum(int(line.split(" graded now")[0].rsplit(",", 1)[1].split()[0])
+                 for line in out.splitlines() if " graded now" in line)
+    summary = {"capacity": cap, "load": args.load, "rush_duration_s": duration,
+               "every_test": {k: full[k] for k in ("count", "response", "service_mean_s")},
+               "two_phase": {k: two[k] for k in ("count", "response", "service_mean_s")},
+               "bulk": {"graded": graded, "makespan_s": makespan}}
+    (OUT / "summary.json").write_text(json.dumps(summary, indent=2))
+    f95, t95 = full["response"]["p95"], two["response"]["p95"]
+    print(f"hand-in to feedback, every test: p50 {full['response']['p50']:.1f} s, p95 "
+          f"{f95:.1f} s; visible groups only: p50 {two['response']['p50']:.1f} s, p95 "
+          f"{t95:.1f} s ({t95 / f95:.2f} of it)")
+    print(f"bulk after the deadline: {graded} counting submissions with the full suite in "
+          f"{makespan:.1f} s; written {OUT / 'summary.json'}")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
