@@ -130,6 +130,21 @@ def cmd_release(args: argparse.Namespace, ctx: Context) -> int:
     return 0
 
 
+def cmd_choose(args: argparse.Namespace, ctx: Context) -> int:
+    course = _course(args, ctx)
+    if args.assignment not in course.assignments:
+        raise GradelineError(f"no assignment {args.assignment!r} in the course file")
+    with ctx.store() as store:
+        store.migrate()
+        store.choose(course.name, args.assignment, args.student, args.submission,
+                     getpass.getuser())
+    note = "" if course.assignments[args.assignment].counts == "chosen" else \
+        f" (the course counts {course.assignments[args.assignment].counts!r} for it: the " \
+        "choice matters only if that becomes 'chosen')"
+    print(f"{args.student}'s chosen submission for {args.assignment}: {args.submission}{note}")
+    return 0
+
+
 def _course_file_option(sp: argparse.ArgumentParser) -> None:
     sp.add_argument("--course-file", type=Path, metavar="COURSE_YAML",
                     help="the course file (default $GRADELINE_COURSE_FILE)")
@@ -174,3 +189,11 @@ def register(sub: Any) -> None:
     r.add_argument("--withdraw", action="store_true", help="take a release back")
     _course_file_option(r)
     r.set_defaults(func=cmd_release)
+
+    c = sub.add_parser("choose", help="record the submission a student chose to count "
+                                      "(assignments whose course rule is 'chosen')")
+    c.add_argument("assignment")
+    c.add_argument("student")
+    c.add_argument("submission", help="its spool id (gradeline submit prints it)")
+    _course_file_option(c)
+    c.set_defaults(func=cmd_choose)

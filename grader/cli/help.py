@@ -16,8 +16,8 @@ PostgreSQL, and staff watch it live. A command's own --help has an example."""
 #: every top-level command, by who uses it (a unit test checks none is left out)
 GROUPS: dict[str, tuple[str, ...]] = {
     "Course staff": ("examples", "check", "grade", "batch", "course", "submit", "run",
-                     "serve", "status", "web", "deadline", "release", "grades", "results",
-                     "regrade", "dropbox"),
+                     "serve", "status", "web", "deadline", "release", "choose", "grades",
+                     "results", "regrade", "dropbox"),
     "Students": ("drop",),
     "Cluster admins": ("check-env", "settings", "image", "db", "cache", "metrics"),
     "Researchers": ("corpus", "campaign", "experiment", "trace", "plan"),
@@ -42,6 +42,8 @@ EXAMPLES: dict[str, str] = {
     "grades": "gradeline grades --course-file course.yaml --out grades/",
     "deadline": "gradeline deadline bigsum --course-file course.yaml --spool /srv/spool",
     "release": "gradeline release bigsum --course-file course.yaml",
+    "choose": "gradeline choose bigsum alice 1764626400000000000.P42R1a2b3c4d.login1 "
+              "--course-file course.yaml",
     "check-env": "gradeline check-env",
     "settings": "gradeline settings",
     "image": "gradeline image build",

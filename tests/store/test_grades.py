@@ -78,3 +78,25 @@ def test_grades_apply_the_late_policy_and_an_extension_recomputes_them(db, tmp_p
     assert rows["bob"]["penalty_pct"] == "0" and rows["bob"]["points"] == "100"
     with Store(db) as s:  # nothing was graded or stored again
         assert s.count("SELECT count(*) FROM results") == stored
+
+
+def test_a_students_choice_counts_where_the_course_says_so(db, tmp_path):
+    with Store(db) as s:
+        s.ingest([record("c1", "alice", "bigsum", "2026-12-01T20:00:00+01:00", 100.0),
+                  record("c2", "alice", "bigsum", "2026-12-01T21:00:00+01:00", 50.0),
+                  record("d1", "bob", "bigsum", "2026-12-01T21:00:00+01:00", 80.0)])
+    course = write_course(tmp_path, [])
+    data = yaml.safe_load(course.read_text())
+    data["assignments"][0]["counts"] = "chosen"
+    course.write_text(yaml.safe_dump(data))
+    r = subprocess.run([str(BIN), "choose", "bigsum", "bob", "c1", "--course-file",
+                        str(course)], capture_output=True, text=True, timeout=60,
+                       env={**os.environ, "GRADELINE_DB_URL": db})
+    assert r.returncode == 2 and "c1 is no submission of bob to bigsum" in r.stderr
+    r = subprocess.run([str(BIN), "choose", "bigsum", "alice", "c1", "--course-file",
+                        str(course)], capture_output=True, text=True, timeout=60,
+                       env={**os.environ, "GRADELINE_DB_URL": db})
+    assert r.returncode == 0, r.stderr
+    rows = {r["student"]: r for r in grades(db, course, tmp_path / "g")}
+    assert rows["alice"]["submission"] == "c1" and rows["alice"]["points"] == "100"
+    assert rows["bob"]["submission"] == "d1"  # no choice: the last one

@@ -24,13 +24,13 @@ import psycopg
 from psycopg import sql
 
 from grader import faults
+from grader.adapters.store.course import CourseQueries
 from grader.core.errors import StoreError
 from grader.core.finished import Finished
 from grader.core.finished import epoch as e
 from grader.core.record import SubmissionRecord
 from grader.core.result import SubmissionResult
 from grader.core.samples import ShardSample
-from grader.course.policy import Attempt
 
 log = logging.getLogger(__name__)
 
@@ -49,7 +49,7 @@ def _migrations() -> list[tuple[str, str]]:
                   if f.name.endswith(".sql"))
 
 
-class Store:
+class Store(CourseQueries):
     """A connection to the results database."""
 
     def __init__(self, url: str, *, connect_timeout_s: int = 5) -> None:
@@ -168,57 +168,6 @@ class Store:
                 WHERE c.name = %s AND s.assignment = %s
                 ORDER BY s.student, s.submitted_at DESC, s.id DESC""", (course, assignment))
             return [(st, SubmissionResult.from_dict(rec)) for st, rec in cur.fetchall()]
-
-    def attempts(self, course: str) -> list[Attempt]:
-        """Every graded submission of a course with its scores, fractions of their
-        maxima: the visible phase's (its latest result restricted to some groups; the
-        full one where it had none) and the full suite's (None until graded). What
-        grades and the after-deadline phase are computed from."""
-        with self._tx() as cur:
-            cur.execute("""
-                SELECT s.spool_id, s.student, s.assignment, s.submitted_at,
-                  (SELECT r.score / NULLIF(r.max_score, 0) FROM results r
-                    WHERE r.submission_id = s.id AND r.version LIKE '%%/groups-%%'
-                    ORDER BY r.id DESC LIMIT 1),
-                  (SELECT r.score / NULLIF(r.max_score, 0) FROM results r
-                    WHERE r.submission_id = s.id AND r.version NOT LIKE '%%/groups-%%'
-                      AND r.superseded_at IS NULL ORDER BY r.id DESC LIMIT 1),
-                  EXISTS (SELECT 1 FROM results r WHERE r.submission_id = s.id
-                    AND r.version NOT LIKE '%%/groups-%%' AND r.superseded_at IS NULL)
-                FROM submissions s JOIN courses c ON c.id = s.course_id
-                WHERE c.name = %s AND s.state <> 'quarantined'
-                ORDER BY s.submitted_at, s.id""", (course,))
-            out = []
-            for spool_id, student, assignment, at, part, full, graded in cur.fetchall():
-                score = (full if full is not None else 0.0) if graded else None
-                visible = part if part is not None else score
-                out.append(Attempt(spool_id, student, assignment, at, visible, score))
-            return out
-
-    def release(self, course: str, assignment: str, by: str, *, withdraw: bool = False
-                ) -> datetime:
-        """Record that staff released (or withdrew) an assignment's results."""
-        with self._tx() as cur:
-            cur.execute("INSERT INTO courses (name) VALUES (%s) ON CONFLICT (name) DO NOTHING",
-                        (course,))
-            cur.execute("""
-                INSERT INTO releases (course_id, assignment, released_by, withdrawn)
-                SELECT id, %s, %s, %s FROM courses WHERE name = %s
-                RETURNING released_at""", (assignment, by, withdraw, course))
-            row = cur.fetchone()
-            assert row is not None
-            return row[0]  # type: ignore[no-any-return]
-
-    def released(self, course: str, assignment: str) -> datetime | None:
-        """When the assignment was released, or None (never, or withdrawn since)."""
-        with self._tx() as cur:
-            cur.execute("""
-                SELECT r.released_at, r.withdrawn FROM releases r
-                JOIN courses c ON c.id = r.course_id
-                WHERE c.name = %s AND r.assignment = %s
-                ORDER BY r.released_at DESC, r.id DESC LIMIT 1""", (course, assignment))
-            row = cur.fetchone()
-            return None if row is None or row[1] else row[0]
 
     def finished(self, course: str, since: datetime | None = None) -> list[Finished]:
         """Every finished submission of a course (arrived at or after ``since``) with its

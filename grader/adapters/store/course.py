@@ -1,0 +1,95 @@
+"""The store's queries for a course's policy: attempts with both phases' scores and the
+student's choice, releases and choices. A mixin of ``Store`` (one adapter, one
+connection), kept apart so the ingest and the course side stay readable."""
+
+from __future__ import annotations
+
+from contextlib import AbstractContextManager
+from datetime import datetime
+from typing import Any
+
+import psycopg
+
+from grader.core.errors import StoreError
+from grader.course.policy import Attempt
+
+
+class CourseQueries:
+    """Queries over ``submissions``, ``results``, ``releases`` and ``choices``."""
+
+    def _tx(self) -> AbstractContextManager[psycopg.Cursor[Any]]:
+        raise NotImplementedError
+
+    def attempts(self, course: str) -> list[Attempt]:
+        """Every graded submission of a course with its scores, fractions of their
+        maxima: the visible phase's (its latest result restricted to some groups; the
+        full one where it had none) and the full suite's (None until graded). What
+        grades and the after-deadline phase are computed from."""
+        with self._tx() as cur:
+            cur.execute("""
+                SELECT s.spool_id, s.student, s.assignment, s.submitted_at,
+                  (SELECT r.score / NULLIF(r.max_score, 0) FROM results r
+                    WHERE r.submission_id = s.id AND r.version LIKE '%%/groups-%%'
+                    ORDER BY r.id DESC LIMIT 1),
+                  (SELECT r.score / NULLIF(r.max_score, 0) FROM results r
+                    WHERE r.submission_id = s.id AND r.version NOT LIKE '%%/groups-%%'
+                      AND r.superseded_at IS NULL ORDER BY r.id DESC LIMIT 1),
+                  EXISTS (SELECT 1 FROM results r WHERE r.submission_id = s.id
+                    AND r.version NOT LIKE '%%/groups-%%' AND r.superseded_at IS NULL),
+                  s.spool_id = (SELECT ch.spool_id FROM choices ch
+                    WHERE ch.course_id = c.id AND ch.assignment = s.assignment
+                      AND ch.student = s.student ORDER BY ch.chosen_at DESC, ch.id DESC
+                    LIMIT 1)
+                FROM submissions s JOIN courses c ON c.id = s.course_id
+                WHERE c.name = %s AND s.state <> 'quarantined'
+                ORDER BY s.submitted_at, s.id""", (course,))
+            out = []
+            for spool_id, student, assignment, at, part, full, graded, chosen in cur.fetchall():
+                score = (full if full is not None else 0.0) if graded else None
+                visible = part if part is not None else score
+                out.append(Attempt(spool_id, student, assignment, at, visible, score,
+                                   bool(chosen)))
+            return out
+
+    def release(self, course: str, assignment: str, by: str, *, withdraw: bool = False
+                ) -> datetime:
+        """Record that staff released (or withdrew) an assignment's results."""
+        with self._tx() as cur:
+            cur.execute("INSERT INTO courses (name) VALUES (%s) ON CONFLICT (name) DO NOTHING",
+                        (course,))
+            cur.execute("""
+                INSERT INTO releases (course_id, assignment, released_by, withdrawn)
+                SELECT id, %s, %s, %s FROM courses WHERE name = %s
+                RETURNING released_at""", (assignment, by, withdraw, course))
+            row = cur.fetchone()
+            assert row is not None
+            return row[0]  # type: ignore[no-any-return]
+
+    def released(self, course: str, assignment: str) -> datetime | None:
+        """When the assignment was released, or None (never, or withdrawn since)."""
+        with self._tx() as cur:
+            cur.execute("""
+                SELECT r.released_at, r.withdrawn FROM releases r
+                JOIN courses c ON c.id = r.course_id
+                WHERE c.name = %s AND r.assignment = %s
+                ORDER BY r.released_at DESC, r.id DESC LIMIT 1""", (course, assignment))
+            row = cur.fetchone()
+            return None if row is None or row[1] else row[0]
+
+    def choose(self, course: str, assignment: str, student: str, spool_id: str, by: str
+               ) -> None:
+        """Record that ``spool_id`` is the student's chosen submission for the assignment.
+
+        :raises StoreError: when it is not a submission of theirs to that assignment.
+        """
+        with self._tx() as cur:
+            cur.execute("""
+                INSERT INTO choices (course_id, assignment, student, spool_id, chosen_by)
+                SELECT s.course_id, s.assignment, s.student, s.spool_id, %s
+                FROM submissions s JOIN courses c ON c.id = s.course_id
+                WHERE c.name = %s AND s.assignment = %s AND s.student = %s
+                  AND s.spool_id = %s""", (by, course, assignment, student, spool_id))
+            if cur.rowcount != 1:
+                raise StoreError(f"{spool_id} is no submission of {student} to {assignment} "
+                                 f"in course {course}")
+
