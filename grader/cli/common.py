@@ -99,6 +99,13 @@ class Context:
     def local_executor(self, cpus: CpuSet, label: str = "grading") -> LocalExecutor:
         return LocalExecutor(cpus, self.worker(), Progress(label))
 
+    def slurm_available(self, args: argparse.Namespace) -> bool:
+        """Whether grading goes through Slurm (--executor, else a controller answers)."""
+        if (args.executor or self.settings.executor) == "local":
+            return False
+        return detect_scheduler(local_cluster_conf(self.state_dir,
+                                                   self.settings.slurm_conf)) is not None
+
     def executor_factory(self, args: argparse.Namespace, cpus: CpuSet, *,
                          serving: bool = False, bulk: BulkSpec | None = None
                          ) -> ExecutorFactory:

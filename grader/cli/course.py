@@ -17,6 +17,8 @@ from grader.cli.common import Context, lazy, spool_options
 from grader.cli.format import state_table, verdict_table
 from grader.core.errors import GradelineError
 from grader.core.export import csv_rows, gradescope, junit_xml
+from grader.cpuset import CpuSet
+from grader.pipeline.deadline import DeadlineWatcher, after_deadline
 from grader.pipeline.ports import StoreOpener
 from grader.pipeline.regrade import regrade
 from grader.pipeline.run import Pipeline
@@ -131,9 +133,14 @@ def cmd_serve(args: argparse.Namespace, ctx: Context) -> int:
     print(f"serve: watching {pipe.spool.root} (batches of <= {args.batch_max}, "
           f"<= {args.in_flight} in flight, <= {args.per_student or 'any'} per student)",
           file=sys.stderr, flush=True)
+    watcher = _deadline_watcher(args, ctx, cpus, url)
     try:
+        if watcher is not None:
+            watcher.start()
         s = server.serve()
     finally:
+        if watcher is not None:
+            watcher.stop()
         for ex in closeable.values():
             ex.close()
         if hasattr(factory, "close"):
@@ -149,6 +156,39 @@ def cmd_serve(args: argparse.Namespace, ctx: Context) -> int:
         print(f"NOT FINISHED (database or Slurm unavailable?): batches "
               f"{', '.join(b.name for b in left)} -- serve again to finish them")
     return 1 if left else 0
+
+
+def _deadline_watcher(args: argparse.Namespace, ctx: Context, cpus: CpuSet, url: str
+                      ) -> DeadlineWatcher | None:
+    """With a course file and Slurm: the after-deadline pass every --deadline-every
+    seconds, as bulk arrays at the course's priority (local workers would share the
+    serving workers' cores and sandbox slots: there, run ``gradeline deadline``)."""
+    course = ctx.course_file(args)
+    if course is None or not args.deadline_every:
+        return None
+    if not ctx.slurm_available(args):
+        print("serve: no Slurm: the after-deadline phase is not run from serve here; run "
+              "gradeline deadline once the deadline has passed", file=sys.stderr)
+        return None
+    full = ctx.problems(args)
+    bulk = Pipeline(ctx.spool(args), full, open_store=None,
+                    executor=ctx.executor_factory(args, cpus, serving=True, bulk=course.bulk))
+
+    def run_once(now: datetime) -> None:
+        current = ctx.course_file(args)  # a moved deadline or a new extension applies
+        assert current is not None
+        due = [a.name for a in current.ordered() if a.deadline <= now and a.name in full]
+        if not due:
+            return
+        with Store(url) as store:
+            for name in due:
+                d = after_deadline(bulk, current, name, full[name], store, now)
+                if d.graded_now:
+                    print(f"serve: after the deadline of {name}: {d.graded_now} counting "
+                          "submission(s) graded with the full suite", file=sys.stderr,
+                          flush=True)
+
+    return DeadlineWatcher(run_once, args.deadline_every)
 
 
 def cmd_status(args: argparse.Namespace, ctx: Context) -> int:
@@ -274,6 +314,9 @@ def _register_grading(sub: Any) -> None:
                     help="resubmissions of unfinished shards before they are recorded as JE")
     sv.add_argument("--no-dedupe", action="store_true",
                     help="grade identical submissions again (for measurements)")
+    sv.add_argument("--deadline-every", type=float, default=60.0, metavar="SECONDS",
+                    help="with a course file, on Slurm: run the after-deadline phase this "
+                         "often (0: never; default %(default)s)")
     sv.set_defaults(func=cmd_serve)
 
 

@@ -6,15 +6,21 @@ lacks a full result. The caller gives the executor, at the course's bulk priorit
 
 from __future__ import annotations
 
+import logging
+import threading
+from collections.abc import Callable
 from dataclasses import dataclass
-from datetime import datetime
+from datetime import UTC, datetime
 
+from grader.core.errors import GradelineError
 from grader.course.load import Course
 from grader.course.policy import Attempt, counting
 from grader.kattis.problem import Problem
 from grader.pipeline.ports import ResultStore
 from grader.pipeline.regrade import grade_again
 from grader.pipeline.run import Pipeline
+
+log = logging.getLogger(__name__)
 
 
 @dataclass(frozen=True, slots=True)
@@ -60,3 +66,34 @@ def after_deadline(pipe: Pipeline, course: Course, assignment: str, problem: Pro
     todo, due, done, waiting = to_grade(course, assignment, store.attempts(course.name), now)
     graded = grade_again(pipe, problem, store, todo, prefix="d") if todo else 0
     return DeadlineSummary(assignment, due, done, graded, waiting)
+
+
+class DeadlineWatcher:
+    """Runs the after-deadline pass beside ``serve``: every ``every_s`` seconds
+    ``run_once(now)`` (which reloads the course file, so a moved deadline or a new
+    extension applies) in a thread of its own, so the serve loop never waits for bulk
+    work. A failed pass is logged and tried again at the next tick."""
+
+    def __init__(self, run_once: Callable[[datetime], None], every_s: float = 60.0) -> None:
+        self.run_once, self.every_s = run_once, every_s
+        self._stop = threading.Event()
+        self._thread = threading.Thread(target=self._loop, name="deadline", daemon=True)
+
+    def start(self) -> None:
+        self._thread.start()
+
+    def stop(self, timeout_s: float = 5.0) -> None:
+        """Stop ticking; a pass in progress finishes in the background (its bulk work is
+        graded again by the next serve's pass if it is cut short)."""
+        self._stop.set()
+        self._thread.join(timeout_s)
+
+    def _loop(self) -> None:
+        while True:
+            try:
+                self.run_once(datetime.now(UTC))
+            except (GradelineError, OSError) as e:
+                log.error("after-deadline pass failed: %s; trying again in %g s", e,
+                          self.every_s)
+            if self._stop.wait(self.every_s):
+                return

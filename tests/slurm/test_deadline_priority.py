@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import os
 import shutil
+import signal
 import subprocess
 import sys
 import time
@@ -85,3 +86,39 @@ def test_live_feedback_is_not_queued_behind_the_bulk_after_deadline_job(db, slur
     # first come first served, every bulk task (all queued before it) would start first
     print(f"bulk submissions started after the live one: {after} of {STUDENTS}")
     assert after >= 2, (str(live_start), [str(b) for b in sorted(bulk_starts)])
+
+
+def test_serve_runs_the_after_deadline_phase_by_itself(db, slurm_conf, tmp_path):
+    shutil.copytree(EXAMPLES / "bigsum", tmp_path / "bigsum")
+    course = tmp_path / "course.yaml"
+    course.write_text(yaml.safe_dump({"course": "auto", "assignments": [
+        {"name": "bigsum", "package": "bigsum", "deadline": "2026-01-01T00:00:00+00:00"}]}))
+    e = env(db, slurm_conf)
+    spool = ["--course-file", str(course), "--spool", str(tmp_path / "spool")]
+    accepted = EXAMPLES / "bigsum" / "submissions" / "accepted" / "sum.c"
+    subprocess.run([str(BIN), "submit", "bigsum", "ann", str(accepted), *spool,
+                    "--submitted-at", "2025-12-31T23:00:00+00:00"], env=e, check=True,
+                   capture_output=True, timeout=60)
+    log = (tmp_path / "serve.log").open("w")
+    serve = subprocess.Popen([str(BIN), "serve", *spool, "--executor", "slurm",
+                              "--deadline-every", "1"], env=e, stdout=log,
+                             stderr=subprocess.STDOUT, start_new_session=True)
+    try:
+        until = time.monotonic() + 180
+        with psycopg.connect(db, autocommit=True) as c:
+            while time.monotonic() < until:
+                rows = c.execute("SELECT r.version LIKE '%/groups-%' FROM results r "
+                                 "ORDER BY r.id").fetchall() \
+                    if c.execute("SELECT to_regclass('results')").fetchone()[0] else []
+                if [r[0] for r in rows] == [True, False]:
+                    break
+                time.sleep(0.5)
+            else:
+                pytest.fail("serve never graded the counting submission with the full "
+                            "suite: " + (tmp_path / "serve.log").read_text()[-3000:])
+    finally:
+        serve.send_signal(signal.SIGTERM)
+        serve.wait(timeout=120)
+        log.close()
+    assert "after the deadline of bigsum: 1 counting submission(s) graded" in \
+        (tmp_path / "serve.log").read_text()
