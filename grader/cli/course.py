@@ -226,16 +226,27 @@ def cmd_results(args: argparse.Namespace, ctx: Context) -> int:
 
 
 def cmd_regrade(args: argparse.Namespace, ctx: Context) -> int:
-    problems = ctx.problems(args)
-    if args.assignment not in problems:
+    """Regrade what a changed package affects; with a course file both phases apart
+    (visible-phase results with the visible groups, full results with the suite)."""
+    phases = [ctx.problems(args)]
+    if ctx.course_file(args) is not None:
+        phases.insert(0, ctx.problems(args, live=True))
+    if args.assignment not in phases[0]:
         raise GradelineError(f"unknown assignment {args.assignment!r}")
     cpus = ctx.cpus(args.cpus)
     ctx.prepare_image()
     executor = ctx.local_executor(cpus, "regrading")
-    pipe = Pipeline(ctx.spool(args), problems, open_store=None,
-                    executor=lambda _batch: executor)
+    n = 0
     with ctx.store() as store:
-        n = regrade(pipe, problems[args.assignment], ctx.course(args), store)
+        seen: set[str] = set()
+        for problems in phases:
+            problem = problems[args.assignment]
+            if problem.version in seen:  # every group visible: one phase
+                continue
+            seen.add(problem.version)
+            pipe = Pipeline(ctx.spool(args), problems, open_store=None,
+                            executor=lambda _batch: executor)
+            n += regrade(pipe, problem, ctx.course(args), store)
     print(f"regraded {n} submissions of {args.assignment}; earlier results kept as superseded")
     return 0
 

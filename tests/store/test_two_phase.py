@@ -89,3 +89,26 @@ def test_visible_groups_at_hand_in_the_full_suite_after_each_deadline(db, course
     cli(db, "release", "bigsum", "--course-file", str(course))
     with Store(db) as s:
         assert s.released("c2p", "bigsum") is not None
+
+
+def test_a_regrade_keeps_the_phases_apart(db, course, tmp_path):
+    spool = str(tmp_path / "spool")
+    common = ["--course-file", str(course), "--spool", spool]
+    for student, sub, at in (("ann", "accepted/sum.c", "2026-12-01T20:00:00+01:00"),
+                             ("ann", "wrong_answer/int32.cpp", "2026-12-01T21:00:00+01:00"),
+                             ("ben", "accepted/sum.py", "2026-12-01T21:00:00+01:00")):
+        cli(db, "submit", "bigsum", student, str(SUBS / sub), "--submitted-at", at, *common)
+    cli(db, "run", *common, "--executor", "local", "--cpus", "0")
+    cli(db, "deadline", "--now", "2026-12-02T12:00:00+01:00", "--executor", "local",
+        "--cpus", "0", *common)
+    current = ("SELECT count(*) FROM results WHERE superseded_at IS NULL AND version "
+               "LIKE '%%/groups-%%'")
+    with Store(db) as s:
+        assert s.count(current) == 1  # ann's first: never the counting one
+    (tmp_path / "bigsum" / "problem_statement").mkdir(exist_ok=True)
+    (tmp_path / "bigsum" / "problem_statement" / "note.txt").write_text("a new version\n")
+    out = cli(db, "regrade", "--assignment", "bigsum", *common, "--cpus", "0")
+    assert "regraded 3 submissions" in out  # one visible-phase result, two full ones
+    with Store(db) as s:
+        assert s.count(current) == 1  # still visible-phase only: no full suite for it
+        assert s.count("SELECT count(*) FROM results WHERE superseded_at IS NULL") == 3

@@ -194,14 +194,18 @@ class Store(CourseQueries):
                     ch in cur.fetchall()]
 
     def outdated(self, course: str, assignment: str, version: str) -> list[str]:
-        """Spool ids of graded submissions whose current result is for another version."""
+        """Spool ids of graded submissions whose current result is for another version
+        of the same phase: a version restricted to some groups (``/groups-``) outdates
+        only visible-phase results, a full one only full results."""
+        part = "/groups-" in version
         with self._tx() as cur:
             cur.execute("""
                 SELECT s.spool_id
                 FROM submissions s JOIN courses c ON c.id = s.course_id
                 JOIN results r ON r.submission_id = s.id AND r.superseded_at IS NULL
                 WHERE c.name = %s AND s.assignment = %s AND r.version <> %s
-                ORDER BY s.id""", (course, assignment, version))
+                  AND (r.version LIKE '%%/groups-%%') = %s
+                ORDER BY s.id""", (course, assignment, version, part))
             return [row[0] for row in cur.fetchall()]
 
     def ingest_metrics(self, batch_id: str, samples: Iterable[ShardSample]) -> int:
