@@ -99,21 +99,27 @@ test: deps venv image lint
 test-cgroup2: deps venv image
 	bench/cgroup2/node.sh
 
-DEMO_COURSE ?= demo
+DEMO_COURSE ?= example
+DEMO_COURSE_FILE ?= grader/examples/course.yaml
 # The demo grades into a database of its own, made empty each time, so that it really
-# grades (results stored by earlier runs would otherwise be reused by content hash).
+# grades (results stored by earlier runs would otherwise be reused by content hash). A
+# course from hand-in to final grades: the visible groups at hand-in, the full suite
+# for each student's counting submission after the deadline (at bulk priority), then
+# the grade sheets with the course file's late policy, and Canvas and Moodle imports.
 demo: deps venv image slurm db
 	$(BIN)/gradeline check-env || true
 	$(BIN)/gradeline check $$($(BIN)/gradeline examples)
 	rm -rf $(DEMO_DIR)
 	$(BIN)/gradeline corpus $(DEMO_DIR) --count 240 --seed 1 --submit-to $(DEMO_DIR)/spool --course $(DEMO_COURSE)
-	export GRADELINE_DB_URL=$$($(BIN)/gradeline db fresh gradeline_demo) && \
-	$(BIN)/gradeline run --spool $(DEMO_DIR)/spool --course $(DEMO_COURSE) && \
-	$(BIN)/gradeline status --spool $(DEMO_DIR)/spool --course $(DEMO_COURSE) && \
-	for a in bigsum meanstd spread; do \
-	  $(BIN)/gradeline results --course $(DEMO_COURSE) --assignment $$a > $(DEMO_DIR)/$$a.csv; done
-	@echo "grade sheets: $(DEMO_DIR)/{bigsum,meanstd,spread}.csv; spool: $(DEMO_DIR)/spool;" \
-	  "results in PostgreSQL: $$($(BIN)/gradeline db url | sed 's|/gradeline?|/gradeline_demo?|')"
+	export GRADELINE_DB_URL=$$($(BIN)/gradeline db fresh gradeline_demo) \
+	  GRADELINE_COURSE_FILE=$(CURDIR)/$(DEMO_COURSE_FILE) && \
+	$(BIN)/gradeline run --spool $(DEMO_DIR)/spool && \
+	$(BIN)/gradeline status --spool $(DEMO_DIR)/spool && \
+	$(BIN)/gradeline deadline --spool $(DEMO_DIR)/spool && \
+	$(BIN)/gradeline grades --out $(DEMO_DIR)/grades
+	@echo "final grades: $(DEMO_DIR)/grades/{bigsum,meanstd,spread,course,canvas,moodle}.csv;" \
+	  "spool: $(DEMO_DIR)/spool; results in PostgreSQL:" \
+	  "$$($(BIN)/gradeline db url | sed 's|/gradeline?|/gradeline_demo?|')"
 
 # The scaling campaign (issue #5): about 6 minutes on 2 cores. Results: $(CAMPAIGN_DIR)/
 # (tidy CSV, PostgreSQL tables campaign_*, report/index.html checked in headless Chromium).

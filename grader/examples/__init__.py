@@ -38,9 +38,16 @@ def all_example_dirs() -> list[Path]:
     return example_dirs((*EXAMPLES, *FORMATS))
 
 
+def course_file() -> Path:
+    """The example course file for the bundled course's three assignments."""
+    return Path(__file__).resolve().parent / "course.yaml"
+
+
 def copy_examples(dest: Path) -> list[Path]:
-    """Copy the packages to ``dest`` (existing copies are replaced)."""
+    """Copy the packages to ``dest`` (existing copies are replaced), with the example
+    course file beside them."""
     dest.mkdir(parents=True, exist_ok=True)
+    shutil.copyfile(course_file(), dest / "course.yaml")
     out = []
     for src in all_example_dirs():
         target = dest / src.name
