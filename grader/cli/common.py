@@ -36,6 +36,9 @@ from grader.settings import Settings
 
 log = logging.getLogger("gradeline")
 
+#: a bulk array task's length: short, so live feedback waits for a core at most this long
+BULK_TASK_S = 10.0
+
 
 @dataclass(frozen=True)
 class Context:
@@ -124,7 +127,8 @@ class Context:
                                  retries=args.retries, early_return=serving)
                 if bulk is not None:
                     spec = replace(spec, nice=bulk.nice, qos=bulk.qos,
-                                   partition=bulk.partition or spec.partition)
+                                   partition=bulk.partition or spec.partition,
+                                   target_task_s=BULK_TASK_S)
                     print(f"executor: Slurm ({sched.name}), one array job at nice "
                           f"{bulk.nice}" + (f", QOS {bulk.qos}" if bulk.qos else ""),
                           file=sys.stderr)

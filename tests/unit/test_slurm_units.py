@@ -12,6 +12,7 @@ def test_shard_size_targets_a_minute_per_task():
     assert shard_size([1.0] * 100_000, 1, total_cpus=64) == 60
     assert shard_size([1.0] * 10_000, 1, total_cpus=64) == 40  # balance caps it
     assert shard_size([2.0] * 100_000, 2, total_cpus=64) == 60
+    assert shard_size([1.0] * 100_000, 1, total_cpus=64, target_s=10.0) == 10  # bulk work
 
 
 def test_shard_size_keeps_small_batches_balanced():

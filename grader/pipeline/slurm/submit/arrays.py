@@ -60,6 +60,9 @@ class ArraySpec:
     partition: str | None = None
     nice: int | None = None  # bulk work (after the deadline, regrades) behind live feedback
     qos: str | None = None
+    #: about how long one task runs; bulk work keeps it short, so that a core it holds
+    #: is soon free for live feedback (Slurm does not preempt a running task)
+    target_task_s: float = TARGET_TASK_S
     poll_s: float = 0.5
     #: stop watching an array once every submission has its outcome, before the
     #: controller reports its tasks ended (serve: frees the in-flight slot at once;
@@ -120,7 +123,8 @@ class SlurmExecutor:
         costs = {p: estimate_cost_s(p) for p in {j.problem for j in jobs}}
         k = self.spec.shard_size or shard_size([costs[j.problem] for j in jobs],
                                                self.spec.cpus_per_task,
-                                               self.scheduler.total_cpus())
+                                               self.scheduler.total_cpus(),
+                                               self.spec.target_task_s)
         shards = [list(jobs[i:i + k]) for i in range(0, len(jobs), k)]
         limit = max(1, self.scheduler.max_array_size() - 1)
         for chunk_start in range(0, len(shards), limit):
