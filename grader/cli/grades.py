@@ -12,7 +12,7 @@ from typing import Any
 
 from grader.cli.common import Context, spool_options
 from grader.core.errors import GradelineError, ProblemFormatError
-from grader.course.load import Course, load_course
+from grader.course.load import Assignment, Course, load_course
 from grader.course.policy import grade_course
 from grader.course.sheets import assignment_sheet, canvas_csv, course_sheet, moodle_csv
 from grader.course.visibility import group_visibility, unknown_rules
@@ -26,6 +26,15 @@ def _course(args: argparse.Namespace, ctx: Context) -> Course:
     if path is None:
         raise GradelineError("no course file: give --course-file or set GRADELINE_COURSE_FILE")
     return load_course(path)
+
+
+def _assignment(course: Course, name: str) -> Assignment:
+    """An assignment of the course file, or an error naming the ones it has."""
+    a = course.assignments.get(name)
+    if a is None:
+        raise GradelineError(f"no assignment {name!r} in the course file "
+                             f"(it has {', '.join(course.assignments)})")
+    return a
 
 
 def _packages(course: Course) -> dict[str, Problem]:
@@ -60,9 +69,8 @@ def cmd_course_check(args: argparse.Namespace, ctx: Context) -> int:
 
 def cmd_grades(args: argparse.Namespace, ctx: Context) -> int:
     course = _course(args, ctx)
-    if args.assignment and args.assignment not in course.assignments:
-        raise GradelineError(f"no assignment {args.assignment!r} in the course file "
-                             f"(it has {', '.join(course.assignments)})")
+    if args.assignment:
+        _assignment(course, args.assignment)
     packages = _packages(course)
     possible = {n: a.points or packages[n].max_score for n, a in course.assignments.items()}
     with ctx.store() as store:
@@ -101,6 +109,8 @@ def cmd_deadline(args: argparse.Namespace, ctx: Context) -> int:
     if not names:
         print("no assignment is past its deadline")
         return 0
+    for n in names:
+        _assignment(course, n)  # before the image and the executor are prepared
     problems = ctx.problems(args)  # the full suites
     cpus = ctx.cpus(args.cpus)
     ctx.prepare_image()
@@ -108,8 +118,6 @@ def cmd_deadline(args: argparse.Namespace, ctx: Context) -> int:
     pipe = Pipeline(ctx.spool(args), problems, open_store=None, executor=factory)
     with ctx.store() as store:
         for n in names:
-            if n not in problems:
-                raise GradelineError(f"no assignment {n!r} in the course file")
             d = after_deadline(pipe, course, n, problems[n], store, now)
             print(f"{n}: {d.due} student(s) due, {d.graded_before} already fully graded, "
                   f"{d.graded_now} graded now with the full suite, {d.waiting} waiting "
@@ -119,8 +127,7 @@ def cmd_deadline(args: argparse.Namespace, ctx: Context) -> int:
 
 def cmd_release(args: argparse.Namespace, ctx: Context) -> int:
     course = _course(args, ctx)
-    if args.assignment not in course.assignments:
-        raise GradelineError(f"no assignment {args.assignment!r} in the course file")
+    _assignment(course, args.assignment)
     with ctx.store() as store:
         store.migrate()
         at = store.release(course.name, args.assignment, getpass.getuser(),
@@ -132,15 +139,14 @@ def cmd_release(args: argparse.Namespace, ctx: Context) -> int:
 
 def cmd_choose(args: argparse.Namespace, ctx: Context) -> int:
     course = _course(args, ctx)
-    if args.assignment not in course.assignments:
-        raise GradelineError(f"no assignment {args.assignment!r} in the course file")
+    counts = _assignment(course, args.assignment).counts
     with ctx.store() as store:
         store.migrate()
         store.choose(course.name, args.assignment, args.student, args.submission,
                      getpass.getuser())
-    note = "" if course.assignments[args.assignment].counts == "chosen" else \
-        f" (the course counts {course.assignments[args.assignment].counts!r} for it: the " \
-        "choice matters only if that becomes 'chosen')"
+    note = "" if counts == "chosen" else \
+        f" (the course counts {counts!r} for it: the choice matters only if that becomes " \
+        "'chosen')"
     print(f"{args.student}'s chosen submission for {args.assignment}: {args.submission}{note}")
     return 0
 

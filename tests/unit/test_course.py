@@ -232,3 +232,17 @@ def test_course_check_reads_the_packages_and_names_a_rule_that_matches_no_group(
                                             "visibility": {"secret/smal": "visible"}}])
     assert cli.main(["course", "check", "--course-file", str(p)]) == 1
     assert "visibility names 'secret/smal', which is no test group" in capsys.readouterr().out
+
+
+@pytest.mark.parametrize("argv", [["release", "hw9"], ["choose", "hw9", "alice", "x1"],
+                                  ["deadline", "hw9"], ["grades", "hw9"]])
+def test_a_command_naming_no_assignment_of_the_course_is_refused_first(
+        tmp_path: Path, capsys: pytest.CaptureFixture[str], argv: list[str]) -> None:
+    from grader.cli import main as cli
+
+    p = course_file(tmp_path)
+    with pytest.raises(SystemExit) as e:
+        cli.main([*argv, "--course-file", str(p)])
+    assert e.value.code == 2
+    err = capsys.readouterr().err
+    assert "no assignment 'hw9' in the course file (it has hw1, hw2)" in err
