@@ -44,6 +44,9 @@ KNOBS: tuple[Knob, ...] = (
     Knob("GRADELINE_COURSE", "course", "course name (default 'default')"),
     Knob("GRADELINE_COURSE_FILE", "course_file", "the course file (course.yaml: deadlines, "
          "late policy, extensions, visibility) of gradeline grades and course check"),
+    Knob("GRADELINE_DESK_SOCKET", "desk_socket", "the student desk's socket, where "
+         "students hand in and see their results (default <state>/desk/desk.sock of the "
+         "grading account; students set it to that path)"),
     Knob("GRADELINE_ASSIGNMENTS", "assignments", "':'-separated directories of assignment "
          "packages (default: the bundled examples)"),
     Knob("GRADELINE_EXECUTOR", "executor", "auto | local | slurm (auto: Slurm when a "
@@ -117,6 +120,7 @@ class Settings:
     spool: Path | None = None
     course: str | None = None
     course_file: Path | None = None
+    desk_socket: Path | None = None
     assignments: tuple[Path, ...] = ()
     executor: ExecutorChoice = "auto"
     runtime: RuntimeChoice = "auto"
@@ -204,6 +208,7 @@ class Settings:
             spool=path("GRADELINE_SPOOL"),
             course=get("GRADELINE_COURSE"),
             course_file=path("GRADELINE_COURSE_FILE"),
+            desk_socket=path("GRADELINE_DESK_SOCKET"),
             assignments=tuple(Path(p) for p in (get("GRADELINE_ASSIGNMENTS") or "").split(":")
                               if p),
             executor=cast(ExecutorChoice, choice("GRADELINE_EXECUTOR", get_args(ExecutorChoice))),

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import contextlib
 import os
+import pwd
 import shutil
 import subprocess
 import tempfile
@@ -194,3 +195,22 @@ def slurm_conf():
     conf = subprocess.run([str(ROOT / "slurm/local-cluster.sh"), "conf"], capture_output=True,
                           text=True).stdout.strip()
     return conf
+
+
+ALICE, BOB = "gradeline-alice", "gradeline-bob"
+
+
+@pytest.fixture(scope="session")
+def student_accounts() -> tuple[str, str]:
+    """Two real student accounts (created when missing; root only) and a staff group
+    neither is in."""
+    if os.geteuid() != 0:
+        pytest.skip("creating student accounts needs root")
+    for name in (ALICE, BOB):
+        try:
+            pwd.getpwnam(name)
+        except KeyError:
+            subprocess.run(["useradd", "--no-create-home", "--shell", "/bin/sh", name],
+                           check=True)
+    subprocess.run(["groupadd", "-f", "gradeline-staff"], check=True)
+    return ALICE, BOB

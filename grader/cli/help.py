@@ -17,8 +17,8 @@ PostgreSQL, and staff watch it live. A command's own --help has an example."""
 GROUPS: dict[str, tuple[str, ...]] = {
     "Course staff": ("examples", "check", "grade", "batch", "course", "submit", "run",
                      "serve", "status", "web", "deadline", "release", "choose", "grades",
-                     "results", "regrade", "dropbox"),
-    "Students": ("drop",),
+                     "results", "regrade", "dropbox", "desk", "receipt"),
+    "Students": ("hand-in", "mine", "drop"),
     "Cluster admins": ("check-env", "settings", "image", "db", "cache", "metrics"),
     "Researchers": ("corpus", "campaign", "experiment", "trace", "plan"),
 }
@@ -38,6 +38,11 @@ EXAMPLES: dict[str, str] = {
     "regrade": "gradeline regrade --spool /srv/spool --assignment bigsum",
     "dropbox": "gradeline dropbox init /srv/drop --group staff --spool /srv/spool",
     "drop": "gradeline drop /srv/drop bigsum sum.c",
+    "desk": "gradeline desk --spool /srv/spool --course-file course.yaml "
+            "--page-url http://login1:8470/",
+    "hand-in": "gradeline hand-in bigsum sum.c",
+    "mine": "gradeline mine bigsum",
+    "receipt": "gradeline receipt verify receipt.json",
     "course check": "gradeline course check --course-file course.yaml",
     "grades": "gradeline grades --course-file course.yaml --out grades/",
     "deadline": "gradeline deadline bigsum --course-file course.yaml --spool /srv/spool",

@@ -23,6 +23,7 @@ from grader import __version__, faults
 from grader.cli import (
     admin,
     course,
+    desk,
     dropbox,
     experiment,
     grades,
@@ -48,7 +49,7 @@ def build_parser() -> argparse.ArgumentParser:
                    help="images and scratch space (default: $GRADELINE_STATE_DIR, or "
                         "/var/lib/gradeline as root)")
     sub = p.add_subparsers(dest="command", required=True)
-    for group in (grading, course, grades, dropbox, admin, measure, experiment, trace,
+    for group in (grading, course, grades, dropbox, desk, admin, measure, experiment, trace,
                   plan):
         group.register(sub)
     help_text.finish(p)

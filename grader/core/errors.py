@@ -47,3 +47,7 @@ class ImageError(GradelineError):
 
 class StoreError(GradelineError):
     """The results database is unreachable or refused an operation."""
+
+
+class RefusedError(GradelineError):
+    """A request a student's channel refuses: forged, expired, or not theirs to ask."""

@@ -15,6 +15,7 @@ from grader.core.verdict import Verdict
 SCHEMA = "gradeline/result"
 SCHEMA_VERSION = 1
 FEEDBACK_LIMIT = 2000  # characters of diff/validator feedback kept per test
+OUTPUT_LIMIT = 1000  # bytes of a rejected test's own output kept (what a student is shown)
 
 
 @dataclass(frozen=True, slots=True)
@@ -37,6 +38,9 @@ class TestResult:
     #: the test's score in a problem of type scoring (score.txt, or score_multiplier.txt
     #: times the test's maximum), when the validator gave one
     points: float | None = None
+    #: the first bytes of the program's output on a test it failed ("" when accepted):
+    #: with the test's input and answer, what a student sees of a failed visible test
+    output: str = ""
 
 
 @dataclass(frozen=True, slots=True)

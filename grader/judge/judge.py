@@ -26,6 +26,7 @@ from grader.core.languages import Language, detect_language, get_language
 from grader.core.limits import Limits
 from grader.core.result import (
     FEEDBACK_LIMIT,
+    OUTPUT_LIMIT,
     CompileResult,
     GroupResult,
     SubmissionResult,
@@ -388,13 +389,15 @@ class Judge:
             exit_code=meta.exit_code, signal=meta.signal, termination=meta.termination,
             feedback=feedback[:FEEDBACK_LIMIT],
             score=validation.score if validation else None, points=points,
+            output="" if verdict is Verdict.AC else head(stdout, OUTPUT_LIMIT),
         ), meta.wall_time_s, v_s
 
     # -- result records --------------------------------------------------------
     def _no_tests(self, problem: Problem, sub: Submission, lang: Language, verdict: Verdict,
                   comp: CompileResult, t_start: float,
                   timing: dict[str, float] | None = None) -> SubmissionResult:
-        _, groups = score_submission(problem, [])
+        _, scored = score_submission(problem, [])  # every group, none of them run:
+        groups = tuple(replace(g, verdict=verdict, points=0.0, score=0.0) for g in scored)
         t = dict(timing or {})
         t["total_s"] = time.monotonic() - t_start
         return self._result(problem, sub, lang, verdict, 0.0, comp, [], groups, t)

@@ -9,13 +9,17 @@ from datetime import datetime
 from typing import Any
 
 import psycopg
+from psycopg.types.json import Jsonb
 
 from grader.core.errors import StoreError
+from grader.core.result import SubmissionResult
 from grader.course.policy import Attempt
+from grader.course.studentview import Submitted
 
 
 class CourseQueries:
-    """Queries over ``submissions``, ``results``, ``releases`` and ``choices``."""
+    """Queries over ``submissions``, ``results``, ``releases``, ``choices`` and
+    ``receipts``."""
 
     def _tx(self) -> AbstractContextManager[psycopg.Cursor[Any]]:
         raise NotImplementedError
@@ -93,3 +97,49 @@ class CourseQueries:
                 raise StoreError(f"{spool_id} is no submission of {student} to {assignment} "
                                  f"in course {course}")
 
+
+    def add_receipt(self, receipt: dict[str, Any]) -> None:
+        """Keep a receipt the desk gave (idempotent: the spool id is the key)."""
+        with self._tx() as cur:
+            cur.execute("""
+                INSERT INTO receipts (spool_id, course, assignment, student, received_at,
+                                      size, sha256, receipt)
+                VALUES (%s, %s, %s, %s, %s, %s, %s, %s) ON CONFLICT (spool_id) DO NOTHING""",
+                        (receipt["submission"], receipt["course"], receipt["assignment"],
+                         receipt["student"], receipt["received_at"], receipt["size"],
+                         receipt["sha256"], Jsonb(receipt)))
+
+    def student_submissions(self, course: str, student: str) -> list[Submitted]:
+        """Every submission of one student with its records, unfiltered (what they may
+        see of them is ``course.studentview``'s to decide), and the receipts of those
+        still waiting to be graded."""
+        with self._tx() as cur:
+            cur.execute("""
+                SELECT s.spool_id, s.assignment, s.submitted_at, s.state,
+                  COALESCE(s.quarantine_reason, ''),
+                  (SELECT r.record FROM results r WHERE r.submission_id = s.id
+                    AND r.version LIKE '%%/groups-%%' ORDER BY r.id DESC LIMIT 1),
+                  (SELECT r.record FROM results r WHERE r.submission_id = s.id
+                    AND r.version NOT LIKE '%%/groups-%%' AND r.superseded_at IS NULL
+                    ORDER BY r.id DESC LIMIT 1),
+                  s.spool_id = (SELECT ch.spool_id FROM choices ch
+                    WHERE ch.course_id = c.id AND ch.assignment = s.assignment
+                      AND ch.student = s.student ORDER BY ch.chosen_at DESC, ch.id DESC
+                    LIMIT 1),
+                  COALESCE(rc.sha256, '')
+                FROM submissions s JOIN courses c ON c.id = s.course_id
+                LEFT JOIN receipts rc ON rc.spool_id = s.spool_id
+                WHERE c.name = %s AND s.student = %s
+                UNION ALL
+                SELECT rc.spool_id, rc.assignment, rc.received_at, 'waiting', '', NULL, NULL,
+                  false, rc.sha256
+                FROM receipts rc WHERE rc.course = %s AND rc.student = %s
+                  AND NOT EXISTS (SELECT 1 FROM submissions s WHERE s.spool_id = rc.spool_id)
+                """, (course, student, course, student))
+            out = []
+            for sid, a, at, state, why, vis, full, chosen, sha in cur.fetchall():
+                out.append(Submitted(
+                    sid, a, at, state, why,
+                    SubmissionResult.from_dict(vis) if vis else None,
+                    SubmissionResult.from_dict(full) if full else None, bool(chosen), sha))
+            return out

@@ -1,0 +1,188 @@
+"""``gradeline desk`` (the grading account) and what students run against it:
+``hand-in``, ``mine``, and staff's ``receipt verify``."""
+
+from __future__ import annotations
+
+import argparse
+import base64
+import json
+import signal
+import sys
+from collections.abc import Mapping
+from pathlib import Path
+from typing import Any
+
+from grader.adapters import desk as transport
+from grader.cli.common import Context, spool_options
+from grader.core.errors import GradelineError
+from grader.core.signing import check
+from grader.pipeline.desk import Desk, desk_key
+
+CUT = 400  # characters of a failed test's input, answer and output on a terminal
+
+
+def socket_path(args: argparse.Namespace, ctx: Context) -> Path:
+    """--desk, $GRADELINE_DESK_SOCKET, or the grading account's default."""
+    given = getattr(args, "desk", None) or ctx.settings.desk_socket
+    return Path(given) if given else ctx.state_dir / "desk" / "desk.sock"
+
+
+def cmd_desk(args: argparse.Namespace, ctx: Context) -> int:
+    course = ctx.course_file(args)
+    if course is None:
+        raise GradelineError("the desk shows what a course file allows: give --course-file "
+                             "or set GRADELINE_COURSE_FILE")
+    path = socket_path(args, ctx)
+    url = ctx.db_url()
+    with ctx.store() as store:
+        store.migrate()
+    key = desk_key(ctx.state_dir / "desk.key")
+    desk = Desk(course, ctx.spool(args), url, ctx.problems(args), key, page_url=args.page_url)
+    server = transport.listen(path, desk.handle)
+    signal.signal(signal.SIGTERM, lambda *_: sys.exit(0))
+    print(f"gradeline desk for course {course.name} on {path}; students run:\n"
+          f"  export GRADELINE_DESK_SOCKET={path}\n"
+          f"  gradeline hand-in ASSIGNMENT FILE; gradeline mine", file=sys.stderr, flush=True)
+    try:
+        server.serve_forever()
+    except KeyboardInterrupt:
+        pass
+    finally:
+        server.server_close()
+        path.unlink(missing_ok=True)
+    return 0
+
+
+def _ask(args: argparse.Namespace, ctx: Context, request: Mapping[str, Any]) -> dict[str, Any]:
+    reply = transport.ask(socket_path(args, ctx), request)
+    if not reply.get("ok"):
+        raise GradelineError(f"the desk refused: {reply.get('error', 'no reason given')}")
+    return reply
+
+
+def cmd_hand_in(args: argparse.Namespace, ctx: Context) -> int:
+    src = Path(args.file)
+    try:
+        data = src.read_bytes()
+    except OSError as e:
+        raise GradelineError(f"{src}: {e.strerror}") from None
+    reply = _ask(args, ctx, {"op": "hand-in", "assignment": args.assignment,
+                             "name": src.name, "data": base64.b64encode(data).decode()})
+    r = reply["receipt"]
+    late = " (after your deadline)" if r.get("late") else ""
+    print(f"received {r['file']} for {r['assignment']}{late}: submission {r['submission']}, "
+          f"{r['size']} bytes, sha256 {r['sha256']}, at {r['received_at']}", file=sys.stderr)
+    print(json.dumps(r, indent=1))
+    return 0
+
+
+def cmd_mine(args: argparse.Namespace, ctx: Context) -> int:
+    if args.choose:
+        if not args.assignment:
+            raise GradelineError("--choose needs the assignment: gradeline mine ASSIGNMENT "
+                                 "--choose SUBMISSION")
+        _ask(args, ctx, {"op": "choose", "assignment": args.assignment,
+                         "submission": args.choose})
+        print(f"{args.choose} is your chosen submission for {args.assignment}")
+        return 0
+    if args.link:
+        reply = _ask(args, ctx, {"op": "link"})
+        print(f"{reply['url']}\n(valid until {reply['expires']}; it is yours: do not share it)")
+        return 0
+    req: dict[str, Any] = {"op": "mine"}
+    if args.assignment:
+        req["assignment"] = args.assignment
+    view = _ask(args, ctx, req)["view"]
+    print(json.dumps(view, indent=1) if args.json else render(view))
+    return 0
+
+
+def render(view: Mapping[str, Any]) -> str:
+    """A student's view for a terminal."""
+    lines = [f"{view['student']} in {view['course']} (as of {view['now'][:19]})"]
+    for a in view["assignments"]:
+        rel = f", results released {a['released'][:16]}" if a["released"] else ""
+        lines.append(f"\n{a['name']}: due {a['deadline'][:16]}{rel}")
+        if not a["submissions"]:
+            lines.append("  nothing handed in")
+        for s in a["submissions"]:
+            lines += _submission(s)
+    return "\n".join(lines)
+
+
+def _submission(s: Mapping[str, Any]) -> list[str]:
+    flag = " [counts]" if s["counts"] else ""
+    late = f", {s['late_hours']} h late" if s["late_hours"] else ""
+    head = f"  {s['id']} at {s['submitted_at'][:19]}{late}{flag}: "
+    if s["state"] == "quarantined":
+        return [head + f"refused: {s['reason']}"]
+    if s.get("verdict") is None:
+        return [head + "waiting to be graded"]
+    total = f"{s['score']:g}" + (f"/{s['max_score']:g}" if s.get("max_score") else "")
+    part = "" if s.get("complete") else " so far (more after the deadline or release)"
+    out = [head + f"{s['verdict']} {total}{part}"]
+    if s.get("message"):
+        out.append(f"    {s['message']}")
+    if s.get("compile_output"):
+        out.append("    compiler: " + s["compile_output"][:CUT].replace("\n", "\n      "))
+    for g in s["groups"]:
+        out.append(f"    {g['name']}: {g['verdict']} {g['passed']}/{g['total']} "
+                   f"({g['points']:g} points)")
+    for t in s["tests"]:
+        if t["verdict"] != "AC":
+            out.append(f"    {t['name']}: {t['verdict']} {t['feedback'][:CUT]}")
+            for k in ("input", "expected", "output"):
+                out.append(f"      {k}: " + t.get(k, "")[:CUT].rstrip().replace(
+                    "\n", "\n        "))
+    return out
+
+
+def cmd_receipt(args: argparse.Namespace, ctx: Context) -> int:
+    try:
+        receipt = json.loads(Path(args.file).read_text())
+    except (OSError, ValueError) as e:
+        raise GradelineError(f"{args.file}: not a receipt ({e})") from None
+    if not isinstance(receipt, dict):
+        raise GradelineError(f"{args.file}: not a receipt")
+    fields = check(desk_key(ctx.state_dir / "desk.key"), receipt)
+    print(f"genuine: {fields['student']} handed in {fields['file']} for "
+          f"{fields['assignment']} at {fields['received_at']} (submission "
+          f"{fields['submission']}, sha256 {fields['sha256']})")
+    return 0
+
+
+def _desk_option(sp: argparse.ArgumentParser) -> None:
+    sp.add_argument("--desk", type=Path, metavar="SOCKET",
+                    help="the desk's socket (default $GRADELINE_DESK_SOCKET)")
+
+
+def register(sub: Any) -> None:
+    d = sub.add_parser("desk", help="the student desk: students hand in and see their own "
+                                    "results through a socket that knows who they are")
+    spool_options(d)
+    _desk_option(d)
+    d.add_argument("--page-url", help="base URL of 'gradeline web', for students' links "
+                                      "to their own page (gradeline mine --link)")
+    d.set_defaults(func=cmd_desk)
+
+    h = sub.add_parser("hand-in", help="hand in FILE for ASSIGNMENT; prints a signed receipt")
+    h.add_argument("assignment")
+    h.add_argument("file")
+    _desk_option(h)
+    h.set_defaults(func=cmd_hand_in)
+
+    m = sub.add_parser("mine", help="your own submissions and results (what the course "
+                                    "shows so far)")
+    m.add_argument("assignment", nargs="?")
+    m.add_argument("--json", action="store_true", help="as JSON")
+    m.add_argument("--link", action="store_true", help="a link to your own page, valid "
+                                                       "for an hour")
+    m.add_argument("--choose", metavar="SUBMISSION", help="make SUBMISSION the one that "
+                                                          "counts (courses that let you)")
+    _desk_option(m)
+    m.set_defaults(func=cmd_mine)
+
+    r = sub.add_parser("receipt", help="check that a student's receipt is this desk's")
+    r.add_argument("action", choices=["verify"])
+    r.add_argument("file")
+    r.set_defaults(func=cmd_receipt)

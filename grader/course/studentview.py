@@ -1,0 +1,154 @@
+"""What one student may see of their own submissions: the privacy rules in one place.
+
+Every channel a student reaches (the desk's ``gradeline mine``, the per-student page)
+shows only what :func:`student_view` returns, so what a student sees is decided here
+and nowhere else:
+
+* only their own submissions (the caller asks by the identity the kernel or a signed
+  link vouched for, never by a name in the request);
+* of each, the groups the course shows now: ``visible`` at once, ``after_deadline``
+  once *their* deadline has passed, ``after_release`` once staff released the
+  assignment, ``hidden`` never (not a name, not a count, not a verdict);
+* a failed test of a shown group with its input, expected answer and the program's
+  output, each cut to ``SHOWN_BYTES``;
+* a total: before release, the points of the shown groups; after it, the full score
+  (which hidden groups count towards) and the verdict of the whole suite.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass
+from datetime import datetime
+from functools import partial
+from typing import Any
+
+from grader.core.result import SubmissionResult, TestResult
+from grader.core.verdict import Verdict
+from grader.course.load import Course
+from grader.course.policy import Attempt, counting, lateness
+from grader.course.visibility import group_visibility
+
+SHOWN_BYTES = 1000  # of a failed test's input, answer and output
+
+#: (assignment, test name) -> (input, answer) of a shown test, each cut to SHOWN_BYTES
+CaseData = Callable[[str, str], tuple[str, str]]
+
+
+@dataclass(frozen=True, slots=True)
+class Submitted:
+    """One of the student's submissions as the store holds it (records unfiltered)."""
+
+    spool_id: str
+    assignment: str
+    submitted_at: datetime  # aware
+    state: str  # claimed | graded | quarantined (or waiting: not stored yet)
+    reason: str = ""  # why it was refused, when quarantined
+    visible: SubmissionResult | None = None  # the hand-in phase's record (some groups)
+    full: SubmissionResult | None = None  # the whole suite's record
+    chosen: bool = False
+    sha256: str = ""  # of the handed-in bytes, when the desk took them
+
+
+def student_view(course: Course, student: str, submitted: Sequence[Submitted], *,
+                 released: Mapping[str, datetime | None], now: datetime,
+                 case_data: CaseData) -> dict[str, Any]:
+    """The student's page as plain data (JSON-ready); see the module docstring."""
+    by: dict[str, list[Submitted]] = {}
+    for s in submitted:
+        by.setdefault(s.assignment, []).append(s)
+    out = []
+    for a in course.ordered():
+        mine = sorted(by.get(a.name, []), key=lambda s: (s.submitted_at, s.spool_id))
+        due = course.deadline(student, a.name)
+        rel = released.get(a.name)
+        attempts = [Attempt(s.spool_id, student, a.name, s.submitted_at,
+                            _fraction(s.visible or s.full), None, s.chosen)
+                    for s in mine if s.state != "quarantined"]
+        counts = counting(course, a, attempts)
+        subs = []
+        for s in mine:
+            late = lateness(course, a, Attempt(s.spool_id, student, a.name, s.submitted_at))
+            item: dict[str, Any] = {
+                "id": s.spool_id, "submitted_at": s.submitted_at.isoformat(),
+                "late_hours": round(late.total_seconds() / 3600, 2),
+                "counts": counts is not None and counts.spool_id == s.spool_id,
+                "state": s.state, "sha256": s.sha256}
+            if s.state == "quarantined":
+                item["reason"] = s.reason
+            else:
+                shown = _shown_groups(s, a.visibility, past_due=now >= due,
+                                      released=rel is not None)
+                item.update(_result(s, shown, rel is not None, partial(case_data, a.name)))
+            subs.append(item)
+        out.append({"name": a.name, "deadline": due.isoformat(),
+                    "released": rel.isoformat() if rel else None, "submissions": subs})
+    return {"student": student, "course": course.name, "now": now.isoformat(),
+            "assignments": out}
+
+
+def _fraction(r: SubmissionResult | None) -> float | None:
+    return r.score / r.max_score if r is not None and r.max_score else None
+
+
+def _shown_groups(s: Submitted, rules: Mapping[str, Any], *, past_due: bool,
+                  released: bool) -> frozenset[str]:
+    groups = {g.name for r in (s.visible, s.full) if r for g in r.groups} | \
+             {t.group for r in (s.visible, s.full) if r for t in r.tests}
+    show = {"visible": True, "after_deadline": past_due, "after_release": released,
+            "hidden": False}
+    return frozenset(g for g, v in group_visibility(groups, rules).items() if show[v])
+
+
+def _result(s: Submitted, shown: frozenset[str], released: bool,
+            case_data: Callable[[str], tuple[str, str]]) -> dict[str, Any]:
+    """Verdict, score, compile output and the shown tests of one graded submission."""
+    first = s.visible or s.full
+    if first is None:
+        return {"verdict": None, "score": None, "max_score": None, "tests": [],
+                "groups": [], "message": "not graded yet"}
+    out: dict[str, Any] = {"message": "", "groups": [], "tests": [], "complete": False,
+                           "verdict": first.verdict.value, "score": 0.0,
+                           "max_score": first.max_score}
+    if first.verdict is Verdict.CE:
+        out["compile_output"] = first.compile.output if first.compile else ""
+        return out
+    if first.verdict is Verdict.JE and not first.tests:
+        out.update(score=None, message="grading failed on our side; staff are told and "
+                                       "will grade it again")
+        return out
+    tests: list[TestResult] = []
+    groups: list[dict[str, Any]] = []
+    for r, phase in ((s.visible, "visible"), (s.full, "full")):
+        if r is None:
+            continue
+        for g in r.groups:
+            if g.name in shown and g.name not in {x["name"] for x in groups}:
+                groups.append({"name": g.name, "verdict": g.verdict.value,
+                               "points": g.points, "passed": g.passed, "total": g.total,
+                               "phase": phase})
+        have = {t.name for t in tests}
+        tests += [t for t in r.tests if t.group in shown and t.name not in have]
+    out["groups"] = groups
+    out["tests"] = [_test(t, case_data) for t in tests]
+    if released and s.full is not None:
+        out.update(verdict=s.full.verdict.value, score=s.full.score,
+                   max_score=s.full.max_score, complete=True)
+    else:
+        bad = [t.verdict for t in tests if t.verdict is not Verdict.AC]
+        verdict = first.verdict if first.verdict in (Verdict.CE, Verdict.JE) else \
+            (bad[0] if bad else Verdict.AC)
+        whole = {g["name"] for g in groups} == {g.name for g in first.groups}
+        out.update(verdict=verdict.value, score=sum(g["points"] for g in groups),
+                   max_score=first.max_score if whole else None, complete=False)
+    return out
+
+
+def _test(t: TestResult, case_data: Callable[[str], tuple[str, str]]) -> dict[str, Any]:
+    item: dict[str, Any] = {"name": t.name, "group": t.group, "verdict": t.verdict.value,
+                            "time_s": t.cpu_time_s, "feedback": t.feedback}
+    if t.verdict is not Verdict.AC:
+        given, expected = case_data(t.name)
+        item.update(input=given[:SHOWN_BYTES], expected=expected[:SHOWN_BYTES],
+                    output=t.output[:SHOWN_BYTES])
+    return item

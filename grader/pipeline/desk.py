@@ -1,0 +1,168 @@
+"""The student desk: hand-in with a signed receipt, one's own results, a link to one's
+own page, and the choice of the submission that counts.
+
+Who asks is the kernel's word (``adapters.desk``: the socket's peer), never the
+request's; what they may see is ``course.studentview``'s. The desk runs as the
+grading account (it writes the spool and reads the store), not as root.
+"""
+
+from __future__ import annotations
+
+import base64
+import binascii
+import hashlib
+import logging
+import os
+import re
+import tempfile
+from collections.abc import Callable, Mapping
+from datetime import UTC, datetime, timedelta
+from pathlib import Path
+from typing import Any
+
+from grader.adapters.desk import Peer
+from grader.adapters.dropbox import MAX_BYTES
+from grader.adapters.spool import Spool
+from grader.adapters.store.postgres import Store
+from grader.core.errors import GradelineError, RefusedError
+from grader.core.signing import KEY_BYTES, signed, token
+from grader.course.load import Course
+from grader.course.studentview import SHOWN_BYTES, student_view
+from grader.judge.validators import head
+from grader.kattis.problem import Problem
+
+log = logging.getLogger(__name__)
+FILE_NAME = re.compile(r"^[A-Za-z0-9_][A-Za-z0-9_.+-]{0,99}$")
+LINK_TTL = timedelta(hours=1)
+
+
+def desk_key(path: Path) -> bytes:
+    """The desk's signing key (made once, readable by the grading account only)."""
+    path.parent.mkdir(parents=True, exist_ok=True, mode=0o700)
+    try:
+        fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)
+    except FileExistsError:
+        key = path.read_bytes()
+        if len(key) != KEY_BYTES or path.stat().st_mode & 0o077:
+            raise GradelineError(f"{path}: not a desk key (32 bytes, mode 0600)") from None
+        return key
+    with os.fdopen(fd, "wb") as f:
+        f.write(os.urandom(KEY_BYTES))
+    return path.read_bytes()
+
+
+def case_data(problems: Mapping[str, Problem]) -> Callable[[str, str], tuple[str, str]]:
+    """What ``student_view`` shows of a failed test: its input and answer, cut."""
+    def data(assignment: str, test: str) -> tuple[str, str]:
+        p = problems.get(assignment)
+        for c in p.cases if p else ():
+            if c.name == test:
+                return head(c.input_path, SHOWN_BYTES), head(c.answer_path, SHOWN_BYTES)
+        return "", ""
+    return data
+
+
+class Desk:
+    """Answers one student's request (see the module docstring)."""
+
+    def __init__(self, course: Course, spool: Spool, db_url: str,
+                 problems: Mapping[str, Problem], key: bytes, *,
+                 page_url: str | None = None,
+                 clock: Callable[[], datetime] = lambda: datetime.now(UTC)) -> None:
+        self.course, self.spool, self.db_url, self.key = course, spool, db_url, key
+        self.page_url, self.clock = page_url, clock
+        self.case_data = case_data(problems)
+
+    def handle(self, peer: Peer, req: Mapping[str, Any]) -> dict[str, Any]:
+        """The reply to ``req`` from ``peer``; :raises RefusedError: when refused."""
+        claimed = req.get("student")
+        if claimed is not None and claimed != peer.user:
+            raise RefusedError(f"you are {peer.user} to this desk (the kernel says so); "
+                               f"it answers no request for {claimed}")
+        if self.course.students and peer.user not in self.course.students:
+            raise RefusedError(f"{peer.user} is not on the roster of course "
+                               f"{self.course.name}")
+        op = req.get("op")
+        if op == "hand-in":
+            return self._hand_in(peer.user, req)
+        if op == "mine":
+            return self.view(peer.user, req.get("assignment"))
+        if op == "link":
+            return self._link(peer.user)
+        if op == "choose":
+            return self._choose(peer.user, req)
+        raise RefusedError(f"no such request {op!r}: hand-in, mine, link or choose")
+
+    def _assignment(self, name: object) -> str:
+        if not isinstance(name, str) or name not in self.course.assignments:
+            raise RefusedError(f"course {self.course.name} has no assignment {name!r} "
+                               f"(it has: {', '.join(sorted(self.course.assignments))})")
+        return name
+
+    def _hand_in(self, student: str, req: Mapping[str, Any]) -> dict[str, Any]:
+        assignment = self._assignment(req.get("assignment"))
+        name = req.get("name")
+        if not isinstance(name, str) or not FILE_NAME.match(name):
+            raise RefusedError(f"file name {name!r}: use letters, digits and . _ + - "
+                               "(at most 100)")
+        try:
+            data = base64.b64decode(str(req.get("data", "")), validate=True)
+        except (binascii.Error, ValueError):
+            raise RefusedError("the file's bytes are not base64") from None
+        if len(data) > MAX_BYTES:
+            raise RefusedError(f"{name} is larger than {MAX_BYTES >> 20} MiB")
+        when = self.clock().replace(microsecond=0)
+        with tempfile.TemporaryDirectory(prefix="gradeline-desk-") as tmp:
+            path = Path(tmp) / name
+            path.write_bytes(data)
+            entry = self.spool.submit(course=self.course.name, assignment=assignment,
+                                      student=student, path=path,
+                                      submitted_at=when.isoformat())
+        due = self.course.deadline(student, assignment)
+        receipt = signed(self.key, {
+            "submission": entry.id, "course": self.course.name, "assignment": assignment,
+            "student": student, "file": name, "received_at": when.isoformat(),
+            "size": len(data), "sha256": hashlib.sha256(data).hexdigest(),
+            "deadline": due.isoformat(), "late": when > due})
+        try:
+            with Store(self.db_url) as store:
+                store.add_receipt(receipt)
+        except GradelineError as e:  # the spool has it: nothing is lost, only listed later
+            log.warning("receipt %s not stored: %s", entry.id, e)
+        return {"receipt": receipt}
+
+    def view(self, student: str, assignment: object = None) -> dict[str, Any]:
+        """The student's own page as data (one assignment, or all)."""
+        only = None if assignment is None else self._assignment(assignment)
+        with Store(self.db_url) as store:
+            mine = store.student_submissions(self.course.name, student)
+            released = {a: store.released(self.course.name, a)
+                        for a in self.course.assignments}
+        view = student_view(self.course, student, mine, released=released, now=self.clock(),
+                            case_data=self.case_data)
+        if only is not None:
+            view["assignments"] = [a for a in view["assignments"] if a["name"] == only]
+        return {"view": view}
+
+    def _link(self, student: str) -> dict[str, Any]:
+        if not self.page_url:
+            raise RefusedError("this desk has no results page to link to (staff start it "
+                               "with --page-url); 'gradeline mine' shows the same")
+        expires = (self.clock() + LINK_TTL).replace(microsecond=0)
+        t = token(self.key, {"student": student, "course": self.course.name,
+                             "expires": expires.isoformat()})
+        return {"url": f"{self.page_url.rstrip('/')}/me/{t}", "expires": expires.isoformat()}
+
+    def _choose(self, student: str, req: Mapping[str, Any]) -> dict[str, Any]:
+        assignment = self._assignment(req.get("assignment"))
+        a = self.course.assignments[assignment]
+        if a.counts != "chosen":
+            raise RefusedError(f"{assignment} counts your {a.counts} submission; there is "
+                               "nothing to choose")
+        due = self.course.deadline(student, assignment)
+        if self.clock() > due:
+            raise RefusedError(f"the choice for {assignment} closed at {due.isoformat()}")
+        with Store(self.db_url) as store:
+            store.choose(self.course.name, assignment, student, str(req.get("submission")),
+                         by=student)
+        return {"chosen": req.get("submission")}

@@ -1,0 +1,155 @@
+"""Students see their own results and nobody else's (issue #29), with real accounts:
+the grading account (an ordinary user) runs the desk, its PostgreSQL and the grading;
+two student accounts hand in and ask through the desk's socket, each as themselves
+(runuser), so the kernel's word on who asks is what is tested."""
+
+from __future__ import annotations
+
+import json
+import os
+import pwd
+import shutil
+import subprocess
+import time
+from datetime import UTC, datetime, timedelta
+from pathlib import Path
+
+import pytest
+import yaml
+
+from ..conftest import EXAMPLES
+from .conftest import BIN, PY, USER
+
+pytestmark = [pytest.mark.sandbox, pytest.mark.slow]
+
+WRONG = "print(0)\n"  # fails bigsum's samples: a visible failure with input and answer
+
+
+def _as(user: str, *argv: str | Path, env: dict[str, str] | None = None,
+        cwd: str = "/") -> subprocess.CompletedProcess[str]:
+    envs = [f"{k}={v}" for k, v in (env or {}).items()]
+    return subprocess.run(["runuser", "-u", user, "--", "env", "-i", "PATH=/usr/bin:/bin",
+                           "LC_ALL=C.UTF-8", *envs, *map(str, argv)],
+                          capture_output=True, text=True, timeout=600, cwd=cwd)
+
+
+@pytest.fixture
+def desk(site_user, student_accounts):
+    """(run as the grading account, socket, course dir, alice, bob): a running desk."""
+    run, scratch = site_user
+    alice, bob = student_accounts
+    course = scratch / "desk-course"
+    shutil.rmtree(course, ignore_errors=True)
+    course.mkdir()
+    shutil.copytree(EXAMPLES / "bigsum", course / "bigsum")
+    (course / "roster.csv").write_text(f"student,name,email\n{alice},A,a@x\n{bob},B,b@x\n")
+    due = datetime.now(UTC) + timedelta(days=1)
+    (course / "course.yaml").write_text(yaml.safe_dump({
+        "course": "desk", "timezone": "UTC", "roster": "roster.csv",
+        "assignments": [{"name": "bigsum", "package": "bigsum",
+                         "deadline": due.strftime("%Y-%m-%d %H:%M"),
+                         "visibility": {"sample": "visible", "secret/small": "after_release",
+                                        "secret/large": "hidden"}}]}))
+    uid = pwd.getpwnam(USER).pw_uid
+    subprocess.run(["chown", "-R", f"{uid}:{uid}", str(course)], check=True)
+    sockdir = Path(f"/var/tmp/gradeline-desk-{os.getpid()}")
+    sockdir.mkdir(mode=0o755, exist_ok=True)
+    os.chown(sockdir, uid, uid)
+    sock = sockdir / "desk.sock"
+    assert run([BIN, "db", "start"], timeout=300).returncode == 0
+    opts = ["--spool", scratch / "desk-spool", "--course-file", course / "course.yaml"]
+    proc = subprocess.Popen(
+        ["runuser", "-u", USER, "--", "env", "-i", f"HOME={scratch}",
+         f"PATH={PY.parent}:/usr/bin:/bin",
+         f"GRADELINE_STATE_DIR={scratch / 'state'}", "LC_ALL=C.UTF-8",
+         str(BIN), "desk", *map(str, opts), "--desk", str(sock)],
+        stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
+    for _ in range(300):
+        if sock.exists():
+            break
+        assert proc.poll() is None, proc.stdout.read() if proc.stdout else ""
+        time.sleep(0.1)
+    try:
+        yield run, sock, opts, alice, bob
+    finally:
+        proc.terminate()
+        proc.communicate(timeout=30)
+        shutil.rmtree(sockdir, ignore_errors=True)
+
+
+def test_each_student_sees_their_own_results_never_anothers_nor_hidden_data(desk):
+    run, sock, opts, alice, bob = desk
+    env = {"GRADELINE_DESK_SOCKET": str(sock)}
+    tmp_path = sock.parent / "files"  # where the students can read (pytest's is root's)
+    tmp_path.mkdir(mode=0o755)
+    (tmp_path / "sum.py").write_text(WRONG)
+    shutil.copy(EXAMPLES / "bigsum/submissions/accepted/sum.py", tmp_path / "good.py")
+    for f in tmp_path.iterdir():
+        f.chmod(0o644)
+
+    # a receipt at hand-in, signed: staff verify it, an edited one is refused
+    r = _as(alice, BIN, "hand-in", "bigsum", tmp_path / "sum.py", env=env)
+    assert r.returncode == 0, r.stderr
+    receipt_a = json.loads(r.stdout)
+    assert receipt_a["student"] == alice and receipt_a["size"] == len(WRONG)
+    r = _as(bob, BIN, "hand-in", "bigsum", tmp_path / "good.py", env=env)
+    assert r.returncode == 0, r.stderr
+    receipt_b = json.loads(r.stdout)
+    (tmp_path / "receipt.json").write_text(json.dumps(receipt_a))
+    (tmp_path / "forged.json").write_text(json.dumps({**receipt_a, "size": 1}))
+    for f in ("receipt.json", "forged.json"):
+        (tmp_path / f).chmod(0o644)
+    ok = run([BIN, "receipt", "verify", tmp_path / "receipt.json"])
+    assert ok.returncode == 0 and "genuine" in ok.stdout, ok.stderr
+    assert run([BIN, "receipt", "verify", tmp_path / "forged.json"]).returncode == 2
+
+    # before grading: waiting, with the receipt's hash
+    mine = _mine(alice, env)
+    assert [(s["id"], s["state"], s["sha256"]) for s in mine] == \
+        [(receipt_a["submission"], "waiting", receipt_a["sha256"])]
+
+    # graded at hand-in: the visible groups only
+    g = run([BIN, "run", *opts, "--executor", "local"])
+    assert g.returncode == 0, g.stderr
+    mine_a, mine_b = _mine(alice, env), _mine(bob, env)
+    assert [s["id"] for s in mine_a] == [receipt_a["submission"]]
+    assert [s["id"] for s in mine_b] == [receipt_b["submission"]]
+    a = mine_a[0]
+    assert a["verdict"] == "WA" and {t["group"] for t in a["tests"]} == {"sample"}
+    failed = next(t for t in a["tests"] if t["verdict"] == "WA")
+    assert failed["output"].strip() == "0" and failed["input"] and failed["expected"]
+    text = json.dumps(mine_a)
+    assert "secret" not in text and receipt_b["submission"] not in text
+    assert receipt_b["sha256"] not in text
+
+    # a request naming another student is refused; so is someone not on the roster
+    forged = _as(alice, PY, "-c", "import json,sys; from grader.adapters.desk import ask; "
+                 f"print(json.dumps(ask(sys.argv[1], {{'op': 'mine', 'student': '{bob}'}})))",
+                 sock, env={"PYTHONPATH": str(Path(__file__).parents[2])})
+    reply = json.loads(forged.stdout)
+    assert reply["ok"] is False and bob in reply["error"] and "kernel" in reply["error"]
+    nobody = _as("nobody", BIN, "mine", env=env)
+    assert nobody.returncode == 2 and "not on the roster" in nobody.stderr
+    # nor can a student read the spool or the grading account's state behind the desk
+    assert _as(alice, "ls", opts[1]).returncode != 0
+
+    # the whole suite graded, not released: still the visible groups only
+    later = (datetime.now(UTC) + timedelta(days=2)).isoformat()
+    d = run([BIN, "deadline", "bigsum", *opts, "--executor", "local", "--now", later])
+    assert d.returncode == 0, d.stderr
+    assert "secret" not in json.dumps(_mine(alice, env))
+
+    # released: the after-release group and the full score; the hidden one never
+    assert run([BIN, "release", "bigsum", "--course-file", opts[3]]).returncode == 0
+    a = _mine(alice, env)[0]
+    groups = {t["group"] for t in a["tests"]}
+    assert groups == {"sample", "secret/small"} and a["complete"] is True
+    assert "secret/large" not in json.dumps(_mine(alice, env))
+
+
+def _mine(student: str, env: dict[str, str]) -> list[dict[str, object]]:
+    r = _as(student, BIN, "mine", "--json", env=env)
+    assert r.returncode == 0, r.stderr
+    view = json.loads(r.stdout)
+    assert view["student"] == student
+    return view["assignments"][0]["submissions"]  # type: ignore[no-any-return]
