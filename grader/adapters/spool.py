@@ -295,6 +295,31 @@ class Spool:
             keep.mkdir(exist_ok=True)
             batch.rename(keep / batch.name)
 
+    def find(self, spool_id: str) -> Entry | None:
+        """The entry ``spool_id`` wherever it is now (new, a batch, done, quarantine)."""
+        if "/" in spool_id or spool_id.startswith("."):
+            return None
+        for where in (self.dir("done"), self.dir("new"), self.dir("quarantine"),
+                      *self.batches()):
+            if (where / spool_id / "meta.json").exists():
+                return Entry(spool_id, where / spool_id)
+        return None
+
+    def payload_files(self, spool_id: str, limit: int = 64 << 10, most: int = 20
+                      ) -> list[tuple[str, str]]:
+        """(path in the submission, its first ``limit`` bytes as text) of at most
+        ``most`` files handed in as ``spool_id`` (for staff; symbolic links not followed)."""
+        entry = self.find(spool_id)
+        if entry is None or not entry.payload.is_dir():
+            return []
+        out = []
+        for p in sorted(entry.payload.rglob("*"))[:most]:
+            if p.is_file() and not p.is_symlink():
+                with p.open("rb") as f:
+                    text = f.read(limit).decode("utf-8", "replace")
+                out.append((str(p.relative_to(entry.payload)), text))
+        return out
+
     def quarantined(self) -> Iterator[tuple[Entry, dict[str, Any]]]:
         for p in sorted(self.dir("quarantine").iterdir()):
             try:

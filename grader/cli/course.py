@@ -12,15 +12,21 @@ from datetime import datetime
 from pathlib import Path
 from typing import Any
 
+from grader.adapters.spool import Spool
 from grader.adapters.store.postgres import Store
 from grader.cli.common import Context, lazy, spool_options
 from grader.cli.format import state_table, verdict_table
 from grader.core.errors import GradelineError
 from grader.core.export import csv_rows, gradescope, junit_xml
+from grader.core.jobs import now_iso
+from grader.course.spec import BulkSpec
+from grader.course.staffview import regrade_changes
 from grader.cpuset import CpuSet
+from grader.kattis.problem import Problem
 from grader.pipeline.deadline import DeadlineWatcher, after_deadline
+from grader.pipeline.pages import preview_path
 from grader.pipeline.ports import StoreOpener
-from grader.pipeline.regrade import regrade
+from grader.pipeline.regrade import preview, regrade
 from grader.pipeline.run import Pipeline
 from grader.pipeline.serve import ServePolicy, Server
 from grader.pipeline.slurm.tickets import PilotSpec
@@ -233,10 +239,11 @@ def cmd_regrade(args: argparse.Namespace, ctx: Context) -> int:
         phases.insert(0, ctx.problems(args, live=True))
     if args.assignment not in phases[0]:
         raise GradelineError(f"unknown assignment {args.assignment!r}")
+    course = ctx.course_file(args)
     cpus = ctx.cpus(args.cpus)
     ctx.prepare_image()
-    executor = ctx.local_executor(cpus, "regrading")
-    n = 0
+    factory = ctx.executor_factory(args, cpus, bulk=course.bulk if course else BulkSpec())
+    n, changes, name = 0, [], ctx.course(args)
     with ctx.store() as store:
         seen: set[str] = set()
         for problems in phases:
@@ -244,10 +251,33 @@ def cmd_regrade(args: argparse.Namespace, ctx: Context) -> int:
             if problem.version in seen:  # every group visible: one phase
                 continue
             seen.add(problem.version)
-            pipe = Pipeline(ctx.spool(args), problems, open_store=None,
-                            executor=lambda _batch: executor)
-            n += regrade(pipe, problem, ctx.course(args), store)
+            pipe = Pipeline(ctx.spool(args), problems, open_store=None, executor=factory)
+            if args.preview:
+                ids = store.outdated(name, args.assignment, problem.version)
+                changes += regrade_changes(store.rows(name, assignment=args.assignment),
+                                           preview(pipe, problem, store, ids))
+            else:
+                n += regrade(pipe, problem, name, store)
+    if args.preview:
+        return _previewed(ctx.spool(args), args.assignment, phases[-1][args.assignment],
+                          changes)
     print(f"regraded {n} submissions of {args.assignment}; earlier results kept as superseded")
+    return 0
+
+
+def _previewed(spool: Spool, assignment: str, problem: Problem,
+               changes: list[dict[str, Any]]) -> int:
+    path = preview_path(spool, assignment)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text(json.dumps({"assignment": assignment, "new_version": problem.version,
+                                "made": now_iso(), "changes": changes}, indent=1))
+    moved = [c for c in changes if c["changed"]]
+    for c in moved:
+        print(f"{c['student']}\t{c['id']}\t{c['old_verdict']} {c['old_score']:g} -> "
+              f"{c['new_verdict']} {c['new_score']:g}")
+    print(f"a regrade would change {len(moved)} of {len(changes)} submissions of "
+          f"{assignment} (nothing stored; staff page: /a/{assignment}/preview; apply: "
+          f"gradeline regrade --assignment {assignment})", file=sys.stderr)
     return 0
 
 
@@ -342,7 +372,8 @@ def _register_views(sub: Any) -> None:
     st.add_argument("--once", action="store_true", help="the --watch view once")
     st.set_defaults(func=cmd_status)
 
-    w = sub.add_parser("web", help="the live page for course staff (read-only HTTP)")
+    w = sub.add_parser("web", help="the live page and, with a course file, the staff pages "
+                                   "and students' own pages (read-only HTTP)")
     spool_options(w)
     live_options(w)
     w.add_argument("--host", default="127.0.0.1",
@@ -359,5 +390,15 @@ def _register_views(sub: Any) -> None:
     rg = sub.add_parser("regrade", help="regrade what a changed assignment package affects")
     spool_options(rg)
     rg.add_argument("--assignment", required=True)
-    rg.add_argument("--cpus")
+    rg.add_argument("--cpus", help="CPUs for local grading (no Slurm)")
+    rg.add_argument("--preview", action="store_true",
+                    help="grade with the changed package but store nothing: print (and "
+                         "show on the staff page) which verdicts and scores would change")
+    rg.add_argument("--executor", choices=["auto", "local", "slurm"],
+                    help="Slurm (at the course's bulk priority) when a controller answers")
+    rg.add_argument("--cpus-per-task", type=int, default=1)
+    rg.add_argument("--shard-size", type=int)
+    rg.add_argument("--throttle", type=int)
+    rg.add_argument("--partition")
+    rg.add_argument("--retries", type=int, default=2)
     rg.set_defaults(func=cmd_regrade)

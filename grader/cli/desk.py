@@ -127,7 +127,7 @@ def _submission(s: Mapping[str, Any]) -> list[str]:
         out.append("    compiler: " + s["compile_output"][:CUT].replace("\n", "\n      "))
     for g in s["groups"]:
         out.append(f"    {g['name']}: {g['verdict']} {g['passed']}/{g['total']} "
-                   f"({g['points']:g} points)")
+                   f"({g['points']:g} of {g['max_points']:g} points)")
     for t in s["tests"]:
         if t["verdict"] != "AC":
             out.append(f"    {t['name']}: {t['verdict']} {t['feedback'][:CUT]}")

@@ -17,6 +17,8 @@ from grader.adapters.store.postgres import Store
 from grader.cli.common import Context
 from grader.core.errors import GradelineError
 from grader.measure.live import Snapshot, snapshot, text
+from grader.pipeline.desk import Desk, desk_key
+from grader.pipeline.pages import StaffPages
 
 
 def provider(args: argparse.Namespace, ctx: Context) -> web.Provider:
@@ -41,8 +43,19 @@ def provider(args: argparse.Namespace, ctx: Context) -> web.Provider:
 
 
 def cmd_web(args: argparse.Namespace, ctx: Context) -> int:
-    app = web.app(provider(args, ctx), refresh_s=args.refresh)
-    print(f"gradeline live page for course {ctx.course(args)}: http://{args.host}:{args.port}/",
+    """The live page; with a course file also the staff pages and students' own pages
+    (their links come from the desk, signed with the same key)."""
+    course = ctx.course_file(args)
+    staff = students = None
+    if course is not None:
+        problems = ctx.problems(args)
+        staff = StaffPages(course, ctx.spool(args), ctx.db_url(), problems)
+        key = desk_key(ctx.state_dir / "desk.key")
+        students = Desk(course, ctx.spool(args), ctx.db_url(), problems, key).page_for
+    app = web.app(provider(args, ctx), refresh_s=args.refresh, staff=staff,
+                  students=students)
+    what = "live and staff pages" if staff else "live page"
+    print(f"gradeline {what} for course {ctx.course(args)}: http://{args.host}:{args.port}/",
           file=sys.stderr, flush=True)
     uvicorn.run(app, host=args.host, port=args.port, log_level="warning")
     return 0

@@ -65,8 +65,8 @@ class GroupResult:
 
     name: str  # e.g. secret/group1
     verdict: Verdict
-    points: float  # points earned in this group
-    score: float  # the group's score before it became points (a fraction or a sum)
+    points: float  # the points this group is worth (its maximum)
+    score: float  # the points earned in it (a share of ``points``, or the package's sum)
     scoring: str  # how: all_or_nothing, proportional, or the package's aggregation
     passed: int  # tests accepted
     total: int  # tests in the group

@@ -11,8 +11,9 @@ and nowhere else:
   assignment, ``hidden`` never (not a name, not a count, not a verdict);
 * a failed test of a shown group with its input, expected answer and the program's
   output, each cut to ``SHOWN_BYTES``;
-* a total: before release, the points of the shown groups; after it, the full score
-  (which hidden groups count towards) and the verdict of the whole suite.
+* a total: before release, the points of the shown groups out of what they are
+  worth; after it, the full score (which hidden groups count towards) and the
+  verdict of the whole suite.
 """
 
 from __future__ import annotations
@@ -125,8 +126,8 @@ def _result(s: Submitted, shown: frozenset[str], released: bool,
         for g in r.groups:
             if g.name in shown and g.name not in {x["name"] for x in groups}:
                 groups.append({"name": g.name, "verdict": g.verdict.value,
-                               "points": g.points, "passed": g.passed, "total": g.total,
-                               "phase": phase})
+                               "points": g.score, "max_points": g.points,
+                               "passed": g.passed, "total": g.total, "phase": phase})
         have = {t.name for t in tests}
         tests += [t for t in r.tests if t.group in shown and t.name not in have]
     out["groups"] = groups
@@ -138,9 +139,8 @@ def _result(s: Submitted, shown: frozenset[str], released: bool,
         bad = [t.verdict for t in tests if t.verdict is not Verdict.AC]
         verdict = first.verdict if first.verdict in (Verdict.CE, Verdict.JE) else \
             (bad[0] if bad else Verdict.AC)
-        whole = {g["name"] for g in groups} == {g.name for g in first.groups}
         out.update(verdict=verdict.value, score=sum(g["points"] for g in groups),
-                   max_score=first.max_score if whole else None, complete=False)
+                   max_score=sum(g["max_points"] for g in groups), complete=False)
     return out
 
 

@@ -397,7 +397,7 @@ class Judge:
                   comp: CompileResult, t_start: float,
                   timing: dict[str, float] | None = None) -> SubmissionResult:
         _, scored = score_submission(problem, [])  # every group, none of them run:
-        groups = tuple(replace(g, verdict=verdict, points=0.0, score=0.0) for g in scored)
+        groups = tuple(replace(g, verdict=verdict, score=0.0) for g in scored)
         t = dict(timing or {})
         t["total_s"] = time.monotonic() - t_start
         return self._result(problem, sub, lang, verdict, 0.0, comp, [], groups, t)

@@ -25,7 +25,7 @@ from grader.adapters.dropbox import MAX_BYTES
 from grader.adapters.spool import Spool
 from grader.adapters.store.postgres import Store
 from grader.core.errors import GradelineError, RefusedError
-from grader.core.signing import KEY_BYTES, signed, token
+from grader.core.signing import KEY_BYTES, open_token, signed, token
 from grader.course.load import Course
 from grader.course.studentview import SHOWN_BYTES, student_view
 from grader.judge.validators import head
@@ -143,6 +143,18 @@ class Desk:
         if only is not None:
             view["assignments"] = [a for a in view["assignments"] if a["name"] == only]
         return {"view": view}
+
+    def page_for(self, link_token: str) -> dict[str, Any]:
+        """The view a student's link opens (``adapters.web.StudentSource``).
+
+        :raises RefusedError: a forged, edited or expired link, or another course's.
+        """
+        fields = open_token(self.key, link_token, self.clock())
+        if fields.get("course") != self.course.name or not isinstance(fields.get("student"),
+                                                                       str):
+            raise RefusedError("not a link to this course's pages")
+        view: dict[str, Any] = self.view(fields["student"])["view"]
+        return view
 
     def _link(self, student: str) -> dict[str, Any]:
         if not self.page_url:

@@ -17,6 +17,7 @@ from dataclasses import replace
 from grader.adapters.spool import Entry
 from grader.core.jobs import now_iso
 from grader.core.record import SubmissionRecord
+from grader.core.samples import ShardSample
 from grader.kattis.problem import Problem
 from grader.pipeline import dedupe
 from grader.pipeline.intake import Rejected, prepare
@@ -39,6 +40,21 @@ def grade_again(pipe: Pipeline, problem: Problem, store: ResultStore,
     """Grade stored submissions again with ``problem`` (a new version, or the full
     suite after a visible phase), from the payload kept in ``spool/done``, in a batch
     of their own under ``spool/regrades``; returns how many got a new result."""
+    records, name, samples = _graded(pipe, problem, store, spool_ids, prefix)
+    store.ingest(records.values())
+    store.ingest_metrics(name, samples)
+    return len(records)
+
+
+def preview(pipe: Pipeline, problem: Problem, store: ResultStore,
+            spool_ids: Iterable[str]) -> dict[str, SubmissionRecord]:
+    """Grade like ``grade_again`` but store nothing: what a regrade would give each
+    submission (staff compare it with what they have before applying it)."""
+    return _graded(pipe, problem, store, spool_ids, "p")[0]
+
+
+def _graded(pipe: Pipeline, problem: Problem, store: ResultStore, spool_ids: Iterable[str],
+            prefix: str) -> tuple[dict[str, SubmissionRecord], str, list[ShardSample]]:
     spool = pipe.spool
     name = time.strftime(f"{prefix}%Y%m%dT%H%M%S-") + secrets.token_hex(3)
     batch = spool.root / "regrades" / name
@@ -61,8 +77,6 @@ def grade_again(pipe: Pipeline, problem: Problem, store: ResultStore,
     records: dict[str, SubmissionRecord] = {}
     journal = Journal(batch)
     samples = pipe.grade(todo, journal, records, store, batch)
-    store.ingest(records.values())
-    store.ingest_metrics(name, samples)
     for c, _ in todo:
         Entry(c.key, spool.dir("done") / c.key).drop_src()
-    return len(records)
+    return records, name, samples

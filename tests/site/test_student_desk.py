@@ -8,14 +8,19 @@ from __future__ import annotations
 import json
 import os
 import pwd
+import secrets
 import shutil
+import socket
 import subprocess
 import time
+import urllib.request
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
 
 import pytest
 import yaml
+
+from grader.adapters.browser import render_check
 
 from ..conftest import EXAMPLES
 from .conftest import BIN, PY, USER
@@ -45,7 +50,7 @@ def desk(site_user, student_accounts):
     (course / "roster.csv").write_text(f"student,name,email\n{alice},A,a@x\n{bob},B,b@x\n")
     due = datetime.now(UTC) + timedelta(days=1)
     (course / "course.yaml").write_text(yaml.safe_dump({
-        "course": "desk", "timezone": "UTC", "roster": "roster.csv",
+        "course": f"desk-{secrets.token_hex(3)}", "timezone": "UTC", "roster": "roster.csv",
         "assignments": [{"name": "bigsum", "package": "bigsum",
                          "deadline": due.strftime("%Y-%m-%d %H:%M"),
                          "visibility": {"sample": "visible", "secret/small": "after_release",
@@ -58,34 +63,51 @@ def desk(site_user, student_accounts):
     sock = sockdir / "desk.sock"
     assert run([BIN, "db", "start"], timeout=300).returncode == 0
     opts = ["--spool", scratch / "desk-spool", "--course-file", course / "course.yaml"]
-    proc = subprocess.Popen(
-        ["runuser", "-u", USER, "--", "env", "-i", f"HOME={scratch}",
-         f"PATH={PY.parent}:/usr/bin:/bin",
-         f"GRADELINE_STATE_DIR={scratch / 'state'}", "LC_ALL=C.UTF-8",
-         str(BIN), "desk", *map(str, opts), "--desk", str(sock)],
-        stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
+    port = _free_port()
+    base = f"http://127.0.0.1:{port}"
+
+    def start(*argv: str | Path) -> subprocess.Popen[str]:
+        return subprocess.Popen(
+            ["runuser", "-u", USER, "--", "env", "-i", f"HOME={scratch}",
+             f"PATH={PY.parent}:/usr/bin:/bin", f"GRADELINE_STATE_DIR={scratch / 'state'}",
+             "LC_ALL=C.UTF-8", str(BIN), *map(str, argv), *map(str, opts)],
+            stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
+
+    procs = [start("desk", "--desk", sock, "--page-url", base),
+             start("web", "--port", str(port))]
     for _ in range(300):
-        if sock.exists():
+        if sock.exists() and _answers(base):
             break
-        assert proc.poll() is None, proc.stdout.read() if proc.stdout else ""
+        for p in procs:
+            assert p.poll() is None, p.stdout.read() if p.stdout else ""
         time.sleep(0.1)
     try:
-        yield run, sock, opts, alice, bob
+        yield run, sock, opts, alice, bob, base
     finally:
-        proc.terminate()
-        proc.communicate(timeout=30)
+        for p in procs:
+            p.terminate()
+            p.communicate(timeout=30)
         shutil.rmtree(sockdir, ignore_errors=True)
 
 
+def _free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return int(s.getsockname()[1])
+
+
+def _answers(base: str) -> bool:
+    try:
+        with urllib.request.urlopen(f"{base}/healthz", timeout=2) as r:
+            return r.status == 200
+    except OSError:
+        return False
+
+
 def test_each_student_sees_their_own_results_never_anothers_nor_hidden_data(desk):
-    run, sock, opts, alice, bob = desk
+    run, sock, opts, alice, bob, _ = desk
     env = {"GRADELINE_DESK_SOCKET": str(sock)}
-    tmp_path = sock.parent / "files"  # where the students can read (pytest's is root's)
-    tmp_path.mkdir(mode=0o755)
-    (tmp_path / "sum.py").write_text(WRONG)
-    shutil.copy(EXAMPLES / "bigsum/submissions/accepted/sum.py", tmp_path / "good.py")
-    for f in tmp_path.iterdir():
-        f.chmod(0o644)
+    tmp_path = _files(sock)
 
     # a receipt at hand-in, signed: staff verify it, an edited one is refused
     r = _as(alice, BIN, "hand-in", "bigsum", tmp_path / "sum.py", env=env)
@@ -145,6 +167,69 @@ def test_each_student_sees_their_own_results_never_anothers_nor_hidden_data(desk
     groups = {t["group"] for t in a["tests"]}
     assert groups == {"sample", "secret/small"} and a["complete"] is True
     assert "secret/large" not in json.dumps(_mine(alice, env))
+
+
+def _files(sock: Path) -> Path:
+    """A wrong and a right bigsum, where the students can read them (pytest's tmp is
+    root's alone)."""
+    files = sock.parent / "files"
+    files.mkdir(mode=0o755)
+    (files / "sum.py").write_text(WRONG)
+    shutil.copy(EXAMPLES / "bigsum/submissions/accepted/sum.py", files / "good.py")
+    for f in files.iterdir():
+        f.chmod(0o644)
+    return files
+
+
+def test_staff_pages_and_a_students_own_page_in_headless_chromium(desk, tmp_path):
+    """Checked the way people look at them; screenshots go to $GRADELINE_SCREENSHOTS
+    when set (the closing note's), else to pytest's tmp."""
+    run, sock, opts, alice, bob, base = desk
+    env = {"GRADELINE_DESK_SOCKET": str(sock)}
+    files = _files(sock)
+    ids = {}
+    for who, f in ((alice, "sum.py"), (bob, "good.py")):
+        r = _as(who, BIN, "hand-in", "bigsum", files / f, env=env)
+        assert r.returncode == 0, r.stderr
+        ids[who] = json.loads(r.stdout)["submission"]
+    assert run([BIN, "run", *opts, "--executor", "local"]).returncode == 0
+    shots = Path(os.environ.get("GRADELINE_SCREENSHOTS") or tmp_path)
+    shots.mkdir(parents=True, exist_ok=True)
+
+    def look(url: str, name: str, *present: str, absent: tuple[str, ...] = ()) -> str:
+        res = render_check(url, shots / f"{name}.png", title=present[0])
+        dom = str(res["dom"])
+        for text in present:
+            assert text in dom, (name, text)
+        for text in absent:
+            assert text not in dom, (name, text)
+        assert int(str(res["screenshot_bytes"])) > 5000, name
+        return dom
+
+    link = _as(alice, BIN, "mine", "--link", env=env)
+    assert link.returncode == 0, link.stderr
+    url = link.stdout.split()[0]
+    assert url.startswith(f"{base}/me/")
+    look(url, "student-alice", f"{alice} in desk-", ids[alice][:19], "expected", "WA",
+         absent=(ids[bob][:19], "secret", bob))
+    body, mac = url.rsplit("/", 1)[1].split(".")
+    look(f"{base}/me/{body[:-2]}xx.{mac}", "student-forged", "not a link",
+         absent=(ids[alice][:19],))
+
+    look(f"{base}/a/bigsum", "staff-assignment", "bigsum: every student", alice, bob)
+    look(f"{base}/s/{alice}", "staff-student", f"{alice}: every attempt", ids[alice][:19])
+    later = (datetime.now(UTC) + timedelta(days=2)).isoformat()
+    d = run([BIN, "deadline", "bigsum", *opts, "--executor", "local", "--now", later])
+    assert d.returncode == 0, d.stderr
+    look(f"{base}/sub/{ids[alice]}", "staff-submission", "submission", "print(0)",
+         "secret/large", "hidden")
+    (Path(opts[3]).parent / "bigsum/data/sample/1.ans").write_text("999\n")
+    pv = run([BIN, "regrade", "--assignment", "bigsum", *opts, "--executor", "local",
+              "--preview"])
+    assert pv.returncode == 0, pv.stderr
+    assert f"{bob}\t{ids[bob]}\tAC" in pv.stdout  # bob's AC would become WA
+    look(f"{base}/a/bigsum/preview", "staff-preview", "regrade preview", "would change", bob)
+    assert _mine(bob, env)[0]["verdict"] == "AC"  # the preview stored nothing
 
 
 def _mine(student: str, env: dict[str, str]) -> list[dict[str, object]]:

@@ -250,7 +250,7 @@ def test_status_results_and_regrade(course, tmp_path_factory):
     ans = pkgs / "bigsum/data/secret/large/01.ans"
     ans.write_text(str(int(ans.read_text()) + 1) + "\n")
     rg = subprocess.run([str(BIN), "regrade", *common, "--assignments", str(pkgs),
-                         "--assignment", "bigsum", "--cpus", "0"],  # regrade grades locally
+                         "--assignment", "bigsum", "--cpus", "0", "--executor", "local"],
                         capture_output=True, text=True, env=env, timeout=600)
     assert rg.returncode == 0, rg.stderr
     assert "regraded 7" in rg.stdout

@@ -107,7 +107,8 @@ def test_a_regrade_keeps_the_phases_apart(db, course, tmp_path):
         assert s.count(current) == 1  # ann's first: never the counting one
     (tmp_path / "bigsum" / "problem_statement").mkdir(exist_ok=True)
     (tmp_path / "bigsum" / "problem_statement" / "note.txt").write_text("a new version\n")
-    out = cli(db, "regrade", "--assignment", "bigsum", *common, "--cpus", "0")
+    out = cli(db, "regrade", "--assignment", "bigsum", *common, "--cpus", "0",
+              "--executor", "local")
     assert "regraded 3 submissions" in out  # one visible-phase result, two full ones
     with Store(db) as s:
         assert s.count(current) == 1  # still visible-phase only: no full suite for it

@@ -31,8 +31,8 @@ def _t(name: str, verdict: Verdict, marker: str) -> TestResult:
 def _record(groups: list[str], version: str) -> SubmissionResult:
     tests = tuple(_t(f"{g}/1", WA if g in ("sample", "secret/h") else AC,
                      g.upper().replace("/", "-")) for g in groups)
-    gr = tuple(GroupResult(g, WA if g in ("sample", "secret/h") else AC,
-                           0.0 if g in ("sample", "secret/h") else 10.0, 0.0, "sum", 0, 1)
+    gr = tuple(GroupResult(g, WA if g in ("sample", "secret/h") else AC, 10.0,
+                           0.0 if g in ("sample", "secret/h") else 10.0, "sum", 0, 1)
                for g in groups)
     return SubmissionResult("hw1", version, "x", "h", "cpp", WA, 20.0, 40.0, None, tests, gr)
 
@@ -69,7 +69,8 @@ def test_before_the_deadline_a_student_sees_the_visible_groups_only(tmp_path: Pa
     assert failed["input"] == ("IN:sample/1" * 400)[:SHOWN_BYTES]
     assert failed["expected"] == "ANS:sample/1"
     assert len(failed["output"]) == SHOWN_BYTES and failed["output"].startswith("SAMPLE-")
-    assert (sub["verdict"], sub["score"], sub["complete"]) == ("WA", 0.0, False)
+    assert (sub["verdict"], sub["score"], sub["max_score"], sub["complete"]) == \
+        ("WA", 0.0, 10.0, False)
     text = json.dumps(view)
     assert "secret" not in text and "SECRET" not in text
 
@@ -77,7 +78,7 @@ def test_before_the_deadline_a_student_sees_the_visible_groups_only(tmp_path: Pa
 def test_after_their_own_deadline_the_after_deadline_groups_show(tmp_path: Path) -> None:
     names, sub = _shown(_view(tmp_path, "alice", 2, released=False))
     assert names == ["sample/1", "secret/a/1"]
-    assert sub["score"] == 10.0 and sub["max_score"] is None and not sub["complete"]
+    assert sub["score"] == 10.0 and sub["max_score"] == 20.0 and not sub["complete"]
     names, _ = _shown(_view(tmp_path, "bob", 2, released=False))  # bob: 2 days more
     assert names == ["sample/1"]
 

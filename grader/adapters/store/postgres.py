@@ -25,6 +25,7 @@ from psycopg import sql
 
 from grader import faults
 from grader.adapters.store.course import CourseQueries
+from grader.adapters.store.staff import StaffQueries
 from grader.core.errors import StoreError
 from grader.core.finished import Finished
 from grader.core.finished import epoch as e
@@ -49,7 +50,7 @@ def _migrations() -> list[tuple[str, str]]:
                   if f.name.endswith(".sql"))
 
 
-class Store(CourseQueries):
+class Store(CourseQueries, StaffQueries):
     """A connection to the results database."""
 
     def __init__(self, url: str, *, connect_timeout_s: int = 5) -> None:

@@ -1,33 +1,30 @@
-"""The live page for course staff: read-only, served over HTTP from a snapshot.
-
-Starlette (a small, typed, well-kept ASGI toolkit; served by uvicorn) rather than a
-full framework: two read-only routes need routing and responses, not an ORM,
-forms or sessions. The page is rendered on the server -- plain HTML with inline
-SVG charts, refreshing itself -- so it needs no JavaScript library and no network
-beyond this server (clusters' login nodes are often offline).
-
-Routes: ``/`` the page, ``/api/snapshot`` the same data as JSON, ``/healthz``.
-"""
+"""The live page: backlog, throughput, latency and verdicts of one snapshot, as plain
+HTML with inline SVG charts (no JavaScript library, no network beyond this server)."""
 
 from __future__ import annotations
 
 import html
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Mapping, Sequence
 from typing import Any
-
-from starlette.applications import Starlette
-from starlette.requests import Request
-from starlette.responses import HTMLResponse, JSONResponse, PlainTextResponse, Response
-from starlette.routing import Route
-
-#: Returns the current snapshot (``measure.live.Snapshot.to_dict()``).
-Provider = Callable[[], Mapping[str, Any]]
 
 CSS = """body{font-family:system-ui,sans-serif;margin:1.5em auto;max-width:1100px;color:#222}
 .cards{display:flex;gap:1em;flex-wrap:wrap}.card{border:1px solid #ddd;border-radius:6px;
 padding:.6em 1em;min-width:9em}.card b{display:block;font-size:1.6em}
 table{border-collapse:collapse}td,th{padding:.2em .7em;border-bottom:1px solid #eee;
 text-align:left}svg{border:1px solid #eee;background:#fcfcfc}.bad{color:#b00}"""
+
+
+def span(seconds: float) -> str:
+    """A window for people: "10 min", "28 h", "3 d" (never "1666.67 min").
+
+    >>> span(600), span(100_000), span(3 * 86400)
+    ('10 min', '28 h', '3 d')
+    """
+    if seconds < 2 * 3600:
+        return f"{seconds / 60:.0f} min"
+    if seconds < 2 * 86400:
+        return f"{seconds / 3600:.0f} h"
+    return f"{seconds / 86400:.0f} d"
 
 
 def _chart(series: Sequence[Mapping[str, Any]], keys: Sequence[tuple[str, str]],
@@ -62,7 +59,7 @@ def _bars(counts: Mapping[str, int]) -> str:
     return f"<table>{rows}</table>" if rows else "<p>none yet</p>"
 
 
-def page(s: Mapping[str, Any], refresh_s: int = 5) -> str:
+def page(s: Mapping[str, Any], refresh_s: int = 5, nav: str = "") -> str:
     """The live page of one snapshot."""
     def sec(v: float | None) -> str:
         return "–" if v is None else f"{v:.1f} s"
@@ -70,7 +67,7 @@ def page(s: Mapping[str, Any], refresh_s: int = 5) -> str:
     esc = html.escape
     cards = "".join(f"<div class='card'>{esc(label)}<b>{value}</b></div>" for label, value in (
         ("waiting", s["waiting"]), ("in progress", s["in_progress"]),
-        (f"stored (last {s['window_s'] / 60:g} min)", s["stored"]),
+        (f"stored (last {span(s['window_s'])})", s["stored"]),
         ("per minute", f"{s['throughput_per_min']:.1f}"), ("p50 feedback", sec(s["p50_s"])),
         ("p95 feedback", sec(s["p95_s"]))))
     fails = "".join(f"<tr class='bad'><td>{esc(f['when'])}</td><td>{esc(f['student'])}</td>"
@@ -79,7 +76,7 @@ def page(s: Mapping[str, Any], refresh_s: int = 5) -> str:
     return (f"<!doctype html><html><head><meta charset='utf-8'>"
             f"<meta http-equiv='refresh' content='{refresh_s}'>"
             f"<title>gradeline live: {esc(s['course'])}</title><style>{CSS}</style></head>"
-            f"<body data-ready='1'><h1>gradeline live &middot; {esc(s['course'])}</h1>"
+            f"<body data-ready='1'><h1>gradeline live &middot; {esc(s['course'])}</h1>{nav}"
             f"<div class='cards'>{cards}</div>"
             f"<h2>Throughput</h2>{_chart(s['series'], [('per_min', '#1f77b4')], '/min')}"
             f"<h2>Feedback latency</h2>"
@@ -90,19 +87,3 @@ def page(s: Mapping[str, Any], refresh_s: int = 5) -> str:
             + (f"<table>{fails}</table>" if fails else "<p>none</p>")
             + f"<p><small>refreshes every {refresh_s} s; JSON at "
               "<a href='api/snapshot'>api/snapshot</a></small></p></body></html>")
-
-
-def app(provider: Provider, refresh_s: int = 5) -> Starlette:
-    """The ASGI app; ``provider`` is called for every request (a database read)."""
-
-    def index(_: Request) -> Response:
-        return HTMLResponse(page(provider(), refresh_s))
-
-    def snapshot(_: Request) -> Response:
-        return JSONResponse(dict(provider()))
-
-    def healthz(_: Request) -> Response:
-        return PlainTextResponse("ok")
-
-    return Starlette(routes=[Route("/", index), Route("/api/snapshot", snapshot),
-                             Route("/healthz", healthz)])

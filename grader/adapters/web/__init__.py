@@ -1,0 +1,113 @@
+"""The web pages: the live page and the staff pages (read-only, for browsers on the
+serving host itself), and each student's own page (reached by a signed link).
+
+Starlette (a small, typed, well-kept ASGI toolkit; served by uvicorn) rather than a
+full framework: read-only routes need routing and responses, not an ORM, forms or
+sessions. Pages are rendered on the server, so they need no JavaScript library and
+no network beyond this server (clusters' login nodes are often offline).
+
+Who may see what: staff pages answer only requests from 127.0.0.1/::1 (staff reach
+them through ``ssh -L``; a reverse proxy in front must add its own login); a
+student's page answers anyone holding an unexpired link the desk signed for them,
+and shows only what ``course.studentview`` allows.
+
+Routes: ``/`` live, ``/a/NAME`` an assignment, ``/a/NAME/preview`` its regrade
+preview, ``/s/STUDENT`` a student, ``/sub/ID`` a submission (each with a JSON twin
+under ``/api``), ``/api/snapshot``, ``/me/TOKEN`` a student's own page, ``/healthz``.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Mapping, Sequence
+from typing import Any, Protocol
+
+from starlette.applications import Starlette
+from starlette.requests import Request
+from starlette.responses import HTMLResponse, JSONResponse, PlainTextResponse, Response
+from starlette.routing import Route
+
+from grader.adapters.web import pages
+from grader.adapters.web.live import page
+from grader.core.errors import RefusedError
+
+#: Returns the current snapshot (``measure.live.Snapshot.to_dict()``).
+Provider = Callable[[], Mapping[str, Any]]
+#: A student link's token -> that student's view; :raises RefusedError:
+StudentSource = Callable[[str], Mapping[str, Any]]
+LOCAL = ("127.0.0.1", "::1")
+
+
+class StaffSource(Protocol):
+    """What the staff pages read (None: no such assignment, student or submission)."""
+
+    def assignments(self) -> Sequence[str]: ...
+    def assignment(self, name: str) -> Sequence[Mapping[str, Any]] | None: ...
+    def student(self, name: str) -> Sequence[Mapping[str, Any]] | None: ...
+    def submission(self, spool_id: str) -> Mapping[str, Any] | None: ...
+    def preview(self, name: str) -> Mapping[str, Any] | None: ...
+
+
+def _not_local(request: Request) -> Response | None:
+    host = request.client.host if request.client else ""
+    if host in LOCAL:
+        return None
+    return PlainTextResponse("staff pages answer on this host only (127.0.0.1): reach them "
+                             "with ssh -L, or put a login in front\n", status_code=403)
+
+
+def app(provider: Provider, refresh_s: int = 5, *, staff: StaffSource | None = None,
+        students: StudentSource | None = None) -> Starlette:
+    """The ASGI app; the sources are called for every request (database reads)."""
+
+    def nav() -> str:
+        return pages.staff_nav(list(staff.assignments())) if staff else ""
+
+    def index(request: Request) -> Response:
+        return _not_local(request) or HTMLResponse(page(provider(), refresh_s, nav()))
+
+    def snapshot(request: Request) -> Response:
+        return _not_local(request) or JSONResponse(dict(provider()))
+
+    def staff_route(kind: str, render: Callable[[str, Any, str], str]
+                    ) -> Callable[[Request], Response]:
+        def handle(request: Request) -> Response:
+            refused = _not_local(request)
+            if refused or staff is None:
+                return refused or PlainTextResponse("no course file: no staff pages\n",
+                                                    status_code=404)
+            key = request.path_params["key"]
+            data = getattr(staff, kind)(key)
+            if data is None and kind != "preview":
+                return PlainTextResponse(f"no {kind} {key}\n", status_code=404)
+            if request.url.path.startswith("/api/"):
+                return JSONResponse(data)
+            return HTMLResponse(render(key, data, nav()))
+        return handle
+
+    def mine(request: Request) -> Response:
+        if students is None:
+            return PlainTextResponse("no student pages here\n", status_code=404)
+        try:
+            view = students(request.path_params["token"])
+        except RefusedError as e:
+            return HTMLResponse(pages.layout("refused", f"<p>{pages.esc(str(e))}</p>"),
+                                status_code=403)
+        return HTMLResponse(pages.mine_page(view), headers={"Cache-Control": "no-store",
+                                                            "Referrer-Policy": "no-referrer"})
+
+    def healthz(_: Request) -> Response:
+        return PlainTextResponse("ok")
+
+    views: dict[str, Callable[[str, Any, str], str]] = {
+        "assignment": pages.assignment_page,
+        "student": lambda k, d, n: pages.student_page(k, d, n),
+        "submission": lambda _k, d, n: pages.submission_page(d, n),
+        "preview": pages.preview_page}
+    paths = {"assignment": "/a/{key}", "student": "/s/{key}", "submission": "/sub/{key}",
+             "preview": "/a/{key}/preview"}
+    routes = [Route("/", index), Route("/api/snapshot", snapshot),
+              Route("/me/{token}", mine), Route("/healthz", healthz)]
+    for kind, path in paths.items():
+        handler = staff_route(kind, views[kind])
+        routes += [Route(path, handler), Route("/api" + path, handler)]
+    return Starlette(routes=routes)

@@ -1,0 +1,66 @@
+"""Where the staff pages' data comes from: the store's rows, the course's policy and
+the spool's kept files, shaped by ``course.staffview`` (the web adapter only renders)."""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Mapping
+from pathlib import Path
+from typing import Any
+
+from grader.adapters.spool import Spool
+from grader.adapters.store.postgres import Store
+from grader.course.load import Course
+from grader.course.policy import Grade, grade_course
+from grader.course.staffview import assignment_table, student_history, submission_page
+from grader.kattis.problem import Problem
+
+
+def preview_path(spool: Spool, assignment: str) -> Path:
+    """Where the latest regrade preview of an assignment is kept."""
+    return spool.root / "regrades" / f"preview-{assignment}.json"
+
+
+class StaffPages:
+    """The ``adapters.web.StaffSource`` of one course (a database read per call)."""
+
+    def __init__(self, course: Course, spool: Spool, db_url: str,
+                 problems: Mapping[str, Problem]) -> None:
+        self.course, self.spool, self.db_url = course, spool, db_url
+        self.max_points = {n: p.max_score for n, p in problems.items()}
+
+    def assignments(self) -> list[str]:
+        return [a.name for a in self.course.ordered()]
+
+    def _grades(self, store: Store) -> list[Grade]:
+        return grade_course(self.course, store.attempts(self.course.name), self.max_points)
+
+    def assignment(self, name: str) -> list[dict[str, Any]] | None:
+        if name not in self.course.assignments:
+            return None
+        with Store(self.db_url) as store:
+            rows = store.rows(self.course.name, assignment=name)
+            grades = self._grades(store)
+        return assignment_table(self.course, name, rows, grades)
+
+    def student(self, name: str) -> list[dict[str, Any]] | None:
+        with Store(self.db_url) as store:
+            rows = store.rows(self.course.name, student=name)
+            if not rows and name not in self.course.students:
+                return None
+            grades = self._grades(store)
+        return student_history(self.course, name, rows, grades)
+
+    def submission(self, spool_id: str) -> dict[str, Any] | None:
+        with Store(self.db_url) as store:
+            d = store.detail(self.course.name, spool_id)
+        if d is None:
+            return None
+        return submission_page(self.course, d, self.spool.payload_files(spool_id))
+
+    def preview(self, name: str) -> dict[str, Any] | None:
+        try:
+            data = json.loads(preview_path(self.spool, name).read_text())
+        except (OSError, ValueError):
+            return None
+        return data if isinstance(data, dict) else None

@@ -1,0 +1,84 @@
+"""Who the web pages answer (``adapters.web``), called as ASGI with a chosen client
+address: staff pages only on this host, a student's page only with a good link."""
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import Mapping, Sequence
+from typing import Any
+
+from grader.adapters import web
+from grader.adapters.web.live import span
+from grader.core.errors import RefusedError
+
+SNAPSHOT = {"course": "c", "waiting": 0, "in_progress": 0, "window_s": 100_000.0,
+            "stored": 0, "throughput_per_min": 0.0, "p50_s": None, "p95_s": None,
+            "series": [], "verdicts": {}, "by_node": {}, "failures": []}
+
+
+class Staff:
+    def assignments(self) -> Sequence[str]:
+        return ["hw1"]
+
+    def assignment(self, name: str) -> Sequence[Mapping[str, Any]] | None:
+        return [{"student": "alice", "name": "Alice <b>", "attempts": 1, "last": "s1",
+                 "last_verdict": "WA", "status": "pending", "counting": "s1"}] \
+            if name == "hw1" else None
+
+    def student(self, name: str) -> Sequence[Mapping[str, Any]] | None:
+        return None
+
+    def submission(self, spool_id: str) -> Mapping[str, Any] | None:
+        return None
+
+    def preview(self, name: str) -> Mapping[str, Any] | None:
+        return None
+
+
+def student(token: str) -> Mapping[str, Any]:
+    if token != "good":
+        raise RefusedError("not a link this service made")
+    return {"student": "alice", "course": "c", "now": "", "assignments": []}
+
+
+def get(path: str, host: str) -> tuple[int, str]:
+    app = web.app(lambda: SNAPSHOT, staff=Staff(), students=student)
+    out: dict[str, Any] = {"body": b""}
+
+    async def receive() -> dict[str, Any]:
+        return {"type": "http.request", "body": b"", "more_body": False}
+
+    async def send(msg: dict[str, Any]) -> None:
+        if msg["type"] == "http.response.start":
+            out["status"] = msg["status"]
+        else:
+            out["body"] += msg.get("body", b"")
+
+    scope = {"type": "http", "method": "GET", "path": path, "raw_path": path.encode(),
+             "query_string": b"", "headers": [], "client": (host, 40000),
+             "server": ("127.0.0.1", 8470), "scheme": "http", "root_path": "",
+             "http_version": "1.1", "app": app}
+    asyncio.run(app(scope, receive, send))
+    return out["status"], out["body"].decode()
+
+
+def test_staff_pages_answer_this_host_only() -> None:
+    for path in ("/", "/a/hw1", "/api/a/hw1", "/api/snapshot", "/s/alice", "/sub/s1"):
+        status, body = get(path, "192.0.2.7")
+        assert status == 403 and "127.0.0.1" in body, path
+    status, body = get("/a/hw1", "127.0.0.1")
+    assert status == 200 and "Alice &lt;b&gt;" in body and "<td>Alice <b>" not in body
+    assert get("/a/nope", "::1")[0] == 404
+    assert get("/s/alice", "127.0.0.1")[0] == 404
+    assert "stored (last 28 h)" in get("/", "127.0.0.1")[1]
+
+
+def test_a_students_page_needs_a_good_link_from_anywhere() -> None:
+    status, body = get("/me/good", "192.0.2.7")
+    assert status == 200 and "alice in c" in body
+    status, body = get("/me/forged", "127.0.0.1")
+    assert status == 403 and "not a link" in body
+
+
+def test_a_window_reads_in_minutes_hours_or_days() -> None:
+    assert [span(s) for s in (600, 100_000, 3 * 86400)] == ["10 min", "28 h", "3 d"]
