@@ -8,7 +8,7 @@ BIN := $(VENV)/bin
 # started as other users must be able to read the interpreter.
 PYTHON ?= /usr/bin/python3
 APT_PACKAGES := python3 python3-venv bubblewrap debootstrap ca-certificates util-linux \
-                postgresql libpq5
+                postgresql libpq5 default-jdk-headless maven
 # Measurement (issue #5): host compilers for the bare and CPU loops, the counter and
 # simulation tools, and a headless browser to check the report renders.
 MEASURE_PACKAGES := g++ valgrind linux-perf likwid chromium

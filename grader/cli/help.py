@@ -17,7 +17,7 @@ PostgreSQL, and staff watch it live. A command's own --help has an example."""
 GROUPS: dict[str, tuple[str, ...]] = {
     "Course staff": ("examples", "check", "grade", "batch", "course", "submit", "run",
                      "serve", "status", "web", "deadline", "release", "choose", "grades",
-                     "results", "regrade", "dropbox", "desk", "receipt"),
+                     "results", "regrade", "similarity", "dropbox", "desk", "receipt"),
     "Students": ("hand-in", "mine", "drop"),
     "Cluster admins": ("check-env", "settings", "image", "db", "cache", "metrics"),
     "Researchers": ("corpus", "campaign", "experiment", "trace", "plan"),
@@ -43,6 +43,7 @@ EXAMPLES: dict[str, str] = {
     "hand-in": "gradeline hand-in bigsum sum.c",
     "mine": "gradeline mine bigsum",
     "receipt": "gradeline receipt verify receipt.json",
+    "similarity": "gradeline similarity bigsum --course-file course.yaml --threshold 0.6",
     "course check": "gradeline course check --course-file course.yaml",
     "grades": "gradeline grades --course-file course.yaml --out grades/",
     "deadline": "gradeline deadline bigsum --course-file course.yaml --spool /srv/spool",

@@ -30,6 +30,7 @@ from grader.cli import (
     grading,
     measure,
     plan,
+    similarity,
     stopping,
     trace,
 )
@@ -49,8 +50,8 @@ def build_parser() -> argparse.ArgumentParser:
                    help="images and scratch space (default: $GRADELINE_STATE_DIR, or "
                         "/var/lib/gradeline as root)")
     sub = p.add_subparsers(dest="command", required=True)
-    for group in (grading, course, grades, dropbox, desk, admin, measure, experiment, trace,
-                  plan):
+    for group in (grading, course, grades, similarity, dropbox, desk, admin, measure,
+                  experiment, trace, plan):
         group.register(sub)
     help_text.finish(p)
     return p

@@ -54,6 +54,7 @@ class Assignment:
     late_days: int | None
     visibility: Mapping[str, Visibility]
     points: float | None = None
+    starter: Path | None = None  # handed-out code the similarity report leaves out
 
 
 @dataclass(frozen=True, slots=True)
@@ -141,9 +142,13 @@ def read_roster(text: str, source: str) -> dict[str, Student]:
 
 def _assignment(a: AssignmentSpec, spec: CourseSpec, zone: ZoneInfo, base: Path
                 ) -> Assignment:
+    if a.starter and not (base / a.starter).exists():
+        raise ConfigError(f"assignment {a.name}: starter {a.starter!r}: no such file or "
+                          f"directory (relative to {base})")
     return Assignment(a.name, (base / a.package).resolve(), _aware(a.deadline, zone),
                       a.counts or spec.counts, a.late or spec.late, a.late_days,
-                      dict(a.visibility), a.points)
+                      dict(a.visibility), a.points,
+                      (base / a.starter).resolve() if a.starter else None)
 
 
 def build_course(spec: CourseSpec, base: Path, source: str,

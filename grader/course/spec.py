@@ -85,6 +85,9 @@ class AssignmentSpec(_Strict):
     #: default for Kattis packages: sample visible, everything else after_release
     visibility: dict[str, Visibility] = Field(default_factory=dict)
     points: float | None = Field(None, gt=0)  # scale the package's maximum to this
+    #: starter code handed out (a file or directory, relative to course.yaml): what the
+    #: similarity report does not count as shared between students
+    starter: str | None = None
 
 
 class ExtensionSpec(_Strict):

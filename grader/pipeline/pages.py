@@ -14,6 +14,7 @@ from grader.course.load import Course
 from grader.course.policy import Grade, grade_course
 from grader.course.staffview import assignment_table, student_history, submission_page
 from grader.kattis.problem import Problem
+from grader.pipeline.similarity import pair_view, read_report
 
 
 def preview_path(spool: Spool, assignment: str) -> Path:
@@ -64,3 +65,11 @@ class StaffPages:
         except (OSError, ValueError):
             return None
         return data if isinstance(data, dict) else None
+
+    def similarity(self, name: str) -> dict[str, Any] | None:
+        return read_report(self.spool, name) if name in self.course.assignments else None
+
+    def pair(self, name: str, index: int) -> dict[str, Any] | None:
+        if name not in self.course.assignments:
+            return None
+        return pair_view(self.spool, name, index)

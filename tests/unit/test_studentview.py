@@ -139,3 +139,20 @@ def test_a_link_opens_until_it_expires_and_an_edited_one_never() -> None:
                    bob):
         with pytest.raises(RefusedError, match="not a link"):
             open_token(KEY, forged, at(1, 12))
+
+
+def test_similarity_keeps_pairs_above_the_threshold_in_a_stable_order() -> None:
+    from grader.course.similarity import flagged, side_by_side
+    span = {"file": "a.cpp", "start": 2, "end": 3}
+    pairs = [{"first": "zed", "second": "amy", "similarity": 0.9,
+              "matches": [{"first": span, "second": {**span, "start": 5, "end": 6},
+                           "tokens": 12}]},
+             {"first": "bo", "second": "cy", "similarity": 0.5, "matches": []},
+             {"first": "bo", "second": "dee", "similarity": 0.49, "matches": []}]
+    out = flagged(pairs, 0.5)
+    assert [(p["a"], p["b"]) for p in out] == [("amy", "zed"), ("bo", "cy")]
+    # names sorted within a pair: the sides of its matches swap with them
+    assert out[0]["matches"][0]["first"]["start"] == 5
+    view = side_by_side(out[0], {"a.cpp": "1\n2\n3\n4\n5\n6\n"}, {"a.cpp": "x\ny\nz\n"})
+    assert [ln["match"] for ln in view["left"][0]["lines"]] == [0, 0, 0, 0, 1, 1]
+    assert [ln["match"] for ln in view["right"][0]["lines"]] == [0, 1, 1]

@@ -34,6 +34,12 @@ class Staff:
     def preview(self, name: str) -> Mapping[str, Any] | None:
         return None
 
+    def similarity(self, name: str) -> Mapping[str, Any] | None:
+        return None
+
+    def pair(self, name: str, index: int) -> Mapping[str, Any] | None:
+        return None
+
 
 def student(token: str) -> Mapping[str, Any]:
     if token != "good":
@@ -63,7 +69,8 @@ def get(path: str, host: str) -> tuple[int, str]:
 
 
 def test_staff_pages_answer_this_host_only() -> None:
-    for path in ("/", "/a/hw1", "/api/a/hw1", "/api/snapshot", "/s/alice", "/sub/s1"):
+    for path in ("/", "/a/hw1", "/api/a/hw1", "/api/snapshot", "/s/alice", "/sub/s1",
+                 "/a/hw1/preview", "/a/hw1/similarity", "/a/hw1/similarity/0"):
         status, body = get(path, "192.0.2.7")
         assert status == 403 and "127.0.0.1" in body, path
     status, body = get("/a/hw1", "127.0.0.1")

@@ -12,7 +12,8 @@ student's page answers anyone holding an unexpired link the desk signed for them
 and shows only what ``course.studentview`` allows.
 
 Routes: ``/`` live, ``/a/NAME`` an assignment, ``/a/NAME/preview`` its regrade
-preview, ``/s/STUDENT`` a student, ``/sub/ID`` a submission (each with a JSON twin
+preview, ``/a/NAME/similarity`` its similarity report (``/N``: pair N side by side),
+``/s/STUDENT`` a student, ``/sub/ID`` a submission (each with a JSON twin
 under ``/api``), ``/api/snapshot``, ``/me/TOKEN`` a student's own page, ``/healthz``.
 """
 
@@ -45,6 +46,8 @@ class StaffSource(Protocol):
     def student(self, name: str) -> Sequence[Mapping[str, Any]] | None: ...
     def submission(self, spool_id: str) -> Mapping[str, Any] | None: ...
     def preview(self, name: str) -> Mapping[str, Any] | None: ...
+    def similarity(self, name: str) -> Mapping[str, Any] | None: ...
+    def pair(self, name: str, index: int) -> Mapping[str, Any] | None: ...
 
 
 def _not_local(request: Request) -> Response | None:
@@ -77,7 +80,7 @@ def app(provider: Provider, refresh_s: int = 5, *, staff: StaffSource | None = N
                                                     status_code=404)
             key = request.path_params["key"]
             data = getattr(staff, kind)(key)
-            if data is None and kind != "preview":
+            if data is None and kind not in ("preview", "similarity"):
                 return PlainTextResponse(f"no {kind} {key}\n", status_code=404)
             if request.url.path.startswith("/api/"):
                 return JSONResponse(data)
@@ -95,6 +98,16 @@ def app(provider: Provider, refresh_s: int = 5, *, staff: StaffSource | None = N
         return HTMLResponse(pages.mine_page(view), headers={"Cache-Control": "no-store",
                                                             "Referrer-Policy": "no-referrer"})
 
+    def pair(request: Request) -> Response:
+        refused = _not_local(request)
+        if refused or staff is None:
+            return refused or PlainTextResponse("no staff pages\n", status_code=404)
+        name, index = request.path_params["key"], request.path_params["index"]
+        data = staff.pair(name, index)
+        if data is None:
+            return PlainTextResponse(f"no pair {index} of {name}\n", status_code=404)
+        return HTMLResponse(pages.pair_page(name, index, data, nav()))
+
     def healthz(_: Request) -> Response:
         return PlainTextResponse("ok")
 
@@ -102,10 +115,11 @@ def app(provider: Provider, refresh_s: int = 5, *, staff: StaffSource | None = N
         "assignment": pages.assignment_page,
         "student": lambda k, d, n: pages.student_page(k, d, n),
         "submission": lambda _k, d, n: pages.submission_page(d, n),
-        "preview": pages.preview_page}
+        "preview": pages.preview_page, "similarity": pages.similarity_page}
     paths = {"assignment": "/a/{key}", "student": "/s/{key}", "submission": "/sub/{key}",
-             "preview": "/a/{key}/preview"}
+             "preview": "/a/{key}/preview", "similarity": "/a/{key}/similarity"}
     routes = [Route("/", index), Route("/api/snapshot", snapshot),
+              Route("/a/{key}/similarity/{index:int}", pair),
               Route("/me/{token}", mine), Route("/healthz", healthz)]
     for kind, path in paths.items():
         handler = staff_route(kind, views[kind])

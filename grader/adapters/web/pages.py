@@ -69,6 +69,7 @@ def assignment_page(name: str, rows: Sequence[Mapping[str, Any]], nav: str) -> s
           _n(r.get("penalty_pct")), _n(r.get("raw_pct")), _n(r.get("final_pct")),
           _n(r.get("points"))] for r in rows))
     extra = f"<p>{link(f'/a/{quote(name)}/preview', 'regrade preview')} &middot; " \
+            f"{link(f'/a/{quote(name)}/similarity', 'similarity')} &middot; " \
             f"JSON: {link(f'/api/a/{quote(name)}', 'api')}</p>"
     return layout(f"{name}: every student", body + extra, nav)
 
@@ -191,3 +192,44 @@ def _mine_submission(s: Mapping[str, Any]) -> str:
                    + "".join(f"<div><b>{k}</b><pre>{esc(t.get(k, ''))}</pre></div>"
                              for k in ("input", "expected", "output")) + "</div>")
     return "".join(out)
+
+
+def similarity_page(name: str, r: Mapping[str, Any] | None, nav: str) -> str:
+    if r is None:
+        body = (f"<p>No report yet. After the deadline run <code>gradeline similarity "
+                f"{esc(name)}</code>.</p>")
+        return layout(f"{name}: similarity", body, nav)
+    starter = "starter code left out" if r["starter"] else "no starter code given"
+    body = (f"<p>{esc(r['tool'])}, {esc(r['made'][:19])}: {r['students']} students' "
+            f"counting submissions, {starter}; pairs at or above {r['threshold']:g}:</p>"
+            + table(("similarity", "student", "student", "language", "matches", ""),
+                    ([f"{p['similarity']:.0%}", link(f"/s/{quote(p['a'])}", p["a"]),
+                      link(f"/s/{quote(p['b'])}", p["b"]), esc(p["language"]),
+                      str(len(p["matches"])),
+                      link(f"/a/{quote(name)}/similarity/{i}", "side by side")]
+                     for i, p in enumerate(r["pairs"])))
+            + "".join(f"<p class='muted'>left out: {esc(w)}</p>" for w in r["skipped"]))
+    return layout(f"{name}: similarity", body, nav)
+
+
+PALETTE = ("#ffe08a", "#a8e6a1", "#9fd3ff", "#f7b2d9", "#d4c2ff", "#ffc9a3")
+
+
+def _code(files: Sequence[Mapping[str, Any]]) -> str:
+    out = []
+    for f in files:
+        rows = "".join(
+            f"<div class='m{ln['match']}' style='background:"
+            f"{PALETTE[(ln['match'] - 1) % len(PALETTE)] if ln['match'] else 'none'}'>"
+            f"<span class='muted'>{ln['n']:4d}</span> {esc(ln['text'])}</div>"
+            for ln in f["lines"])
+        out.append(f"<h3>{esc(f['file'])}</h3><pre class='source'>{rows}</pre>")
+    return "".join(out)
+
+
+def pair_page(name: str, index: int, v: Mapping[str, Any], nav: str) -> str:
+    body = (f"<p>{v['similarity']:.0%} similar, {v['matches']} matched regions (same "
+            f"colour on both sides). {link(f'/a/{quote(name)}/similarity', 'all pairs')}"
+            f"</p><div class='side'><div><h2>{esc(v['a'])}</h2>{_code(v['left'])}</div>"
+            f"<div><h2>{esc(v['b'])}</h2>{_code(v['right'])}</div></div>")
+    return layout(f"{name}: {v['a']} and {v['b']}", body, nav)

@@ -1,0 +1,62 @@
+"""``gradeline similarity ASSIGNMENT``: the similarity report after a deadline (JPlag in
+a batch job per language), shown on the staff pages."""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from typing import Any
+
+from grader.adapters import jplag
+from grader.adapters.scheduler.slurm import detect_scheduler, local_cluster_conf
+from grader.cli.common import Context, spool_options
+from grader.core.errors import GradelineError
+from grader.course.similarity import DEFAULT_THRESHOLD
+from grader.pipeline.similarity import Runner, make_report, slurm_runner
+
+
+def cmd_similarity(args: argparse.Namespace, ctx: Context) -> int:
+    course = ctx.course_file(args)
+    if course is None:
+        raise GradelineError("the similarity report compares each student's counting "
+                             "submission: give --course-file or set GRADELINE_COURSE_FILE")
+    if args.assignment not in course.assignments:
+        raise GradelineError(f"course {course.name} has no assignment {args.assignment!r} "
+                             f"(it has: {', '.join(sorted(course.assignments))})")
+    problem = ctx.problems(args)[args.assignment]
+    lib = jplag.ensure(ctx.state_dir)
+    runner: Runner = jplag.run
+    sched = None if args.executor == "local" else \
+        detect_scheduler(local_cluster_conf(ctx.state_dir, ctx.settings.slurm_conf))
+    if sched is not None:
+        runner = slurm_runner(sched, course.bulk, args.assignment)
+        print(f"similarity: one Slurm job per language at nice {course.bulk.nice}",
+              file=sys.stderr)
+    elif args.executor == "slurm":
+        raise GradelineError("--executor slurm: no Slurm controller answers")
+    with ctx.store() as store:
+        report = make_report(course, args.assignment, problem, ctx.spool(args), store, lib,
+                             runner, threshold=args.threshold, min_tokens=args.min_tokens)
+    for p in report["pairs"]:
+        print(f"{p['similarity']:.2f}\t{p['a']}\t{p['b']}\t{p['language']}")
+    for why in report["skipped"]:
+        print(f"left out: {why}", file=sys.stderr)
+    print(f"{len(report['pairs'])} pair(s) of {report['students']} students at or above "
+          f"{args.threshold:g} ({report['tool'] or 'nothing compared'}); staff page: "
+          f"/a/{args.assignment}/similarity", file=sys.stderr)
+    return 0
+
+
+def register(sub: Any) -> None:
+    s = sub.add_parser("similarity", help="after the deadline: pairs of students whose "
+                                          "counting submissions are alike (JPlag)")
+    s.add_argument("assignment")
+    spool_options(s)
+    s.add_argument("--threshold", type=float, default=DEFAULT_THRESHOLD,
+                   help="list pairs at least this similar (0..1, default %(default)s)")
+    s.add_argument("--min-tokens", type=int, default=9,
+                   help="shortest match JPlag counts, in tokens (default %(default)s)")
+    s.add_argument("--executor", choices=["auto", "local", "slurm"], default="auto",
+                   help="a Slurm job at the course's bulk priority when a controller "
+                        "answers (auto), or here")
+    s.set_defaults(func=cmd_similarity)

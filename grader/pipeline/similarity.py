@@ -1,0 +1,173 @@
+"""The similarity report of one assignment, after its deadline: each student's counting
+submission (the latest, where none counts yet), grouped by language, compared pair by
+pair by JPlag in one batch job per language (Slurm at the course's bulk priority, or
+here), starter code left out; the pairs above a threshold are kept for the staff page
+with everything the side-by-side view needs.
+
+Layout, under ``spool/similarity/<assignment>/``: ``<language>/subs/<student>/`` the
+files compared, ``<language>/base/`` the starter code, ``<language>/pairs.json`` the
+checker's output, ``report.json`` the report.
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+import shutil
+import time
+from collections.abc import Callable, Mapping
+from pathlib import Path
+from typing import Any
+
+from grader.adapters import jplag
+from grader.adapters.scheduler.base import Scheduler, SchedulerError
+from grader.adapters.scheduler.script import ArrayRequest, array_script
+from grader.adapters.spool import Entry, Spool
+from grader.adapters.store.postgres import Store
+from grader.core.errors import GradelineError
+from grader.core.jobs import now_iso
+from grader.course.load import Course
+from grader.course.policy import grade_course
+from grader.course.similarity import flagged, side_by_side
+from grader.course.spec import BulkSpec
+from grader.kattis.problem import Problem
+from grader.pipeline.intake import Rejected, prepare
+
+log = logging.getLogger(__name__)
+#: runs one checker command (argv), writing its log to the path; raises on failure
+Runner = Callable[[list[str], Path], None]
+
+
+def report_dir(spool: Spool, assignment: str) -> Path:
+    return spool.root / "similarity" / assignment
+
+
+def chosen(course: Course, assignment: str, store: Store) -> dict[str, str]:
+    """student -> the spool id compared: the counting submission, else the latest."""
+    rows = [r for r in store.rows(course.name, assignment=assignment)
+            if r.state != "quarantined"]
+    latest = {r.student: r.spool_id for r in rows}  # oldest first: the last one stays
+    counting = {g.student: g.spool_id for g in grade_course(course, store.attempts(course.name))
+                if g.assignment == assignment and g.spool_id}
+    return {student: counting.get(student, sid) for student, sid in latest.items()}
+
+
+def stage(spool: Spool, problem: Problem, picks: Mapping[str, str], work: Path,
+          starter: Path | None) -> tuple[dict[str, int], list[str]]:
+    """Copy each pick's sources to ``work/<language>/subs/<student>/`` (and the starter
+    code beside them); (students per language, why some were left out)."""
+    shutil.rmtree(work, ignore_errors=True)
+    counts: dict[str, int] = {}
+    skipped = []
+    for student, sid in sorted(picks.items()):
+        entry = spool.find(sid) or Entry(sid, spool.dir("done") / sid)
+        try:
+            prep = prepare(entry, {problem.short_name: problem})
+        except (Rejected, OSError) as e:
+            skipped.append(f"{student}: {sid} cannot be read ({e})")
+            continue
+        lang = prep.language.id
+        if lang not in jplag.LANGUAGES:
+            skipped.append(f"{student}: {lang} is not a language the checker knows")
+            entry.drop_src()
+            continue
+        dest = work / lang / "subs" / student
+        base = prep.submission.path if prep.submission.path.is_dir() else \
+            prep.submission.path.parent
+        for rel in prep.submission.files:
+            (dest / rel).parent.mkdir(parents=True, exist_ok=True)
+            shutil.copyfile(base / rel, dest / rel)
+        entry.drop_src()
+        counts[lang] = counts.get(lang, 0) + 1
+    for lang in counts:
+        if starter is not None:
+            target = work / lang / "base"
+            if starter.is_dir():
+                shutil.copytree(starter, target)
+            else:
+                target.mkdir(parents=True)
+                shutil.copyfile(starter, target / starter.name)
+    return counts, skipped
+
+
+def slurm_runner(sched: Scheduler, bulk: BulkSpec, name: str, timeout_s: float = 3600
+                 ) -> Runner:
+    """Run the checker as one Slurm job (at the bulk priority) and wait for it."""
+    def run(argv: list[str], log_path: Path) -> None:
+        out = Path(argv[-1])
+        script = log_path.with_suffix(".sbatch")
+        script.write_text(array_script(ArrayRequest(
+            name=f"gradeline-similarity-{name}", tasks=1, cpus_per_task=1, minutes=60,
+            output=log_path, partition=bulk.partition, nice=bulk.nice, qos=bulk.qos), argv))
+        job = sched.submit(script)
+        log.info("similarity job %s submitted", job)
+        t0 = time.monotonic()
+        while time.monotonic() - t0 < timeout_s:
+            states = sched.tasks(job)
+            done = all(t.final for t in states.values())  # {}: gone from the queue
+            if done and out.exists():
+                return
+            if done and (states or time.monotonic() - t0 > 120):
+                tail = log_path.read_text()[-800:] if log_path.exists() else ""
+                raise SchedulerError(f"similarity job {job} ended without a report: {tail}")
+            time.sleep(1.0)
+        sched.cancel(job)
+        raise SchedulerError(f"similarity job {job} did not finish in {timeout_s:.0f} s")
+    return run
+
+
+def make_report(course: Course, assignment: str, problem: Problem, spool: Spool,
+                store: Store, lib: Path, runner: Runner, *, threshold: float,
+                min_tokens: int) -> dict[str, Any]:
+    """Compare, keep the pairs at or above ``threshold``, write ``report.json``."""
+    work = report_dir(spool, assignment)
+    picks = chosen(course, assignment, store)
+    counts, skipped = stage(spool, problem, picks, work / "work",
+                            course.assignments[assignment].starter)
+    pairs: list[dict[str, Any]] = []
+    tools = set()
+    for lang, n in sorted(counts.items()):
+        if n < 2:
+            skipped.append(f"{lang}: only one submission, nothing to compare")
+            continue
+        d = work / "work" / lang
+        out = d / "pairs.json"
+        base = d / "base" if (d / "base").exists() else None
+        runner(jplag.command(lib, lang, d / "subs", base, min_tokens, out), d / "job.log")
+        data = json.loads(out.read_text())
+        tools.add(str(data.get("tool", "JPlag")))
+        for p in flagged(data["pairs"], threshold):
+            pairs.append({**p, "language": lang, "ids": [picks[p["a"]], picks[p["b"]]]})
+    pairs.sort(key=lambda p: (-p["similarity"], p["a"], p["b"]))
+    report = {"assignment": assignment, "made": now_iso(), "tool": ", ".join(sorted(tools)),
+              "threshold": threshold, "min_tokens": min_tokens, "students": len(picks),
+              "languages": counts, "starter": bool(course.assignments[assignment].starter),
+              "skipped": skipped, "pairs": pairs}
+    (work / "report.json").write_text(json.dumps(report, indent=1))
+    return report
+
+
+def read_report(spool: Spool, assignment: str) -> dict[str, Any] | None:
+    try:
+        data = json.loads((report_dir(spool, assignment) / "report.json").read_text())
+    except (OSError, ValueError):
+        return None
+    return data if isinstance(data, dict) else None
+
+
+def pair_view(spool: Spool, assignment: str, index: int) -> dict[str, Any] | None:
+    """Pair ``index`` of the report side by side (None: no such pair)."""
+    report = read_report(spool, assignment)
+    if report is None or not 0 <= index < len(report["pairs"]):
+        return None
+    p = report["pairs"][index]
+    subs = report_dir(spool, assignment) / "work" / p["language"] / "subs"
+
+    def files(student: str) -> dict[str, str]:
+        root = subs / student
+        if not root.is_dir():
+            raise GradelineError(f"{root}: gone (run the report again)")
+        return {str(f.relative_to(root)): f.read_text(errors="replace")
+                for f in sorted(root.rglob("*")) if f.is_file()}
+
+    return side_by_side(p, files(p["a"]), files(p["b"]))
