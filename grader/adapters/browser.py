@@ -25,13 +25,15 @@ def chromium_binary() -> str | None:
 
 
 def render_check(page: Path | str, screenshot: Path | None = None, *,
-                 title: str = "gradeline") -> dict[str, object]:
+                 title: str = "gradeline", size: tuple[int, int] = (1280, 2400)
+                 ) -> dict[str, object]:
     """Load the page in headless Chromium: the DOM after load (with the count of images
     that decoded, which the page's onload script writes into ``data-images-loaded``)
     and, optionally, a screenshot.
 
     :param page: a file, or a URL (the live page of ``gradeline web``).
     :param title: text the loaded DOM must contain (``result["title"]`` says whether).
+    :param size: the window (and screenshot) in pixels, width and height.
     """
     uri = page if isinstance(page, str) else page.resolve().as_uri()
     binary = chromium_binary()
@@ -47,7 +49,8 @@ def render_check(page: Path | str, screenshot: Path | None = None, *,
                                  "title": title in dom, "svgs": dom.count("<svg"),
                                  "dom": dom}
     if screenshot is not None:
-        subprocess.run([*flags, f"--screenshot={screenshot}", "--window-size=1280,2400",
+        subprocess.run([*flags, f"--screenshot={screenshot}",
+                        f"--window-size={size[0]},{size[1]}",
                         uri], capture_output=True, timeout=120,
                        check=False)
         result["screenshot_bytes"] = screenshot.stat().st_size if screenshot.exists() else 0

@@ -197,7 +197,7 @@ def test_staff_pages_and_a_students_own_page_in_headless_chromium(desk, tmp_path
     shots.mkdir(parents=True, exist_ok=True)
 
     def look(url: str, name: str, *present: str, absent: tuple[str, ...] = ()) -> str:
-        res = render_check(url, shots / f"{name}.png", title=present[0])
+        res = render_check(url, shots / f"{name}.png", title=present[0], size=(1100, 900))
         dom = str(res["dom"])
         for text in present:
             assert text in dom, (name, text)

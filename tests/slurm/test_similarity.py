@@ -4,6 +4,7 @@ leaves out a pair that shares only the starter code, and shows on the staff page
 
 from __future__ import annotations
 
+import os
 import shutil
 import socket
 import subprocess
@@ -134,12 +135,14 @@ def _staff_page(tmp_path: Path, opts: list[str], env: dict[str, str]) -> None:
                 break
             except OSError:
                 time.sleep(0.2)
-        listed = str(render_check(f"{base}/a/bigsum/similarity", tmp_path / "sim.png",
-                                  title="bigsum: similarity")["dom"])
+        shots = Path(os.environ.get("GRADELINE_SCREENSHOTS") or tmp_path)
+        shots.mkdir(parents=True, exist_ok=True)
+        listed = str(render_check(f"{base}/a/bigsum/similarity", shots / "staff-similarity.png",
+                                  title="bigsum: similarity", size=(1100, 500))["dom"])
         assert "ann" in listed and "ben" in listed and "starter code left out" in listed
         assert "cat" not in listed.split("pairs at or above")[1]
-        pair = render_check(f"{base}/a/bigsum/similarity/0", tmp_path / "pair.png",
-                            title="ann and ben")
+        pair = render_check(f"{base}/a/bigsum/similarity/0", shots / "staff-pair.png",
+                            title="ann and ben", size=(1100, 900))
         assert "compute" in str(pair["dom"]) and "solve" in str(pair["dom"])
         assert int(str(pair["screenshot_bytes"])) > 5000
     finally:

@@ -16,7 +16,7 @@ esc = html.escape
 MORE_CSS = """nav a{margin-right:1em}pre{background:#f6f6f6;padding:.5em;overflow-x:auto;
 max-height:24em;white-space:pre-wrap}.ok{color:#070}.muted{color:#888}
 .hidden{background:#fff3f3}.counts{font-weight:bold}.side{display:flex;gap:1em}
-.side>div{flex:1;min-width:0}"""
+.side>div{flex:1;min-width:0}pre.source{max-height:none;white-space:pre}"""
 
 
 def layout(title: str, body: str, nav: str = "", refresh_s: int | None = None) -> str:
