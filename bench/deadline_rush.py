@@ -24,8 +24,6 @@ from __future__ import annotations
 
 import argparse
 import json
-import signal
-import subprocess
 import sys
 import tempfile
 import time
@@ -35,7 +33,7 @@ from typing import Any
 import yaml
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from serve_load import BIN, analyse, capacity, fresh_env, gl
+from serve_load import analyse, capacity, fresh_env, gl, replay_into_serve
 
 OUT = Path(__file__).resolve().parent / "results" / "deadline"
 EXAMPLES = Path(__file__).resolve().parents[1] / "grader" / "examples"
@@ -58,23 +56,7 @@ def rush(work: Path, label: str, trace: Path, course: Path | None) -> dict[str, 
     env = fresh_env(name)
     spool = work / f"spool-{label}"
     extra = ["--course-file", str(course)] if course else []
-    log = (work / f"serve-{label}.log").open("w")
-    serve = subprocess.Popen([str(BIN), "serve", "--spool", str(spool), "--executor", "slurm",
-                              "--no-dedupe", "--report", "5", *extra],
-                             env=env, stdout=log, stderr=subprocess.STDOUT,
-                             start_new_session=True)
-    try:
-        gl("trace", "replay", str(trace), "--mode", "open", "--spool", str(spool), *extra,
-           env=env)
-        deadline = time.monotonic() + 1800
-        while any((spool / d).exists() and any((spool / d).iterdir()) for d in ("new", "cur")):
-            if time.monotonic() > deadline:
-                sys.exit(f"{label}: not finished after 30 min; see {log.name}")
-            time.sleep(0.5)
-    finally:
-        serve.send_signal(signal.SIGTERM)
-        serve.wait(timeout=600)
-        log.close()
+    replay_into_serve(work, label, trace, env, spool, extra, extra)
     a = analyse(env, OUT / f"{label}.json", None)
     return {"label": label, "env": env, "spool": str(spool), "count": a["count"],
             "response": a["response"], "service_mean_s": a["service"]["mean"]}

@@ -74,22 +74,18 @@ def analyse(env: dict[str, str], out: Path, offered: float | None) -> dict[str, 
     return dict(json.loads(out.read_text()))
 
 
-def serve_run(work: Path, label: str, rate: float, count: int, seed: int,
-              dispatch: str) -> dict[str, Any]:
-    """A Poisson stream at ``rate`` into a running `serve`; its analysis."""
-    name = f"gl_bench_{label}"
-    env = fresh_env(name)
-    spool = work / f"spool-{label}"
-    trace = work / f"{label}.csv"
-    gl("trace", "gen", "poisson", "--corpus", str(work / "course"), "--count", str(count),
-       "--rate", f"{rate:.4f}", "--seed", str(seed), "-o", str(trace), env=env)
+def replay_into_serve(work: Path, label: str, trace: Path, env: dict[str, str], spool: Path,
+                      serve_args: list[str], replay_args: list[str]) -> None:
+    """Replay ``trace`` (open arrivals) into a running ``serve`` on Slurm; return once
+    the spool is empty and the server has drained (its log: ``serve-<label>.log``)."""
     log = (work / f"serve-{label}.log").open("w")
     serve = subprocess.Popen([str(BIN), "serve", "--spool", str(spool), "--executor", "slurm",
-                              "--no-dedupe", "--report", "5", "--dispatch", dispatch],
+                              "--no-dedupe", "--report", "5", *serve_args],
                              env=env, stdout=log, stderr=subprocess.STDOUT,
                              start_new_session=True)
     try:
-        gl("trace", "replay", str(trace), "--mode", "open", "--spool", str(spool), env=env)
+        gl("trace", "replay", str(trace), "--mode", "open", "--spool", str(spool),
+           *replay_args, env=env)
         deadline = time.monotonic() + 1800
         while any((spool / d).exists() and any((spool / d).iterdir()) for d in ("new", "cur")):
             if time.monotonic() > deadline:
@@ -99,6 +95,18 @@ def serve_run(work: Path, label: str, rate: float, count: int, seed: int,
         serve.send_signal(signal.SIGTERM)
         serve.wait(timeout=600)
         log.close()
+
+
+def serve_run(work: Path, label: str, rate: float, count: int, seed: int,
+              dispatch: str) -> dict[str, Any]:
+    """A Poisson stream at ``rate`` into a running `serve`; its analysis."""
+    name = f"gl_bench_{label}"
+    env = fresh_env(name)
+    spool = work / f"spool-{label}"
+    trace = work / f"{label}.csv"
+    gl("trace", "gen", "poisson", "--corpus", str(work / "course"), "--count", str(count),
+       "--rate", f"{rate:.4f}", "--seed", str(seed), "-o", str(trace), env=env)
+    replay_into_serve(work, label, trace, env, spool, ["--dispatch", dispatch], [])
     a = analyse(env, OUT / f"{label}.json", rate)
     return {"label": label, "dispatch": dispatch, "db": env["GRADELINE_DB_URL"],
             "course": name, "offered": rate, "count": a["count"],

@@ -214,3 +214,27 @@ def student_accounts() -> tuple[str, str]:
                            check=True)
     subprocess.run(["groupadd", "-f", "gradeline-staff"], check=True)
     return ALICE, BOB
+
+
+@pytest.fixture(scope="session")
+def promtool() -> str:
+    """Prometheus's promtool: on PATH, or taken out of Debian's prometheus package
+    (downloaded, unpacked under build/, never installed: no service is started)."""
+    found = shutil.which("promtool")
+    if found:
+        return found
+    tool = ROOT / "build/tools/prometheus/usr/bin/promtool"
+    if not tool.exists():
+        dl = ROOT / "build/tools/dl"
+        dl.mkdir(parents=True, exist_ok=True)
+        r = subprocess.run(["apt-get", "download", "prometheus"], cwd=dl, capture_output=True,
+                           text=True, timeout=600)
+        debs = sorted(dl.glob("prometheus_*.deb"))
+        if r.returncode != 0 or not debs:
+            reason = f"promtool: apt-get download prometheus failed: {r.stderr.strip()[-300:]}"
+            if os.environ.get("GRADELINE_REQUIRE_SANDBOX") == "1":
+                pytest.fail(reason)
+            pytest.skip(reason)
+        subprocess.run(["dpkg-deb", "-x", str(debs[-1]), str(ROOT / "build/tools/prometheus")],
+                       check=True)
+    return str(tool)

@@ -12,6 +12,7 @@ from datetime import datetime
 from pathlib import Path
 from typing import Any
 
+from grader.adapters import prometheus
 from grader.adapters.spool import Spool
 from grader.adapters.store.postgres import Store
 from grader.cli.common import Context, lazy, spool_options
@@ -24,6 +25,7 @@ from grader.course.staffview import regrade_changes
 from grader.cpuset import CpuSet
 from grader.kattis.problem import Problem
 from grader.pipeline.deadline import DeadlineWatcher, after_deadline
+from grader.pipeline.observe import Observer
 from grader.pipeline.pages import preview_path
 from grader.pipeline.ports import StoreOpener
 from grader.pipeline.regrade import preview, regrade
@@ -140,11 +142,19 @@ def cmd_serve(args: argparse.Namespace, ctx: Context) -> int:
           f"<= {args.in_flight} in flight, <= {args.per_student or 'any'} per student)",
           file=sys.stderr, flush=True)
     watcher = _deadline_watcher(args, ctx, cpus, url)
+    metrics = None
+    if args.metrics_port:
+        observer = Observer(server, ctx.course(args), url, getattr(factory, "pool", None))
+        metrics = prometheus.serve(observer.state, args.metrics_host, args.metrics_port)
+        print(f"serve: Prometheus metrics on http://{args.metrics_host}:{args.metrics_port}"
+              "/metrics", file=sys.stderr, flush=True)
     try:
         if watcher is not None:
             watcher.start()
         s = server.serve()
     finally:
+        if metrics is not None:
+            metrics.shutdown()
         if watcher is not None:
             watcher.stop()
         for ex in closeable.values():
@@ -355,6 +365,10 @@ def _register_grading(sub: Any) -> None:
                     help="resubmissions of unfinished shards before they are recorded as JE")
     sv.add_argument("--no-dedupe", action="store_true",
                     help="grade identical submissions again (for measurements)")
+    sv.add_argument("--metrics-port", type=int, default=0, metavar="PORT",
+                    help="answer Prometheus scrapes on PORT (/metrics; default: off)")
+    sv.add_argument("--metrics-host", default="127.0.0.1",
+                    help="address for --metrics-port (default %(default)s)")
     sv.add_argument("--deadline-every", type=float, default=60.0, metavar="SECONDS",
                     help="with a course file, on Slurm: run the after-deadline phase this "
                          "often (0: never; default %(default)s)")

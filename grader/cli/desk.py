@@ -9,6 +9,7 @@ import json
 import signal
 import sys
 from collections.abc import Mapping
+from datetime import timedelta
 from pathlib import Path
 from typing import Any
 
@@ -37,7 +38,10 @@ def cmd_desk(args: argparse.Namespace, ctx: Context) -> int:
     with ctx.store() as store:
         store.migrate()
     key = desk_key(ctx.state_dir / "desk.key")
-    desk = Desk(course, ctx.spool(args), url, ctx.problems(args), key, page_url=args.page_url)
+    if args.link_minutes <= 0:
+        raise GradelineError("--link-minutes: give a positive number of minutes")
+    desk = Desk(course, ctx.spool(args), url, ctx.problems(args), key, page_url=args.page_url,
+                link_ttl=timedelta(minutes=args.link_minutes))
     server = transport.listen(path, desk.handle)
     signal.signal(signal.SIGTERM, lambda *_: sys.exit(0))
     print(f"gradeline desk for course {course.name} on {path}; students run:\n"
@@ -163,6 +167,8 @@ def register(sub: Any) -> None:
     _desk_option(d)
     d.add_argument("--page-url", help="base URL of 'gradeline web', for students' links "
                                       "to their own page (gradeline mine --link)")
+    d.add_argument("--link-minutes", type=float, default=60.0,
+                   help="how long such a link opens the page (default %(default)g)")
     d.set_defaults(func=cmd_desk)
 
     h = sub.add_parser("hand-in", help="hand in FILE for ASSIGNMENT; prints a signed receipt")
@@ -176,7 +182,7 @@ def register(sub: Any) -> None:
     m.add_argument("assignment", nargs="?")
     m.add_argument("--json", action="store_true", help="as JSON")
     m.add_argument("--link", action="store_true", help="a link to your own page, valid "
-                                                       "for an hour")
+                                                       "for an hour (or as staff set)")
     m.add_argument("--choose", metavar="SUBMISSION", help="make SUBMISSION the one that "
                                                           "counts (courses that let you)")
     _desk_option(m)

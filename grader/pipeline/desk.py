@@ -67,10 +67,10 @@ class Desk:
 
     def __init__(self, course: Course, spool: Spool, db_url: str,
                  problems: Mapping[str, Problem], key: bytes, *,
-                 page_url: str | None = None,
+                 page_url: str | None = None, link_ttl: timedelta = LINK_TTL,
                  clock: Callable[[], datetime] = lambda: datetime.now(UTC)) -> None:
         self.course, self.spool, self.db_url, self.key = course, spool, db_url, key
-        self.page_url, self.clock = page_url, clock
+        self.page_url, self.link_ttl, self.clock = page_url, link_ttl, clock
         self.case_data = case_data(problems)
 
     def handle(self, peer: Peer, req: Mapping[str, Any]) -> dict[str, Any]:
@@ -160,7 +160,7 @@ class Desk:
         if not self.page_url:
             raise RefusedError("this desk has no results page to link to (staff start it "
                                "with --page-url); 'gradeline mine' shows the same")
-        expires = (self.clock() + LINK_TTL).replace(microsecond=0)
+        expires = (self.clock() + self.link_ttl).replace(microsecond=0)
         t = token(self.key, {"student": student, "course": self.course.name,
                              "expires": expires.isoformat()})
         return {"url": f"{self.page_url.rstrip('/')}/me/{t}", "expires": expires.isoformat()}

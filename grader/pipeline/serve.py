@@ -111,6 +111,15 @@ class Server:
         """Drain: claim nothing more; what is in flight finishes (signal-safe)."""
         self._stop.set()
 
+    def totals(self) -> tuple[ServeSummary, RunSummary]:
+        """A copy of the totals so far (for metrics, from another thread)."""
+        with self._lock:
+            t = self.summary.total
+            copy = RunSummary(graded=t.graded, reused=t.reused, quarantined=t.quarantined,
+                              stored=t.stored,
+                              verdicts={a: dict(v) for a, v in t.verdicts.items()})
+            return ServeSummary(self.summary.batches, self.summary.failed_batches), copy
+
     @property
     def in_flight(self) -> int:
         return sum(t.is_alive() for t in self._threads.values())

@@ -13,6 +13,7 @@ import shutil
 import socket
 import subprocess
 import time
+import urllib.error
 import urllib.request
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
@@ -73,7 +74,7 @@ def desk(site_user, student_accounts):
              "LC_ALL=C.UTF-8", str(BIN), *map(str, argv), *map(str, opts)],
             stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
 
-    procs = [start("desk", "--desk", sock, "--page-url", base),
+    procs = [start("desk", "--desk", sock, "--page-url", base, "--link-minutes", "0.5"),
              start("web", "--port", str(port))]
     for _ in range(300):
         if sock.exists() and _answers(base):
@@ -206,6 +207,7 @@ def test_staff_pages_and_a_students_own_page_in_headless_chromium(desk, tmp_path
         assert int(str(res["screenshot_bytes"])) > 5000, name
         return dom
 
+    issued = time.monotonic()
     link = _as(alice, BIN, "mine", "--link", env=env)
     assert link.returncode == 0, link.stderr
     url = link.stdout.split()[0]
@@ -215,6 +217,9 @@ def test_staff_pages_and_a_students_own_page_in_headless_chromium(desk, tmp_path
     body, mac = url.rsplit("/", 1)[1].split(".")
     look(f"{base}/me/{body[:-2]}xx.{mac}", "student-forged", "not a link",
          absent=(ids[alice][:19],))
+    issued = time.monotonic()  # the later of the two links
+    bobs = _as(bob, BIN, "mine", "--link", env=env).stdout.split()[0]
+    assert _status(bobs) == 200 and bobs != url
 
     look(f"{base}/a/bigsum", "staff-assignment", "bigsum: every student", alice, bob)
     look(f"{base}/s/{alice}", "staff-student", f"{alice}: every attempt", ids[alice][:19])
@@ -230,7 +235,16 @@ def test_staff_pages_and_a_students_own_page_in_headless_chromium(desk, tmp_path
     assert f"{bob}\t{ids[bob]}\tAC" in pv.stdout  # bob's AC would become WA
     look(f"{base}/a/bigsum/preview", "staff-preview", "regrade preview", "would change", bob)
     assert _mine(bob, env)[0]["verdict"] == "AC"  # the preview stored nothing
+    time.sleep(max(0.0, 31 - (time.monotonic() - issued)))  # the links expire (30 s)
+    assert _status(url) == 403 and _status(bobs) == 403
 
+
+def _status(url: str) -> int:
+    try:
+        with urllib.request.urlopen(url, timeout=10) as r:
+            return int(r.status)
+    except urllib.error.HTTPError as e:
+        return int(e.code)
 
 def _mine(student: str, env: dict[str, str]) -> list[dict[str, object]]:
     r = _as(student, BIN, "mine", "--json", env=env)

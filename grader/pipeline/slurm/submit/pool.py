@@ -114,6 +114,14 @@ class PilotPool:
             self._submit(want)
             self._last_submit = time.monotonic()
 
+    def live(self) -> int:
+        """Pilot tasks queued or running (what the metrics report; asks Slurm)."""
+        with self._lock:
+            try:
+                return sum(1 for st in self._states().values() if st in LIVE)
+            except SchedulerError:
+                return 0
+
     def pending(self) -> set[str]:
         """Tickets queued or taken (under the lock: a ticket given back moves from
         taken/ to queue/ and must not look finished in between)."""
