@@ -8,6 +8,7 @@ import contextlib
 import os
 import pwd
 import shutil
+import socket
 import subprocess
 import tempfile
 from pathlib import Path
@@ -195,6 +196,13 @@ def slurm_conf():
     conf = subprocess.run([str(ROOT / "slurm/local-cluster.sh"), "conf"], capture_output=True,
                           text=True).stdout.strip()
     return conf
+
+
+def free_port() -> int:
+    """A TCP port free on 127.0.0.1 now (for a server a test starts)."""
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return int(s.getsockname()[1])
 
 
 ALICE, BOB = "gradeline-alice", "gradeline-bob"

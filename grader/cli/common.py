@@ -162,6 +162,14 @@ class Context:
         path = getattr(args, "course_file", None) or self.settings.course_file
         return load_course(path) if path else None
 
+    def course_required(self, args: argparse.Namespace, why: str = "") -> Course:
+        """The course file, or an error saying how to give one (and ``why`` it is needed)."""
+        course = self.course_file(args)
+        if course is None:
+            raise GradelineError(f"no course file{why}: give --course-file or set "
+                                 "GRADELINE_COURSE_FILE")
+        return course
+
     def course(self, args: argparse.Namespace) -> str:
         named = self.course_file(args)
         if named is not None and args.course and args.course != named.name:

@@ -29,10 +29,7 @@ def socket_path(args: argparse.Namespace, ctx: Context) -> Path:
 
 
 def cmd_desk(args: argparse.Namespace, ctx: Context) -> int:
-    course = ctx.course_file(args)
-    if course is None:
-        raise GradelineError("the desk shows what a course file allows: give --course-file "
-                             "or set GRADELINE_COURSE_FILE")
+    course = ctx.course_required(args, " (the desk shows what it allows)")
     path = socket_path(args, ctx)
     url = ctx.db_url()
     with ctx.store() as store:

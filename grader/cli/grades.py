@@ -12,29 +12,13 @@ from typing import Any
 
 from grader.cli.common import Context, spool_options
 from grader.core.errors import GradelineError, ProblemFormatError
-from grader.course.load import Assignment, Course, load_course
+from grader.course.load import Course
 from grader.course.policy import grade_course
 from grader.course.sheets import assignment_sheet, canvas_csv, course_sheet, moodle_csv
 from grader.course.visibility import group_visibility, unknown_rules
 from grader.kattis.problem import Problem, load_problem
 from grader.pipeline.deadline import after_deadline
 from grader.pipeline.run import Pipeline
-
-
-def _course(args: argparse.Namespace, ctx: Context) -> Course:
-    path = args.course_file or ctx.settings.course_file
-    if path is None:
-        raise GradelineError("no course file: give --course-file or set GRADELINE_COURSE_FILE")
-    return load_course(path)
-
-
-def _assignment(course: Course, name: str) -> Assignment:
-    """An assignment of the course file, or an error naming the ones it has."""
-    a = course.assignments.get(name)
-    if a is None:
-        raise GradelineError(f"no assignment {name!r} in the course file "
-                             f"(it has {', '.join(course.assignments)})")
-    return a
 
 
 def _packages(course: Course) -> dict[str, Problem]:
@@ -48,7 +32,7 @@ def _packages(course: Course) -> dict[str, Problem]:
 
 
 def cmd_course_check(args: argparse.Namespace, ctx: Context) -> int:
-    course = _course(args, ctx)
+    course = ctx.course_required(args)
     packages = _packages(course)
     print(f"course {course.name} ({course.zone.key}): {len(course.assignments)} "
           f"assignment(s), {len(course.students)} student(s) on the roster, "
@@ -68,9 +52,9 @@ def cmd_course_check(args: argparse.Namespace, ctx: Context) -> int:
 
 
 def cmd_grades(args: argparse.Namespace, ctx: Context) -> int:
-    course = _course(args, ctx)
+    course = ctx.course_required(args)
     if args.assignment:
-        _assignment(course, args.assignment)
+        course.assignment(args.assignment)
     packages = _packages(course)
     possible = {n: a.points or packages[n].max_score for n, a in course.assignments.items()}
     with ctx.store() as store:
@@ -97,7 +81,7 @@ def cmd_grades(args: argparse.Namespace, ctx: Context) -> int:
 
 def cmd_deadline(args: argparse.Namespace, ctx: Context) -> int:
     """The after-deadline phase for the assignments whose deadline has passed."""
-    course = _course(args, ctx)
+    course = ctx.course_required(args)
     try:
         now = datetime.fromisoformat(args.now) if args.now else datetime.now(UTC)
     except ValueError as e:
@@ -110,7 +94,7 @@ def cmd_deadline(args: argparse.Namespace, ctx: Context) -> int:
         print("no assignment is past its deadline")
         return 0
     for n in names:
-        _assignment(course, n)  # before the image and the executor are prepared
+        course.assignment(n)  # before the image and the executor are prepared
     problems = ctx.problems(args)  # the full suites
     cpus = ctx.cpus(args.cpus)
     ctx.prepare_image()
@@ -126,8 +110,8 @@ def cmd_deadline(args: argparse.Namespace, ctx: Context) -> int:
 
 
 def cmd_release(args: argparse.Namespace, ctx: Context) -> int:
-    course = _course(args, ctx)
-    _assignment(course, args.assignment)
+    course = ctx.course_required(args)
+    course.assignment(args.assignment)
     with ctx.store() as store:
         store.migrate()
         at = store.release(course.name, args.assignment, getpass.getuser(),
@@ -138,8 +122,8 @@ def cmd_release(args: argparse.Namespace, ctx: Context) -> int:
 
 
 def cmd_choose(args: argparse.Namespace, ctx: Context) -> int:
-    course = _course(args, ctx)
-    counts = _assignment(course, args.assignment).counts
+    course = ctx.course_required(args)
+    counts = course.assignment(args.assignment).counts
     with ctx.store() as store:
         store.migrate()
         store.choose(course.name, args.assignment, args.student, args.submission,

@@ -16,13 +16,8 @@ from grader.pipeline.similarity import Runner, make_report, slurm_runner
 
 
 def cmd_similarity(args: argparse.Namespace, ctx: Context) -> int:
-    course = ctx.course_file(args)
-    if course is None:
-        raise GradelineError("the similarity report compares each student's counting "
-                             "submission: give --course-file or set GRADELINE_COURSE_FILE")
-    if args.assignment not in course.assignments:
-        raise GradelineError(f"course {course.name} has no assignment {args.assignment!r} "
-                             f"(it has: {', '.join(sorted(course.assignments))})")
+    course = ctx.course_required(args, " (the report compares counting submissions)")
+    course.assignment(args.assignment)
     problem = ctx.problems(args)[args.assignment]
     lib = jplag.ensure(ctx.state_dir)
     runner: Runner = jplag.run

@@ -87,6 +87,14 @@ class Course:
                 due = (until if until is not None else due) + extra
         return due
 
+    def assignment(self, name: str) -> Assignment:
+        """:raises ConfigError: naming the assignments the course has."""
+        a = self.assignments.get(name)
+        if a is None:
+            raise ConfigError(f"course {self.name} has no assignment {name!r} (it has: "
+                              f"{', '.join(self.assignments)})")
+        return a
+
     def ordered(self) -> list[Assignment]:
         """Assignments by deadline: the order grace days are spent in."""
         return sorted(self.assignments.values(), key=lambda a: (a.deadline, a.name))

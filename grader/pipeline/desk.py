@@ -24,7 +24,7 @@ from grader.adapters.desk import Peer
 from grader.adapters.dropbox import MAX_BYTES
 from grader.adapters.spool import Spool
 from grader.adapters.store.postgres import Store
-from grader.core.errors import GradelineError, RefusedError
+from grader.core.errors import ConfigError, GradelineError, RefusedError
 from grader.core.signing import KEY_BYTES, open_token, signed, token
 from grader.course.load import Course
 from grader.course.studentview import SHOWN_BYTES, student_view
@@ -94,10 +94,10 @@ class Desk:
         raise RefusedError(f"no such request {op!r}: hand-in, mine, link or choose")
 
     def _assignment(self, name: object) -> str:
-        if not isinstance(name, str) or name not in self.course.assignments:
-            raise RefusedError(f"course {self.course.name} has no assignment {name!r} "
-                               f"(it has: {', '.join(sorted(self.course.assignments))})")
-        return name
+        try:
+            return self.course.assignment(str(name)).name
+        except ConfigError as e:
+            raise RefusedError(str(e)) from None
 
     def _hand_in(self, student: str, req: Mapping[str, Any]) -> dict[str, Any]:
         assignment = self._assignment(req.get("assignment"))

@@ -10,7 +10,6 @@ import os
 import pwd
 import secrets
 import shutil
-import socket
 import subprocess
 import time
 import urllib.error
@@ -23,7 +22,7 @@ import yaml
 
 from grader.adapters.browser import render_check
 
-from ..conftest import EXAMPLES
+from ..conftest import EXAMPLES, free_port
 from .conftest import BIN, PY, USER
 
 pytestmark = [pytest.mark.sandbox, pytest.mark.slow]
@@ -64,7 +63,7 @@ def desk(site_user, student_accounts):
     sock = sockdir / "desk.sock"
     assert run([BIN, "db", "start"], timeout=300).returncode == 0
     opts = ["--spool", scratch / "desk-spool", "--course-file", course / "course.yaml"]
-    port = _free_port()
+    port = free_port()
     base = f"http://127.0.0.1:{port}"
 
     def start(*argv: str | Path) -> subprocess.Popen[str]:
@@ -89,12 +88,6 @@ def desk(site_user, student_accounts):
             p.terminate()
             p.communicate(timeout=30)
         shutil.rmtree(sockdir, ignore_errors=True)
-
-
-def _free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return int(s.getsockname()[1])
 
 
 def _answers(base: str) -> bool:

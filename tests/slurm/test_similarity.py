@@ -6,7 +6,6 @@ from __future__ import annotations
 
 import os
 import shutil
-import socket
 import subprocess
 import sys
 import time
@@ -18,7 +17,7 @@ import yaml
 
 from grader.adapters.browser import render_check
 
-from ..conftest import EXAMPLES
+from ..conftest import EXAMPLES, free_port
 
 BIN = Path(sys.executable).parent / "gradeline"
 pytestmark = [pytest.mark.slow]
@@ -122,9 +121,7 @@ def test_a_copied_pair_is_found_and_shared_starter_code_is_not(tmp_path, db, slu
 
 
 def _staff_page(tmp_path: Path, opts: list[str], env: dict[str, str]) -> None:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        port = s.getsockname()[1]
+    port = free_port()
     web = subprocess.Popen([str(BIN), "web", *opts, "--port", str(port)], env=env,
                            stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
     base = f"http://127.0.0.1:{port}"

@@ -3,7 +3,6 @@ in headless Chromium; `gradeline status --once` says the same in a terminal."""
 import json
 import os
 import shutil
-import socket
 import subprocess
 import sys
 import time
@@ -17,6 +16,7 @@ import pytest
 from grader.adapters.browser import render_check
 from grader.adapters.store.postgres import Store
 
+from ..conftest import free_port
 from .test_store_pipeline import fake_record
 
 BIN = Path(sys.executable).parent / "gradeline"
@@ -42,19 +42,13 @@ def _stamped(db, n=12):
     return n + 1
 
 
-def _free_port():
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
-
-
 def test_live_page_in_headless_chromium(tmp_path, db):
     if shutil.which("chromium") is None:
         if os.environ.get("GRADELINE_REQUIRE_SANDBOX") == "1":
             pytest.fail("make test installs chromium; it is missing")
         pytest.skip("needs chromium")
     total = _stamped(db)
-    port = _free_port()
+    port = free_port()
     env = {**os.environ, "GRADELINE_DB_URL": db, "GRADELINE_COURSE": "c"}
     log = tmp_path / "web.log"
     with log.open("w") as out:

@@ -7,7 +7,6 @@ import os
 import re
 import shutil
 import signal
-import socket
 import subprocess
 import sys
 import time
@@ -16,7 +15,7 @@ from pathlib import Path
 
 import pytest
 
-from ..conftest import EXAMPLES
+from ..conftest import EXAMPLES, free_port
 
 BIN = Path(sys.executable).parent / "gradeline"
 pytestmark = [pytest.mark.sandbox, pytest.mark.slow]
@@ -43,9 +42,7 @@ def test_serve_answers_scrapes_with_what_it_graded(tmp_path, db, promtool):
     for i, src in enumerate((ok, ok, wrong)):
         subprocess.run([str(BIN), "submit", "bigsum", f"s{i}", str(src), "--spool", str(spool),
                         "--course", "m"], check=True, env=env, capture_output=True)
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        port = s.getsockname()[1]
+    port = free_port()
     serve = subprocess.Popen([str(BIN), "serve", "--spool", str(spool), "--course", "m",
                               "--executor", "local", "--cpus", "0", "--submit-interval", "0.1",
                               "--metrics-port", str(port)], env=env,

@@ -235,7 +235,8 @@ def test_course_check_reads_the_packages_and_names_a_rule_that_matches_no_group(
 
 
 @pytest.mark.parametrize("argv", [["release", "hw9"], ["choose", "hw9", "alice", "x1"],
-                                  ["deadline", "hw9"], ["grades", "hw9"]])
+                                  ["deadline", "hw9"], ["grades", "hw9"],
+                                  ["similarity", "hw9"]])
 def test_a_command_naming_no_assignment_of_the_course_is_refused_first(
         tmp_path: Path, capsys: pytest.CaptureFixture[str], argv: list[str]) -> None:
     from grader.cli import main as cli
@@ -245,4 +246,4 @@ def test_a_command_naming_no_assignment_of_the_course_is_refused_first(
         cli.main([*argv, "--course-file", str(p)])
     assert e.value.code == 2
     err = capsys.readouterr().err
-    assert "no assignment 'hw9' in the course file (it has hw1, hw2)" in err
+    assert "course cs101 has no assignment 'hw9' (it has: hw1, hw2)" in err
