@@ -28,7 +28,7 @@ from grader.pipeline.deadline import DeadlineWatcher, after_deadline
 from grader.pipeline.observe import Observer
 from grader.pipeline.pages import preview_path
 from grader.pipeline.ports import StoreOpener
-from grader.pipeline.regrade import preview, regrade
+from grader.pipeline.regrade import grade_again, preview, regrade
 from grader.pipeline.run import Pipeline
 from grader.pipeline.serve import ServePolicy, Server
 from grader.pipeline.slurm.tickets import PilotSpec
@@ -242,12 +242,19 @@ def cmd_results(args: argparse.Namespace, ctx: Context) -> int:
 
 
 def cmd_regrade(args: argparse.Namespace, ctx: Context) -> int:
-    """Regrade what a changed package affects; with a course file both phases apart
-    (visible-phase results with the visible groups, full results with the suite)."""
+    """Regrade what a changed package affects (or, ``--judge-errors``, what ended in a
+    judge error); with a course file both phases apart (visible-phase results with the
+    visible groups, full results with the suite)."""
     phases = [ctx.problems(args)]
     if ctx.course_file(args) is not None:
         phases.insert(0, ctx.problems(args, live=True))
-    if args.assignment not in phases[0]:
+    if args.assignment is None and not args.judge_errors:
+        raise GradelineError("--assignment: which assignment's package changed?")
+    if args.preview and args.judge_errors:
+        raise GradelineError("--preview shows what a changed package would change; "
+                             "--judge-errors grades the same package again: one or the other")
+    names = [args.assignment] if args.assignment else sorted(phases[0])
+    if names[0] not in phases[0]:
         raise GradelineError(f"unknown assignment {args.assignment!r}")
     course = ctx.course_file(args)
     cpus = ctx.cpus(args.cpus)
@@ -255,23 +262,32 @@ def cmd_regrade(args: argparse.Namespace, ctx: Context) -> int:
     factory = ctx.executor_factory(args, cpus, bulk=course.bulk if course else BulkSpec())
     n, changes, name = 0, [], ctx.course(args)
     with ctx.store() as store:
-        seen: set[str] = set()
-        for problems in phases:
-            problem = problems[args.assignment]
-            if problem.version in seen:  # every group visible: one phase
-                continue
-            seen.add(problem.version)
-            pipe = Pipeline(ctx.spool(args), problems, open_store=None, executor=factory)
-            if args.preview:
-                ids = store.outdated(name, args.assignment, problem.version)
-                changes += regrade_changes(store.rows(name, assignment=args.assignment),
-                                           preview(pipe, problem, store, ids))
-            else:
-                n += regrade(pipe, problem, name, store)
+        for assignment in names:
+            seen: set[str] = set()
+            for problems in phases:
+                problem = problems[assignment]
+                if problem.version in seen:  # every group visible: one phase
+                    continue
+                seen.add(problem.version)
+                pipe = Pipeline(ctx.spool(args), problems, open_store=None, executor=factory)
+                if args.judge_errors:
+                    n += grade_again(pipe, problem, store, store.judge_errors(
+                        name, assignment, problem.version), prefix="je")
+                elif args.preview:
+                    ids = store.outdated(name, assignment, problem.version)
+                    changes += regrade_changes(store.rows(name, assignment=assignment),
+                                               preview(pipe, problem, store, ids))
+                else:
+                    n += regrade(pipe, problem, name, store)
     if args.preview:
         return _previewed(ctx.spool(args), args.assignment, phases[-1][args.assignment],
                           changes)
-    print(f"regraded {n} submissions of {args.assignment}; earlier results kept as superseded")
+    if args.judge_errors:
+        print(f"regraded {n} judge errors of {', '.join(names)}; each judge error is "
+              "replaced by its new result")
+    else:
+        print(f"regraded {n} submissions of {args.assignment}; earlier results kept as "
+              "superseded")
     return 0
 
 
@@ -403,7 +419,11 @@ def _register_views(sub: Any) -> None:
 
     rg = sub.add_parser("regrade", help="regrade what a changed assignment package affects")
     spool_options(rg)
-    rg.add_argument("--assignment", required=True)
+    rg.add_argument("--assignment", help="the assignment whose package changed (with "
+                                          "--judge-errors: default every one)")
+    rg.add_argument("--judge-errors", action="store_true",
+                    help="grade again what ended in a judge error (our fault: a node's "
+                         "runtime, the database), with the same package")
     rg.add_argument("--cpus", help="CPUs for local grading (no Slurm)")
     rg.add_argument("--preview", action="store_true",
                     help="grade with the changed package but store nothing: print (and "

@@ -172,6 +172,23 @@ def test_a_task_that_always_fails_ends_in_je_not_a_hang(tmp_path, slurm_conf, db
         je = s.count("SELECT count(*) FROM results WHERE verdict = 'JE'")
         assert 1 <= je <= 3  # shard 0's submissions (identical ones may share a result)
         assert s.count("SELECT count(*) FROM results") == 8
+    # our fault, not the students': graded again with the same package, each judge error
+    # replaced (its test rows too), nothing else touched
+    env = {**os.environ, "GRADELINE_DB_URL": db, "GRADELINE_COURSE": "c",
+           "SLURM_CONF": slurm_conf}
+    env.pop("GRADELINE_FAULT", None)
+    rg = subprocess.run([str(BIN), "regrade", "--spool", str(tmp_path / "spool"),
+                         "--judge-errors", "--executor", "local", "--cpus", "0"],
+                        capture_output=True, text=True, env=env, timeout=600)
+    assert rg.returncode == 0, rg.stderr
+    assert f"regraded {je} judge errors" in rg.stdout
+    with Store(db) as s:
+        assert s.count("SELECT count(*) FROM results WHERE verdict = 'JE'") == 0
+        assert s.count("SELECT count(*) FROM results") == 8
+        assert s.count("SELECT count(*) FROM test_results t JOIN results r ON r.id = "
+                       "t.result_id WHERE t.verdict = 'JE'") == 0
+        assert s.count("SELECT count(*) FROM test_results") == s.count(
+            "SELECT sum(jsonb_array_length(record->'tests')) FROM results")
 
 
 def test_killed_run_resumes_exactly_once(tmp_path, slurm_conf, db):

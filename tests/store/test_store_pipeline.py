@@ -46,6 +46,30 @@ def fake_record(i, version="v1", tests=3):
         content_hash=f"h{i % 5}", language="cpp", result=result)
 
 
+def test_a_judge_error_is_replaced_by_a_later_grading_of_the_same_version(db):
+    from dataclasses import replace
+    ok = fake_record(900, tests=3)
+    assert ok.result is not None
+    je = replace(ok, result=replace(ok.result, verdict=Verdict.JE, score=0.0, tests=(
+        TestResult("t0", "g", Verdict.JE, feedback="sandbox failed"),)))
+    with Store(db) as s:
+        assert s.ingest([je]) == 1
+        assert s.ingest([je]) == 0  # idempotent: a JE again changes nothing
+        assert s.ingest([ok]) == 1  # the same version graded again, not a JE: replaced
+        assert s.ingest([replace(ok, result=replace(ok.result, score=1.0))]) == 0  # final
+        assert s.count("SELECT count(*) FROM results r JOIN submissions x ON x.id = "
+                       "r.submission_id WHERE x.spool_id = 'id900'") == 1
+        assert s.count("SELECT count(*) FROM results r JOIN submissions x ON x.id = "
+                       "r.submission_id WHERE x.spool_id = 'id900' AND r.verdict = 'AC' "
+                       "AND r.score = 100 AND r.superseded_at IS NULL") == 1
+        assert s.count("SELECT count(*) FROM test_results t JOIN results r ON r.id = "
+                       "t.result_id JOIN submissions x ON x.id = r.submission_id "
+                       "WHERE x.spool_id = 'id900' AND t.verdict = 'AC'") == 3
+        assert s.count("SELECT count(*) FROM test_results t JOIN results r ON r.id = "
+                       "t.result_id JOIN submissions x ON x.id = r.submission_id "
+                       "WHERE x.spool_id = 'id900' AND t.verdict = 'JE'") == 0
+
+
 def test_migrations_are_recorded_and_idempotent(db):
     with Store(db) as s:
         assert s.migrate() == []

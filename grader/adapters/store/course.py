@@ -143,3 +143,14 @@ class CourseQueries:
                     SubmissionResult.from_dict(vis) if vis else None,
                     SubmissionResult.from_dict(full) if full else None, bool(chosen), sha))
             return out
+
+    def judge_errors(self, course: str, assignment: str, version: str) -> list[str]:
+        """Spool ids whose current result for ``version`` is a judge error (what
+        ``regrade --judge-errors`` grades again)."""
+        with self._tx() as cur:
+            cur.execute("""
+                SELECT s.spool_id FROM submissions s JOIN courses c ON c.id = s.course_id
+                JOIN results r ON r.submission_id = s.id AND r.superseded_at IS NULL
+                WHERE c.name = %s AND s.assignment = %s AND r.version = %s
+                  AND r.verdict = 'JE' ORDER BY s.id""", (course, assignment, version))
+            return [row[0] for row in cur.fetchall()]

@@ -321,12 +321,17 @@ _MERGE_SQL = """
       ON CONFLICT (course_id, name, version) DO NOTHING;
 """
 
-#: the results not stored yet (a result is immutable per package version)
+#: the results not stored yet (a result is immutable per package version), except that
+#: a judge error -- our fault, never a verdict on the student -- is replaced by a later
+#: grading of the same version that is not one (``regrade --judge-errors``)
 _RESULTS_SQL = """
     INSERT INTO results (submission_id, version, verdict, score, max_score, record)
     SELECT sub.id, r.version, r.verdict, r.score, r.max_score, r.record
     FROM stage_res r JOIN submissions sub USING (spool_id)
-    ON CONFLICT (submission_id, version) DO NOTHING
+    ON CONFLICT (submission_id, version) DO UPDATE SET
+        verdict = EXCLUDED.verdict, score = EXCLUDED.score, max_score = EXCLUDED.max_score,
+        record = EXCLUDED.record, created_at = now(), reused_from = NULL
+      WHERE results.verdict = 'JE' AND EXCLUDED.verdict <> 'JE'
 """
 
 #: reused results linked to their source, which may be inserted just above (a
@@ -342,6 +347,9 @@ _LINK_REUSED_SQL = """
 
 #: the tests of new results; older versions superseded; the submissions stored
 _FINISH_SQL = """
+    DELETE FROM test_results USING results res, stage_res r, submissions s
+      WHERE test_results.result_id = res.id AND res.created_at = now()
+        AND s.spool_id = r.spool_id AND res.submission_id = s.id AND res.version = r.version;
     INSERT INTO test_results (result_id, name, group_name, verdict, cpu_time_s,
         wall_time_s, memory_bytes, exit_code, signal)
       SELECT res.id, t.name, t.group_name, t.verdict, t.cpu_time_s, t.wall_time_s,
