@@ -13,6 +13,7 @@ bytes), one JSON object back.
 from __future__ import annotations
 
 import json
+import logging
 import os
 import pwd
 import socket
@@ -26,6 +27,7 @@ from typing import Any
 
 from grader.core.errors import ConfigError, GradelineError
 
+log = logging.getLogger(__name__)
 MAX_REQUEST = 24 << 20  # a 16 MiB hand-in, base64-encoded, and its fields
 TIMEOUT_S = 30.0  # a client that stops sending mid-request is dropped
 
@@ -88,6 +90,10 @@ class _Conn(socketserver.BaseRequestHandler):
                     reply = {"ok": True, **self.server.handler(peer, request)}
                 except GradelineError as e:
                     reply = {"ok": False, "error": str(e)}
+                except Exception:  # a bug or an outside system's failure: logged for
+                    log.exception("desk: request from %s failed", peer.user)  # staff
+                    reply = {"ok": False, "error": "the desk failed on its side; your "
+                                                   "course staff can see why in its log"}
             sock.sendall(json.dumps(reply).encode() + b"\n")
         except OSError:
             pass  # the client went away or stalled: nothing to answer

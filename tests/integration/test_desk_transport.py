@@ -26,6 +26,8 @@ def served(tmp_path: Path, monkeypatch: pytest.MonkeyPatch):
         seen.append(peer)
         if req.get("op") == "refuse":
             raise RefusedError("no")
+        if req.get("op") == "bug":
+            raise KeyError("a bug")
         return {"echo": req}
 
     path = tmp_path / "d" / "desk.sock"
@@ -61,6 +63,8 @@ def test_malformed_refused_and_oversized_requests_get_a_reason(served) -> None:
     assert _raw(path, json.dumps({"op": "refuse"}).encode() + b"\n") == \
         {"ok": False, "error": "no"}
     assert "over" in _raw(path, b"x" * (1 << 17))["error"]
+    assert "failed on its side" in _raw(path, b'{"op": "bug"}\n')["error"]  # no traceback
+    assert desk.ask(path, {"op": "x"})["ok"] is True  # and it answers the next one
 
 
 def test_a_stalled_client_is_dropped_and_the_desk_keeps_answering(served) -> None:
