@@ -82,6 +82,17 @@ p, nodes = sys.argv[1], sys.argv[2].strip()
 text = open(p).read().replace("@NODES@", nodes)
 open(p, "w").write(text)
 PY
+    # Per-node task environment (TaskProlog): KEY=VALUE lines in node-env/<node> are
+    # exported into every task on that node -- how a test makes one node's runtime
+    # differ from the others' (a broken Apptainer, another image directory).
+    mkdir -p "$STATE/node-env"
+    chmod 755 "$STATE/node-env"
+    printf '%s\n' '#!/bin/sh' \
+        "f=\"$STATE/node-env/\$SLURMD_NODENAME\"" \
+        '[ -r "$f" ] || exit 0' \
+        'while IFS= read -r line; do case "$line" in *=*) echo "export $line";; esac; done < "$f"' \
+        > "$STATE/task-prolog.sh"
+    chmod 755 "$STATE/task-prolog.sh"
     # A changed config needs a restart of the daemons.
     if [ -f "$CONF" ] && ! cmp -s "$CONF" "$CONF.tmp"; then stop_daemons; fi
     mv "$CONF.tmp" "$CONF"

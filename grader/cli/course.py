@@ -31,7 +31,7 @@ from grader.pipeline.ports import StoreOpener
 from grader.pipeline.regrade import grade_again, preview, regrade
 from grader.pipeline.run import Pipeline
 from grader.pipeline.serve import ServePolicy, Server
-from grader.pipeline.slurm.tickets import PilotSpec
+from grader.pipeline.slurm.tickets import PilotSpec, SickReports
 from grader.pipeline.status import STATES, course_status
 
 log = logging.getLogger("gradeline")
@@ -226,6 +226,10 @@ def cmd_status(args: argparse.Namespace, ctx: Context) -> int:
         print("quarantined:")
         for a, sid, code, msg in st.reasons:
             print(f"  {a:<12} {sid}: {code}: {msg}")
+    for h in SickReports(spool.root / "pilots").handled():
+        done = "drained" if h.get("drained") else f"NOT drained ({h.get('error')}): ask an admin"
+        print(f"sick node {h['node']}: {done}; {h['reason']} -- its judge errors: "
+              "gradeline regrade --judge-errors")
     return 0
 
 

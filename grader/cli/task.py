@@ -23,7 +23,7 @@ from grader.cpuset import CpuSet
 from grader.pipeline.slurm.node.pilot import run_pilot
 from grader.pipeline.slurm.node.task import OUR_FAULT, local_grading, persistent_grading, run_shard
 from grader.pipeline.slurm.shards import ArrayDir
-from grader.pipeline.slurm.tickets import read_spec
+from grader.pipeline.slurm.tickets import SickReports, read_spec
 from grader.settings import Settings, load
 
 
@@ -59,9 +59,14 @@ def main(argv: Sequence[str] | None = None) -> int:
 def pilot(pool: Path, cpus: CpuSet, settings: Settings) -> int:
     """A pilot task: one container on its first core for every ticket it takes."""
     slurm = settings.slurm
-    grade, close = persistent_grading(cpus.first, worker_spec(settings), slurm)
-    metrics = source_named(settings.metrics)
     name = f"{slurm.array_job_id or 'local'}_{slurm.array_task_id or '0'}"
+    try:
+        grade, close = persistent_grading(cpus.first, worker_spec(settings), slurm)
+    except GradelineError as e:  # this node cannot grade at all: say so, then fail
+        SickReports(pool).report(slurm.node or "unknown", name, f"cannot start: {e}",
+                                 "start")
+        raise
+    metrics = source_named(settings.metrics)
 
     def say(line: str) -> None:
         print(line, flush=True)
@@ -69,7 +74,7 @@ def pilot(pool: Path, cpus: CpuSet, settings: Settings) -> int:
     try:
         return run_pilot(pool, name, lambda shard: run_shard(
             shard, cpus=CpuSet([cpus.first]), grade=grade, slurm=slurm, metrics=metrics,
-            steal=False, say=say), read_spec(pool), say=say)
+            steal=False, say=say), read_spec(pool), say=say, node=slurm.node or "")
     finally:
         close()
 

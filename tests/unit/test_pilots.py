@@ -11,15 +11,15 @@ from pathlib import Path
 
 import pytest
 
-from grader.adapters.scheduler.base import TaskState
-from grader.core.jobs import GradingJob, JudgeFault
+from grader.adapters.scheduler.base import SchedulerError, TaskState
+from grader.core.jobs import GradingJob, JudgeFault, Outcome
 from grader.cpuset import CpuSet
 from grader.kattis.problem import Problem, load_problem
 from grader.pipeline.slurm.node.pilot import run_pilot
 from grader.pipeline.slurm.node.task import run_shard
 from grader.pipeline.slurm.shards import ArrayDir
 from grader.pipeline.slurm.submit.pool import PilotExecutor, PilotPool, ticket_sizes
-from grader.pipeline.slurm.tickets import PilotSpec, Tickets, read_spec
+from grader.pipeline.slurm.tickets import PilotSpec, SickReports, Tickets, read_spec
 from grader.settings import SlurmTask
 
 from ..conftest import EXAMPLES
@@ -194,3 +194,68 @@ def test_tickets_shrink_to_single_submissions_at_the_end():
     big = ticket_sizes(240, 2)
     assert sum(big) == 240 and big[0] == 30 and big[-8:] == [1] * 8
     assert big == sorted(big, reverse=True)  # large first, single submissions last
+
+
+class TwoNodes(ThreadScheduler):
+    """Pilot tasks land on n1 and n2 in turn (on n2 only while it is not drained); on
+    n2 every ticket ends in a judge fault: its runtime is broken."""
+
+    def __init__(self, ex: FakeExecutor, may_drain: bool = True) -> None:
+        super().__init__(None)
+        self.ex, self.may_drain = ex, may_drain
+        self.turn = 0
+        self.started: list[str] = []
+        self.drained: dict[str, str] = {}
+
+    def _task(self, jid: str, t: int, pool: Path) -> None:
+        with self.lock:
+            self.turn += 1
+            node = "n2" if self.turn % 2 == 0 and "n2" not in self.drained else "n1"
+            self.started.append(node)
+
+        def broken(jobs):
+            return (Outcome(j.key, JudgeFault("apptainer: not found"), "t0", "t1")
+                    for j in jobs)
+
+        def run(shard):
+            return run_shard(shard, cpus=CpuSet([0]), slurm=SlurmTask(), steal=False,
+                             grade=broken if node == "n2" else self.ex.run,
+                             say=lambda _: None)
+
+        run_pilot(pool, f"{jid}_{t}", run, read_spec(pool), say=lambda _: None, node=node)
+        with self.lock:
+            self.jobs[jid][t] = "COMPLETED"
+
+    def drain(self, node: str, reason: str) -> None:
+        if not self.may_drain:
+            raise SchedulerError("scontrol: Invalid user for this operation")
+        self.drained[node] = reason
+
+
+def test_a_node_whose_runtime_broke_is_drained_and_its_work_goes_elsewhere(tmp_path, bigsum):
+    ex = FakeExecutor(bigsum)
+    sched = TwoNodes(ex)
+    pool = PilotPool(sched, tmp_path / "pool", SPEC)
+    jobs = [GradingJob(bigsum.path, p) for p in sources(tmp_path, 16)]
+    outs = {o.key: o for o in PilotExecutor(pool, tmp_path / "b1").run(jobs)}
+    assert set(outs) == {j.key for j in jobs}
+    pool.tend(force=True)  # the pool's next pass (serve tends every second)
+    assert list(sched.drained) == ["n2"]
+    assert "judge faults" in sched.drained["n2"]
+    assert sched.started.count("n2") == 1  # none started there after the first left
+    je = [k for k, o in outs.items() if isinstance(o.result, JudgeFault)]
+    assert 0 < len(je) < len(jobs)  # n2's tickets (regrade --judge-errors), the rest graded
+    handled = SickReports(tmp_path / "pool").handled()
+    assert [(h["node"], h["drained"]) for h in handled] == [("n2", True)]
+    assert not SickReports(tmp_path / "pool").open_reports()
+
+
+def test_a_sick_node_that_may_not_be_drained_is_reported(tmp_path, bigsum):
+    sched = TwoNodes(FakeExecutor(bigsum), may_drain=False)
+    pool = PilotPool(sched, tmp_path / "pool", SPEC)
+    jobs = [GradingJob(bigsum.path, p) for p in sources(tmp_path, 12)]
+    outs = list(PilotExecutor(pool, tmp_path / "b1").run(jobs))
+    assert len(outs) == len(jobs)
+    pool.tend(force=True)
+    (h,) = SickReports(tmp_path / "pool").handled()
+    assert h["node"] == "n2" and h["drained"] is False and "Invalid user" in str(h["error"])

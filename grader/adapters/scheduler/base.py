@@ -48,6 +48,11 @@ class Scheduler(Protocol):
 
     def cancel(self, job_id: str) -> None: ...
 
+    def drain(self, node: str, reason: str) -> None:
+        """Take ``node`` out of scheduling (running jobs finish), with the reason admins
+        see; :raises SchedulerError: when this account may not."""
+        ...
+
     def max_array_size(self) -> int: ...
 
     def total_cpus(self) -> int:

@@ -87,6 +87,10 @@ class SlurmCLI:
     def cancel(self, job_id: str) -> None:
         self._run(["scancel", job_id])
 
+    def drain(self, node: str, reason: str) -> None:
+        self._run(["scontrol", "update", f"NodeName={node}", "State=DRAIN",
+                   f"Reason={reason[:200]}"])
+
     def total_cpus(self) -> int:
         """Usable CPUs of the nodes that are up: ``CPUEfctv`` (CPUs less the ones
         ``CpuSpecList``/``CoreSpecCount`` keep for the system), which sinfo's %C

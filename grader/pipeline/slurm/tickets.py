@@ -15,6 +15,7 @@ from __future__ import annotations
 import json
 import logging
 import sys
+import time
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -32,6 +33,10 @@ class PilotSpec:
     :param minutes: each pilot's Slurm time limit; it takes no new ticket in the
         last ``margin_s`` of it.
     :param max_attempts: pilots that may die holding one ticket before it is dropped.
+    :param sick_after: a pilot leaves (status ``SICK``) after this many tickets in a row
+        ended in judge faults, and the pool drains its node; a node where this many
+        pilots could not start grading is drained too: a node whose runtime broke
+        stops taking work.
     """
 
     pilots: int = 2
@@ -43,20 +48,22 @@ class PilotSpec:
     submit_interval_s: float = 2.0
     partition: str | None = None
     ticket_size: int | None = None  # submissions per ticket; None: ``ticket_sizes``
+    sick_after: int = 2
 
 
 def write_spec(pool_dir: Path, spec: PilotSpec) -> None:
     """What pilots read of the spec (the serving side's settings reach them here)."""
     (pool_dir / "spec.json").write_text(json.dumps(
         {"idle_s": spec.idle_s, "minutes": spec.minutes, "margin_s": spec.margin_s,
-         "poll_s": spec.poll_s}))
+         "poll_s": spec.poll_s, "sick_after": spec.sick_after}))
 
 
 def read_spec(pool_dir: Path) -> PilotSpec:
     try:
         d = json.loads((pool_dir / "spec.json").read_text())
         return PilotSpec(idle_s=float(d["idle_s"]), minutes=int(d["minutes"]),
-                         margin_s=float(d["margin_s"]), poll_s=float(d["poll_s"]))
+                         margin_s=float(d["margin_s"]), poll_s=float(d["poll_s"]),
+                         sick_after=int(d.get("sick_after", PilotSpec().sick_after)))
     except (OSError, ValueError, KeyError, TypeError):
         return PilotSpec()
 
@@ -132,3 +139,56 @@ class Tickets:
         self.post(name, Shard(Path(d["array_dir"]), int(d["index"])), attempts)
         src.unlink(missing_ok=True)
         log.warning("pilot %s is gone; its ticket %s is queued again", pilot, name)
+
+
+class SickReports:
+    """Pilots' word that their node's runtime fails (``sick/<node>@<pilot>.json``), and
+    what the pool did about each node (``sick/handled/<node>.json``): written by pilots
+    on compute nodes, read by the serving side, like tickets."""
+
+    def __init__(self, root: Path) -> None:
+        self.dir = root / "sick"
+        self.handled_dir = self.dir / "handled"
+
+    def report(self, node: str, pilot: str, reason: str, kind: str) -> None:
+        """``kind``: ``faults`` (tickets in a row ended in judge faults: the pilot
+        left) or ``start`` (the pilot could not start grading at all)."""
+        self.dir.mkdir(parents=True, exist_ok=True)
+        tmp = self.dir / f".{node}@{pilot}.tmp"
+        tmp.write_text(json.dumps({"node": node, "pilot": pilot, "reason": reason,
+                                   "kind": kind, "at": time.time()}))
+        tmp.replace(self.dir / f"{node}@{pilot}.json")
+
+    def open_reports(self) -> dict[str, list[dict[str, object]]]:
+        """node -> the reports not handled yet."""
+        out: dict[str, list[dict[str, object]]] = {}
+        try:
+            paths = sorted(self.dir.glob("*@*.json"))
+        except FileNotFoundError:
+            return out
+        for p in paths:
+            try:
+                d = json.loads(p.read_text())
+            except (OSError, ValueError):
+                continue
+            out.setdefault(str(d.get("node", "")), []).append({**d, "file": p.name})
+        return out
+
+    def handle(self, node: str, outcome: dict[str, object]) -> None:
+        """Record what was done about ``node`` and set its reports aside."""
+        self.handled_dir.mkdir(parents=True, exist_ok=True)
+        for p in self.dir.glob(f"{node}@*.json"):
+            p.replace(self.handled_dir / p.name)
+        (self.handled_dir / f"{node}.json").write_text(json.dumps(outcome, indent=1))
+
+    def handled(self) -> list[dict[str, object]]:
+        """What was done about each sick node (for staff: status, the live page)."""
+        out = []
+        for p in sorted(self.handled_dir.glob("*.json")):
+            if "@" in p.name:
+                continue
+            try:
+                out.append(json.loads(p.read_text()))
+            except (OSError, ValueError):
+                continue
+        return out

@@ -10,19 +10,22 @@ from pathlib import Path
 
 from grader import faults
 from grader.pipeline.slurm.shards import Shard
-from grader.pipeline.slurm.tickets import PilotSpec, Tickets
+from grader.pipeline.slurm.tickets import PilotSpec, SickReports, Tickets
 
 #: Grades one shard (``slurm.node.task.run_shard`` bound to the pilot's judge).
 ShardRunner = Callable[[Shard], int]
+#: The exit status of a pilot that left because its tickets kept ending in judge faults
+#: (its node's runtime is suspect; the pool counts such pilots per node).
+SICK = 3
 
 
 def run_pilot(pool_dir: Path, pilot: str, run: ShardRunner, spec: PilotSpec,
-              say: Callable[[str], None] = print) -> int:
+              say: Callable[[str], None] = print, node: str = "") -> int:
     """The body of one pilot task: take tickets until idle or near the time limit."""
     tickets = Tickets(pool_dir)
     t0 = time.monotonic()
     last_work = t0
-    done = 0
+    done = faults_in_a_row = 0
     # a requeued pilot (same id) first finishes what it held when its node was lost
     mine = [t for t, p in tickets.held() if p == pilot]
     while True:
@@ -58,3 +61,11 @@ def run_pilot(pool_dir: Path, pilot: str, run: ShardRunner, spec: PilotSpec,
         last_work = time.monotonic()
         if status >= 2:
             say(f"pilot {pilot}: ticket {name} ended with status {status}")
+            faults_in_a_row += 1
+            if faults_in_a_row >= spec.sick_after:
+                why = f"{faults_in_a_row} tickets in a row ended in judge faults"
+                say(f"pilot {pilot}: {why}; leaving (this node's runtime is suspect)")
+                SickReports(pool_dir).report(node or "unknown", pilot, why, "faults")
+                return SICK
+        else:
+            faults_in_a_row = 0

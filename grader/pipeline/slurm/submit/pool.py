@@ -40,7 +40,7 @@ from grader.adapters.scheduler.script import ArrayRequest, array_script
 from grader.core.jobs import GradingJob, JudgeFault, Outcome
 from grader.core.samples import ShardSample
 from grader.pipeline.slurm.shards import ArrayDir, Shard, batch_outcomes, batch_samples
-from grader.pipeline.slurm.tickets import PilotSpec, Tickets, pilot_command, write_spec
+from grader.pipeline.slurm.tickets import PilotSpec, SickReports, Tickets, pilot_command, write_spec
 
 log = logging.getLogger(__name__)
 
@@ -87,8 +87,31 @@ class PilotPool:
                         self.tickets.give_back(name, pilot, self.spec.max_attempts)
                     except OSError as e:  # the spool is full: it stays taken until next time
                         log.warning("pilots: cannot give back %s yet: %s", name, e)
+            self._drain_sick()
             if now - self._last_submit >= self.spec.submit_interval_s:
                 self._top_up(states, len(self.tickets.waiting()))
+
+    def _drain_sick(self) -> None:
+        """Drain a node once a pilot left it because its tickets kept ending in judge
+        faults, or ``sick_after`` pilots could not start grading there (the tickets go
+        to pilots elsewhere); where this account may not drain, say so: staff see it
+        in ``gradeline status``."""
+        for node, reports in SickReports(self.root).open_reports().items():
+            if not any(r.get("kind") == "faults" for r in reports) and \
+                    len({r["pilot"] for r in reports}) < self.spec.sick_after:
+                continue
+            reason = f"gradeline: {len(reports)} pilot(s) failed here: {reports[-1]['reason']}"
+            outcome: dict[str, object] = {"node": node, "reason": reason, "at": time.time(),
+                                          "pilots": sorted(str(r["pilot"]) for r in reports)}
+            try:
+                self.scheduler.drain(node, reason)
+                outcome["drained"] = True
+                log.error("pilots: node %s drained (%s)", node, reason)
+            except SchedulerError as e:
+                outcome.update(drained=False, error=str(e))
+                log.error("pilots: node %s cannot grade (%s) and could not be drained: %s; "
+                          "ask an admin to drain it", node, reason, e)
+            SickReports(self.root).handle(node, outcome)
 
     def expect(self, jobs: int) -> None:
         """Work for ``jobs`` submissions is about to be posted: start its pilots now,
