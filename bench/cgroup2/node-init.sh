@@ -1,12 +1,15 @@
 #!/bin/sh
 # Inside the cgroup v2 node (bench/cgroup2/node.sh boots it): PID 1 after the switch
 # to this machine's own file system (read-only, under a tmpfs overlay). Runs the
-# sandbox contract and the hostile corpus with bubblewrap, as root and as an ordinary
-# user in a delegated subtree, prints "GL-NODE: ..." lines, and powers off.
+# sandbox contract and the hostile corpus under each runtime (bubblewrap and
+# Apptainer), as root and as an ordinary user in a delegated subtree, prints
+# "GL-NODE: ..." lines, and powers off.
 export PATH=/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin LC_ALL=C.UTF-8
 ARGS=$(sed -n 's/.*gl_args=\([^ ]*\).*/\1/p' /proc/cmdline)
 ROOT=$(sed -n 1p "$ARGS")
 export PYTEST_ADDOPTS="$(sed -n 2p "$ARGS")"  # e.g. -k 'memory or fork'
+RUNTIMES="$(sed -n 3p "$ARGS")"
+RUNTIMES=${RUNTIMES:-bwrap apptainer}
 
 mount -t cgroup2 none /sys/fs/cgroup
 mkdir -p /dev/pts /dev/shm
@@ -20,18 +23,9 @@ say "kernel $(uname -r); cgroup2 controllers: $(cat /sys/fs/cgroup/cgroup.contro
 cd "$ROOT" || { say "no checkout at $ROOT"; poweroff -f; }
 TESTS="tests/contract tests/integration/test_hostile.py"
 # emulated: ~15x slower than this machine, so time limits in the tests stretch by 10
-ENV="GRADELINE_REQUIRE_SANDBOX=1 GRADELINE_RUNTIME=bwrap PYTHONDONTWRITEBYTECODE=1 GRADELINE_TEST_SLOWDOWN=${GRADELINE_TEST_SLOWDOWN:-10}"
+ENV0="GRADELINE_REQUIRE_SANDBOX=1 PYTHONDONTWRITEBYTECODE=1 GRADELINE_TEST_SLOWDOWN=${GRADELINE_TEST_SLOWDOWN:-10}"
 
-# 1. As root, in the root cgroup.
-say "root: $("$ROOT/.venv/bin/gradeline" check-env 2>&1 | grep 'limit: memory')"
-t0=$(date +%s)
-env $ENV HOME=/root "$ROOT/.venv/bin/python" -m pytest -q -p no:cacheprovider --tb=short $TESTS \
-    > /tmp/root.out 2>&1
-rc_root=$?
-cat /tmp/root.out
-say "root: rc=$rc_root in $(( $(date +%s) - t0 )) s: $(tail -1 /tmp/root.out)"
-
-# 2. As an ordinary user whose processes start in a cgroup delegated to it (what
+# The ordinary user: its processes start in a cgroup delegated to it (what
 #    `systemd-run --user -p Delegate=yes` gives): the cgroup and its control files
 #    belong to the user, the controllers are enabled above it.
 USER=gradeline-ci
@@ -49,15 +43,31 @@ as_user() {  # NAME CMD...: CMD as the user, in a new cgroup NAME delegated to i
         GRADELINE_STATE_DIR="$SCRATCH/state" GRADELINE_IMAGE_DIR=/var/lib/gradeline/images \
         PYTEST_ADDOPTS="$PYTEST_ADDOPTS" "$@"
 }
-say "user: $(as_user gl-check "$ROOT/.venv/bin/gradeline" check-env 2>&1 | grep 'limit: memory')"
-t0=$(date +%s)
-as_user gl-delegated "$ROOT/.venv/bin/python" -m pytest -q -p no:cacheprovider --tb=short $TESTS \
-    > /tmp/user.out 2>&1
-rc_user=$?
-cat /tmp/user.out
-say "user, delegated v2: rc=$rc_user in $(( $(date +%s) - t0 )) s: $(tail -1 /tmp/user.out)"
+ok=1
+n=0
+for RT in $RUNTIMES; do
+    ENV="$ENV0 GRADELINE_RUNTIME=$RT"
+    # As root, in the root cgroup; then as the user, in a delegated subtree.
+    say "$RT, root: $("$ROOT/.venv/bin/gradeline" check-env 2>&1 | grep 'limit: memory')"
+    t0=$(date +%s)
+    env $ENV HOME=/root "$ROOT/.venv/bin/python" -m pytest -q -p no:cacheprovider --tb=short $TESTS \
+        > /tmp/root-$RT.out 2>&1
+    rc_root=$?
+    cat /tmp/root-$RT.out
+    say "$RT, root: rc=$rc_root in $(( $(date +%s) - t0 )) s: $(tail -1 /tmp/root-$RT.out)"
+
+    say "$RT, user: $(as_user gl-check-$RT "$ROOT/.venv/bin/gradeline" check-env 2>&1 | grep 'limit: memory')"
+    t0=$(date +%s)
+    as_user gl-delegated-$RT "$ROOT/.venv/bin/python" -m pytest -q -p no:cacheprovider --tb=short $TESTS \
+        > /tmp/user-$RT.out 2>&1
+    rc_user=$?
+    cat /tmp/user-$RT.out
+    say "$RT, user, delegated v2: rc=$rc_user in $(( $(date +%s) - t0 )) s: $(tail -1 /tmp/user-$RT.out)"
+    [ "$rc_root" = 0 ] && [ "$rc_user" = 0 ] || ok=0
+    n=$((n + 1))
+done
 left=$(ps -u "$USER" -o pid=,args= 2>/dev/null)
 [ -z "$left" ] || say "processes of $USER left: $left"
-if [ "$rc_root" = 0 ] && [ "$rc_user" = 0 ] && [ -z "$left" ]; then say "all passed"; fi
+if [ "$ok" = 1 ] && [ "$n" -gt 0 ] && [ -z "$left" ]; then say "all passed"; fi
 sync
 poweroff -f

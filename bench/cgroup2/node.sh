@@ -7,10 +7,13 @@
 #   bench/cgroup2/node.sh ["pytest options"]   (root; `make test-cgroup2`)
 #   e.g. bench/cgroup2/node.sh "-k 'memory or fork'"
 #
+# GRADELINE_CGROUP2_RUNTIMES="bwrap" (or "apptainer") tests one runtime only.
 # The node is this machine's own file system, shared read-only with virtiofs and
 # made writable in the guest by an overlay on tmpfs (nothing the guest writes reaches
 # the host), so it runs this checkout, its venv and the images `make image` built.
-# Slow: emulated, every instruction costs ~10-50x; minutes, not seconds.
+# Slow: emulated, every instruction costs ~10-50x; minutes, not seconds. The node reads
+# this checkout live: a file replaced meanwhile reads as a stale handle there, so run it
+# from a checkout nobody edits (a clone with its own `make venv`).
 set -euo pipefail
 HERE=$(cd "$(dirname "$0")" && pwd)
 ROOT=$(cd "$HERE/../.." && pwd)
@@ -32,12 +35,17 @@ trap cleanup EXIT
 mkdir -p "$WORK/extra/gl/mods"
 cp "$MODS/fs/fuse/fuse.ko" "$MODS/fs/fuse/virtiofs.ko" "$MODS/fs/overlayfs/overlay.ko" \
    "$WORK/extra/gl/mods/"
+# Apptainer as root mounts the image's squashfs through a loop device (when they are
+# modules of this kernel rather than built in)
+for m in drivers/block/loop.ko fs/squashfs/squashfs.ko; do
+    [ -f "$MODS/$m" ] && cp "$MODS/$m" "$WORK/extra/gl/mods/"
+done
 cat > "$WORK/extra/gl/init" <<'INIT'
 #!/bin/sh
 mkdir -p /proc /sys /dev
 mount -t proc proc /proc; mount -t sysfs sys /sys; mount -t devtmpfs dev /dev
 modprobe virtio_pci
-for m in fuse virtiofs overlay; do insmod /gl/mods/$m.ko; done
+for m in fuse virtiofs overlay loop squashfs; do [ -f /gl/mods/$m.ko ] && insmod /gl/mods/$m.ko; done
 mkdir -p /lower /upper /newroot
 mount -t virtiofs -o ro hostroot /lower || { echo "GL-NODE: virtiofs mount failed"; poweroff -f; }
 mount -t tmpfs -o size=6g tmpfs /upper
@@ -58,7 +66,8 @@ cat "$WORK/extra.cpio" >> "$WORK/initrd"
 # What the guest runs: this checkout's tests (PYTEST_ADDOPTS: the options given here),
 # handed over in a file named on the kernel command line.
 ARGS=${1:-}
-printf '%s\n' "$ROOT" "$ARGS" > "$WORK/args"
+# the runtimes to test (default: both)
+printf '%s\n' "$ROOT" "$ARGS" "${GRADELINE_CGROUP2_RUNTIMES:-bwrap apptainer}" > "$WORK/args"
 sync  # the guest reads the host's files through virtiofs
 
 /usr/lib/qemu/virtiofsd --socket-path="$WORK/vfsd.sock" -o source=/ -o cache=auto \
