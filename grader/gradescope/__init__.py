@@ -1,0 +1,1 @@
+"""The Gradescope autograder format (pure): what an autograder writes, checked."""
