@@ -13,7 +13,8 @@
 # the host), so it runs this checkout, its venv and the images `make image` built.
 # Slow: emulated, every instruction costs ~10-50x; minutes, not seconds. The node reads
 # this checkout live: a file replaced meanwhile reads as a stale handle there, so run it
-# from a checkout nobody edits (a clone with its own `make venv`).
+# from a checkout nobody edits (a clone with its own `make venv`, outside /tmp, which
+# the node mounts a tmpfs over).
 set -euo pipefail
 HERE=$(cd "$(dirname "$0")" && pwd)
 ROOT=$(cd "$HERE/../.." && pwd)

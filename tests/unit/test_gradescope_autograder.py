@@ -31,13 +31,13 @@ def _zip(path: Path, members: dict[str, str], *, link: str | None = None) -> Pat
 
 def test_a_zip_with_its_files_at_the_root_unpacks_and_loads(tmp_path):
     z = _zip(tmp_path / "autograder.zip", {"setup.sh": SETUP, "run_autograder": RUN,
-                                           "tests/test_a.py": "def test(): pass\n"})
+                                           "suite/test_a.py": "def test(): pass\n"})
     ag = load_autograder(unpack(z, tmp_path / "ag"))
-    assert ag.files == ("run_autograder", "setup.sh", "tests/test_a.py")
+    assert ag.files == ("run_autograder", "setup.sh", "suite/test_a.py")
     assert ag.run_autograder.stat().st_mode & 0o111 and ag.setup.stat().st_mode & 0o111
     again = load_autograder(unpack(z, tmp_path / "ag2"))
     assert again.digest == ag.digest  # the same autograder, the same image key
-    (tmp_path / "ag2/tests/test_a.py").write_text("def test(): assert 0\n")
+    (tmp_path / "ag2/suite/test_a.py").write_text("def test(): assert 0\n")
     assert load_autograder(tmp_path / "ag2").digest != ag.digest
 
 
