@@ -15,6 +15,9 @@ mount -t cgroup2 none /sys/fs/cgroup
 mkdir -p /dev/pts /dev/shm
 mount -t devpts devpts /dev/pts
 mount -t tmpfs -o mode=1777 tmpfs /dev/shm
+# what udev makes on a booted system, and Apptainer needs ("lstat /dev/fd")
+[ -e /dev/fd ] || ln -s /proc/self/fd /dev/fd
+for i in 0:stdin 1:stdout 2:stderr; do [ -e /dev/${i#*:} ] || ln -s /proc/self/fd/${i%%:*} /dev/${i#*:}; done
 mount -t tmpfs -o mode=1777 tmpfs /tmp
 hostname gl-node
 ip link set lo up 2>/dev/null
