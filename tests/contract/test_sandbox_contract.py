@@ -79,8 +79,12 @@ def test_cpu_hard_limit_is_kept_to_the_millisecond_with_a_cgroup(run):
     lim = Limits(cpu_time_s=1.0, wall_time_s=30.0)
     meta, _, _ = run("while :; do :; done", lim)
     assert meta.termination == "cpu-time"
-    if run.box.cgroups is None:  # RLIMIT_CPU alone: the next whole second
-        assert lim.cpu_hard_s <= meta.cpu_time_s < 2.0 + 0.3
+    if run.box.cgroups is None:  # RLIMIT_CPU alone: by the next whole second
+        # The kernel fires RLIMIT_CPU on its own clock of the process's runtime, while the
+        # run's CPU time is the rusage the init collects, which on a loaded VM came out
+        # lower (1.73 s for a run SIGXCPU ended at 2 s): past the soft limit, never past
+        # the next whole second, whatever the load.
+        assert lim.cpu_time_s < meta.cpu_time_s < 2.0 + 0.3, meta
     else:
         assert lim.cpu_hard_s <= meta.cpu_time_s < lim.cpu_hard_s + 0.15, meta
 
