@@ -15,7 +15,7 @@ from grader.pipeline.slurm.tickets import PilotSpec, SickReports, Tickets
 #: Grades one shard (``slurm.node.task.run_shard`` bound to the pilot's judge).
 ShardRunner = Callable[[Shard], int]
 #: The exit status of a pilot that left because its tickets kept ending in judge faults
-#: (its node's runtime is suspect; the pool counts such pilots per node).
+#: (its node's runtime is suspect; its report in ``SickReports`` is what the pool reads).
 SICK = 3
 
 

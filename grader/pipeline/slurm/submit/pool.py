@@ -96,7 +96,8 @@ class PilotPool:
         faults, or ``sick_after`` pilots could not start grading there (the tickets go
         to pilots elsewhere); where this account may not drain, say so: staff see it
         in ``gradeline status``."""
-        for node, reports in SickReports(self.root).open_reports().items():
+        sick = SickReports(self.root)
+        for node, reports in sick.open_reports().items():
             if not any(r.get("kind") == "faults" for r in reports) and \
                     len({r["pilot"] for r in reports}) < self.spec.sick_after:
                 continue
@@ -111,7 +112,7 @@ class PilotPool:
                 outcome.update(drained=False, error=str(e))
                 log.error("pilots: node %s cannot grade (%s) and could not be drained: %s; "
                           "ask an admin to drain it", node, reason, e)
-            SickReports(self.root).handle(node, outcome)
+            sick.handle(node, outcome)
 
     def expect(self, jobs: int) -> None:
         """Work for ``jobs`` submissions is about to be posted: start its pilots now,
