@@ -7,6 +7,8 @@
  *   mntns    + new mount, IPC and UTS namespaces, / made private, a new /proc
  *   mounts   + the run's own mounts: /work bound read-only, private /tmp, /var/tmp, /dev/shm
  *   seal     + every mount the container left writable made read-only (mountinfo)
+ *   netns    + a network namespace of the run's own: priced, not done by gl-runner (the
+ *            container's empty one is shared by its runs, which come one at a time)
  * Usage: runner_floor N WORKDIR UID GID (the run's ids: ours, or as root the slot's
  * sandbox ids, as gl-runner maps them; "-" for our own); prints "step median_us mean_us" per step and
  * "mountpoints M" (mount points in this namespace: what CLONE_NEWNS copies). */
@@ -25,8 +27,8 @@
 #include <time.h>
 #include <unistd.h>
 
-enum { FORK, PIDNS, MNTNS, MOUNTS, SEAL, NSTEPS };
-static const char *names[] = {"fork", "pidns", "mntns", "mounts", "seal"};
+enum { FORK, PIDNS, MNTNS, MOUNTS, SEAL, NETNS, NSTEPS };
+static const char *names[] = {"fork", "pidns", "mntns", "mounts", "seal", "netns"};
 static const char *workdir;
 static long long map_uid, map_gid;  /* the run's ids, inside and out (gl-runner's) */
 
@@ -127,6 +129,7 @@ static void one(int step) {
     }
     int flags = CLONE_NEWUSER | CLONE_NEWPID | SIGCHLD;
     if (step >= MNTNS) flags |= CLONE_NEWNS | CLONE_NEWIPC | CLONE_NEWUTS;
+    if (step >= NETNS) flags |= CLONE_NEWNET;
     int gate[2];
     if (pipe2(gate, O_CLOEXEC)) die("pipe");
     pid_t p = (pid_t)syscall(SYS_clone, flags, NULL, NULL, NULL, 0);

@@ -14,7 +14,8 @@ turn, the ratio taken pair by pair:
 Rows, each adding one part to the row above (median and mean microseconds per run):
 ``fork`` a bare fork + exec + wait; ``pidns`` the run's own user and PID namespaces;
 ``mntns`` its mount, IPC and UTS namespaces and a new /proc; ``mounts`` the run's /work
-and private /tmp, /var/tmp, /dev/shm; ``seal`` everything writable made read-only.
+and private /tmp, /var/tmp, /dev/shm; ``seal`` everything writable made read-only;
+``netns`` a network namespace per run (priced only: gl-runner shares the container's).
 Then gl-runner's own clock for a run of ``true`` (namespaces to report) and the
 judge's (request written to reply read), interleaved with the floor's runs.
 """
