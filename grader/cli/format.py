@@ -17,7 +17,9 @@ def result_table(r: SubmissionResult) -> str:
              f"submission {r.submission} [{r.language}]  "
              f"runtime {r.runtime.get('runtime', '?')} on cpus {r.runtime.get('cpus')}"]
     if r.compile is not None and not r.compile.ok:
-        lines.append("compile failed:" if r.compile.judge_error is None else "judge error:")
+        lines.append("judge error:" if r.compile.judge_error is not None else
+                     "the autograder's log:" if r.runtime.get("autograder") else
+                     "compile failed:")
         text = r.compile.judge_error or r.compile.output
         lines += ["  " + ln for ln in text.strip().splitlines()[:20]]
     if r.tests:
@@ -31,6 +33,8 @@ def result_table(r: SubmissionResult) -> str:
     for g in r.groups:
         lines.append(f"group {g.name:<22} {g.verdict.value:<4} {g.passed}/{g.total} tests  "
                      f"{g.score:g}/{g.points:g} points ({g.scoring})")
+    if r.message:
+        lines.append("message: " + r.message.strip().replace("\n", "\n  ")[:2000])
     tm = r.timing
     lines.append(f"verdict {r.verdict.value}   score {r.score:g}/{r.max_score:g}   "
                  f"time: compile {tm.get('compile_s', 0):.2f} s, runs {tm.get('run_s', 0):.2f} s,"

@@ -16,6 +16,11 @@ The package format's other kinds (``FORMATS``), checked by ``gradeline check``:
   default grader flags (``min always_accept``, ``ignore_sample``).
 - ``parts`` (2025-09, scoring): pass-fail and sum groups, ``require_pass``, a validator
   that reports ``score_multiplier.txt``, ``submissions.yaml`` score ranges.
+
+Assignments graded by an autograder the course wrote for Gradescope (``AUTOGRADERS``):
+
+- ``wordfreq``: a Python unittest autograder that writes its own results.json, with
+  tests of each visibility.
 """
 
 from __future__ import annotations
@@ -25,6 +30,7 @@ from pathlib import Path
 
 EXAMPLES = ("bigsum", "meanstd", "spread")
 FORMATS = ("guess", "codec", "subtasks", "parts")
+AUTOGRADERS = ("wordfreq",)
 
 
 def example_dirs(names: tuple[str, ...] = EXAMPLES) -> list[Path]:
@@ -34,8 +40,8 @@ def example_dirs(names: tuple[str, ...] = EXAMPLES) -> list[Path]:
 
 
 def all_example_dirs() -> list[Path]:
-    """Every bundled package: the course's and the format examples."""
-    return example_dirs((*EXAMPLES, *FORMATS))
+    """Every bundled package: the course's, the format examples and the autograders."""
+    return example_dirs((*EXAMPLES, *FORMATS, *AUTOGRADERS))
 
 
 def course_file() -> Path:

@@ -18,6 +18,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import replace
 from datetime import UTC, datetime
 from pathlib import Path
+from typing import Any
 
 from grader.core.entrypoint import JVM_LANGUAGES, main_class
 from grader.core.errors import GradelineError, SandboxError, SubmissionError
@@ -34,6 +35,7 @@ from grader.core.result import (
 )
 from grader.core.submission import Submission, load_submission
 from grader.core.verdict import Validation, Verdict, determine_verdict, submission_verdict
+from grader.judge.autograde import Autograders
 from grader.judge.compile_cache import CompileCache, cache_key
 from grader.judge.passes import Passes
 from grader.judge.ports import DEFAULT_ENV, RunRequest, Sandbox
@@ -156,6 +158,15 @@ def _link_or_copy(src: Path, dst: Path) -> None:
         shutil.copyfile(src, dst)
 
 
+def _language_of(sub: Submission, problem: Problem) -> str | None:
+    """The submission's language for the record, when its files tell (an autograder
+    takes whatever files it is given)."""
+    try:
+        return detect_language(sub.files, problem.languages).id
+    except SubmissionError:
+        return None
+
+
 class Judge:
     """Grades submissions with one sandbox on a fixed set of CPUs.
 
@@ -180,6 +191,8 @@ class Judge:
         self.on_reject = on_reject
         self.validators = Validators(sandbox, workroot, self.cpus)
         self.passes = Passes(sandbox, self.validators, self.cpus)
+        self.autograders = Autograders(sandbox, workroot, self.cpus,
+                                       keep_workdirs=keep_workdirs)
         self._problems: dict[tuple[Path, bool], Problem] = {}
         self.extra_runtime: dict[str, object] = {}  # e.g. the Slurm task, for the record
         workroot.mkdir(parents=True, exist_ok=True)
@@ -236,6 +249,9 @@ class Judge:
         """Grade a submission (file, directory or loaded Submission)."""
         t_start = time.monotonic()
         sub = submission if isinstance(submission, Submission) else load_submission(submission)
+        if problem.autograder is not None:  # the course's autograder grades it
+            return self.autograders.grade_submission(
+                problem, sub, language or _language_of(sub, problem), self._runtime)
         lang = get_language(language) if language else \
             detect_language(sub.files, problem.languages)
         if problem.languages is not None and lang.id not in problem.languages:
@@ -402,12 +418,16 @@ class Judge:
         t["total_s"] = time.monotonic() - t_start
         return self._result(problem, sub, lang, verdict, 0.0, comp, [], groups, t)
 
+    def _runtime(self) -> dict[str, Any]:
+        """Where and how a submission is graded, for its record."""
+        return {**self.sandbox.describe(), "host": platform.node(), "cpus": self.cpus,
+                **({"on_reject": self.on_reject} if self.on_reject else {}),
+                **self.extra_runtime}
+
     def _result(self, problem: Problem, sub: Submission, lang: Language, verdict: Verdict,
                 score: float, comp: CompileResult, tests: list[TestResult],
                 groups: Sequence[GroupResult], timing: dict[str, float]) -> SubmissionResult:
-        runtime = {**self.sandbox.describe(), "host": platform.node(), "cpus": self.cpus,
-                   **({"on_reject": self.on_reject} if self.on_reject else {}),
-                   **self.extra_runtime}
+        runtime = self._runtime()
         return SubmissionResult(
             problem=problem.short_name, problem_version=problem.version,
             submission=str(sub.path), content_hash=sub.content_hash, language=lang.id,

@@ -14,6 +14,9 @@ Layout read here::
     include/<language>|default/       files added to every submission of a language
     submissions/<expected>/           self-check submissions (``gradeline check``)
 
+or, for an assignment graded by a Gradescope autograder, ``gradeline.yaml`` with
+``type: gradescope`` beside the autograder (``grader.kattis.autograder_package``).
+
 What the loader does not support is an error naming the file and the feature
 (submit-answer problems, custom graders, static validators, minimisation), never a
 problem silently graded as something else. Every loading error names the problem and
@@ -30,6 +33,7 @@ from typing import Any, Literal
 
 from grader.core.errors import ProblemFormatError
 from grader.core.limits import Limits
+from grader.kattis import autograder_package as agp
 from grader.kattis.cases import flags
 from grader.kattis.constants import Constants, parse_constants
 from grader.kattis.gradeline_yaml import GRADELINE_KEYS, compile_flags, course_points
@@ -61,7 +65,7 @@ from grader.kattis.tree import (
 )
 
 __all__ = ["ON_REJECT", "SCORINGS", "Node", "OnReject", "Problem", "Scoring", "TestCase",
-           "TestGroup", "TimeMultipliers", "load_problem", "package_version"]
+           "TestGroup", "TimeMultipliers", "is_package", "load_problem", "package_version"]
 
 
 @dataclass(frozen=True, slots=True)
@@ -100,6 +104,9 @@ class Problem:
     #: scoring (problems of type scoring)
     scoring_model: Literal["points", "kattis"] = "points"
     validator_scores: bool = False  # legacy "validation: custom score"
+    #: a Gradescope autograder (zip or directory) grades it instead of test data
+    autograder: Path | None = None
+    autograder_max_score: float | None = None  # the course's, else the results' own
 
     @property
     def cases(self) -> list[TestCase]:
@@ -129,6 +136,8 @@ class Problem:
 
     @property
     def max_score(self) -> float:
+        if self.autograder is not None:
+            return self.autograder_max_score or 0.0
         if self.scoring_model == "kattis":
             return full_score(self.nodes, self.score_root)
         return sum(g.points for g in self.groups)
@@ -195,6 +204,9 @@ def load_problem(path: str | Path, *, require_time_limit: bool = True) -> Proble
         raise ProblemFormatError(name, str(root), "is not a directory")
     fs = PackageFS(name, root)
     py, gl_path = root / "problem.yaml", root / "gradeline.yaml"
+    gl_any = fs.read_yaml(gl_path)
+    if agp.is_autograder_package(gl_any):
+        return _load_autograder_package(fs, root, gl_any, gl_path)
     version, meta = _read_problem_yaml(fs, py)
     legacy = version in LEGACY
     gl = fs.read_yaml(gl_path, GRADELINE_KEYS, what=" (gradeline's additions)")
@@ -238,6 +250,27 @@ def load_problem(path: str | Path, *, require_time_limit: bool = True) -> Proble
         constants=constants, code_limit_bytes=code, allow_file_writing=allow_writing,
         ordered_cases=_ordered(td.cases, groups), nodes=td.nodes, score_root=td.root,
         scoring_model="kattis" if scoring else "points", validator_scores=v.scores)
+
+
+def _load_autograder_package(fs: PackageFS, root: Path, gl: dict[str, Any],
+                             gl_path: Path) -> Problem:
+    limits = agp.autograder_limits(fs, gl, gl_path)
+    meta = fs.read_yaml(root / "problem.yaml")
+    return Problem(
+        short_name=root.name, title=title_of(meta.get("name", root.name)), path=root,
+        version=package_version(root), limits=limits, compile_limits=limits,
+        validator_limits=limits, validation="default", validator_flags=(),
+        validator_dir=None, groups=agp.autograder_groups(),
+        languages=languages_of(fs, {}, root / "problem.yaml", gl, gl_path),
+        types=frozenset({"scoring"}), time_limit_source="gradeline.yaml",
+        autograder=agp.autograder_source(fs, root, gl, gl_path),
+        autograder_max_score=agp.declared_max_score(fs, gl, gl_path))
+
+
+def is_package(path: Path) -> bool:
+    """Whether ``path`` holds an assignment package (a problem.yaml, or a gradeline.yaml
+    of an autograder assignment)."""
+    return (path / "problem.yaml").is_file() or (path / "gradeline.yaml").is_file()
 
 
 def _read_problem_yaml(fs: PackageFS, py: Path) -> tuple[str, dict[str, Any]]:

@@ -61,7 +61,8 @@ def test_sandbox_contract_and_hostile_corpus_hold_for_an_ordinary_user(site_user
             subprocess.run(["which", "apptainer"], capture_output=True).returncode != 0:
         _require("apptainer is not installed (make test installs it as root)")
     run, _ = site_user
-    tests = [ROOT / "tests/contract", ROOT / "tests/integration/test_hostile.py"]
+    tests = [ROOT / "tests/contract", ROOT / "tests/integration/test_hostile.py",
+             ROOT / "tests/integration/test_autograder.py"]
     if load == "idle":  # every language within its memory limit under rlimits
         tests.append(ROOT / "tests/integration/test_examples.py::"
                      "test_every_language_runs_its_accepted_solution")

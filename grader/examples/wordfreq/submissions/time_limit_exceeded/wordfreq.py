@@ -1,0 +1,2 @@
+while True:  # at import: the autograder never finishes
+    pass

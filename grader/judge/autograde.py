@@ -1,0 +1,244 @@
+"""Grading with a Gradescope autograder: ``run_autograder`` run once per submission in
+the sandbox, as Gradescope's specification lays the tree out, and its
+``results.json`` read into a result.
+
+Per submission a fresh tree is bound at ``/autograder`` (writable, as on Gradescope):
+``source/`` the autograder's files, ``run_autograder`` a copy of its script,
+``submission/`` the student's files, ``results/`` empty, and
+``submission_metadata.json``. ``run_autograder`` runs under gl-runner like any run,
+with the package's limits (the time-out is its wall time) and no network; nothing it
+starts survives it. What it leaves in ``results/results.json`` is untrusted: a
+missing, malformed or oversized file is a judge error with the reason, never a
+score. As on Gradescope, the student's code runs beside the autograder and can reach
+its files: an autograder that must keep its tests from the submission runs the
+submission as another user, as Gradescope's own advice says.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import logging
+import shutil
+import tempfile
+import time
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+from datetime import UTC, datetime
+from pathlib import Path
+from typing import Any
+
+from grader.core.errors import SandboxError
+from grader.core.limits import Limits
+from grader.core.result import CompileResult, GroupResult, SubmissionResult, TestResult
+from grader.core.runmeta import RunMeta
+from grader.core.submission import Submission
+from grader.core.verdict import Verdict, submission_verdict
+from grader.gradescope.autograder import Autograder, load_autograder, unpack
+from grader.gradescope.results import (
+    MAX_BYTES,
+    GsResults,
+    ResultsError,
+    parse_results,
+    to_test_results,
+)
+from grader.judge.ports import DEFAULT_ENV, Bind, RunRequest, Sandbox
+from grader.judge.validators import describe_termination, head, tail
+from grader.kattis.autograder_package import GROUPS
+from grader.kattis.problem import Problem
+
+log = logging.getLogger(__name__)
+
+INSIDE = "/autograder"
+LOG_LIMIT = 8000  # bytes of run_autograder's output kept for staff (its log)
+
+
+@dataclass(frozen=True, slots=True)
+class Graded:
+    """What one autograder run gave, for the judge's result record."""
+
+    verdict: Verdict
+    score: float
+    max_score: float
+    log: CompileResult  # run_autograder's own run: times, exit and output (staff see it)
+    tests: tuple[TestResult, ...]
+    groups: tuple[GroupResult, ...]
+    message: str  # results.json's top-level output, or why there is no score
+
+
+class Autograders:
+    """Runs the autograders of packages in one sandbox, each unpacked once."""
+
+    def __init__(self, sandbox: Sandbox, workroot: Path, cpus: Sequence[int], *,
+                 keep_workdirs: bool = False) -> None:
+        self.sandbox = sandbox
+        self.keep_workdirs = keep_workdirs
+        self.workroot = workroot
+        self.cpus = list(cpus)
+        self._loaded: dict[tuple[Path, str], Autograder] = {}
+
+    def load(self, problem: Problem) -> Autograder:
+        """The package's autograder, checked (a zip unpacked once, keyed by its bytes)."""
+        src = problem.autograder
+        assert src is not None
+        key = (src, problem.version)  # a package changed in place is loaded again
+        found = self._loaded.get(key)
+        if found is not None:
+            return found
+        if src.is_dir():
+            ag = load_autograder(src)
+        else:
+            digest = hashlib.sha256(src.read_bytes()).hexdigest()[:16]
+            dest = self.workroot / ".autograders" / digest
+            if not dest.is_dir():
+                dest.parent.mkdir(parents=True, exist_ok=True)
+                tmp = Path(tempfile.mkdtemp(prefix=".unpack-", dir=dest.parent))
+                try:
+                    unpack(src, tmp / "ag")
+                    (tmp / "ag").rename(dest)
+                finally:
+                    shutil.rmtree(tmp, ignore_errors=True)
+            ag = load_autograder(dest)
+        self._loaded[key] = ag
+        return ag
+
+    def grade_submission(self, problem: Problem, sub: Submission, language: str | None,
+                         runtime: Callable[[], dict[str, Any]]) -> SubmissionResult:
+        """The result record of ``sub`` graded by the package's autograder; the judge's
+        ``runtime`` facts go in it."""
+        t0 = time.monotonic()
+        work = Path(tempfile.mkdtemp(prefix="sub-", dir=self.workroot))
+        try:
+            work.chmod(0o711)
+            try:
+                g = self.grade(problem, sub, work, sub.content_hash[:16])
+            except SandboxError as e:
+                log.error("sandbox failed running the autograder on %s: %s", sub.path, e)
+                g = Graded(Verdict.JE, 0.0, problem.max_score, CompileResult(
+                    ok=False, judge_error=str(e)), (), _groups([]), f"sandbox failed: {e}")
+        finally:
+            if not self.keep_workdirs:
+                shutil.rmtree(work, ignore_errors=True)
+        return SubmissionResult(
+            problem=problem.short_name, problem_version=problem.version,
+            submission=str(sub.path), content_hash=sub.content_hash, language=language,
+            verdict=g.verdict, score=g.score if g.verdict is not Verdict.JE else 0.0,
+            max_score=g.max_score, compile=g.log, tests=g.tests, groups=g.groups,
+            runtime={**runtime(), "autograder": "gradescope"},
+            timing={"run_s": round(g.log.wall_time_s or 0.0, 6),
+                    "total_s": round(time.monotonic() - t0, 6)},
+            graded_at=datetime.now(UTC).isoformat(timespec="seconds"), message=g.message)
+
+    def grade(self, problem: Problem, sub: Submission, work: Path, submission_id: str
+              ) -> Graded:
+        """Run the autograder on ``sub`` in ``work`` (the judge's per-submission dir)."""
+        ag = self.load(problem)
+        tree = work / "autograder"
+        shutil.copytree(ag.root, tree / "source", symlinks=False)
+        shutil.copyfile(ag.run_autograder, tree / "run_autograder")
+        (tree / "run_autograder").chmod(0o755)
+        (tree / "submission").mkdir(parents=True)
+        sub.copy_to(tree / "submission")
+        (tree / "results").mkdir()
+        (tree / "submission_metadata.json").write_text(json.dumps(
+            metadata(problem, submission_id), indent=2))
+        cwd, out = work / "cwd", work / "out"
+        cwd.mkdir(mode=0o755)
+        out.mkdir(mode=0o700, exist_ok=True)
+        self.sandbox.own(work)
+        meta = self.sandbox.run(RunRequest(
+            _argv(ag.run_autograder), cwd, problem.limits, stdout=out / "autograder.out",
+            stderr=out / "autograder.err", binds=(Bind(tree, INSIDE, writable=True),),
+            cpus=self.cpus, env=dict(DEFAULT_ENV)))
+        text = (head(out / "autograder.out", LOG_LIMIT // 2) +
+                tail(out / "autograder.err", LOG_LIMIT // 2))
+        return outcome(problem, meta, text, tree / "results" / "results.json")
+
+
+def _argv(script: Path) -> list[str]:
+    """Gradescope runs ``run_autograder`` from /autograder; one without a ``#!`` line
+    is a shell script."""
+    with script.open("rb") as f:
+        shebang = f.read(2) == b"#!"
+    cmd = "exec ./run_autograder" if shebang else "exec /bin/bash ./run_autograder"
+    return ["/bin/sh", "-c", f"cd {INSIDE} && {cmd}"]
+
+
+def metadata(problem: Problem, submission_id: str) -> dict[str, object]:
+    """``submission_metadata.json``: the specification's keys, with what gradeline knows
+    (a course's students and due dates are the course file's, not the judge's)."""
+    now = datetime.now(UTC).isoformat(timespec="seconds")
+    return {"id": submission_id, "created_at": now, "submission_method": "upload",
+            "assignment": {"title": problem.title, "id": problem.short_name,
+                           "due_date": None, "late_due_date": None, "release_date": None,
+                           "total_points": problem.autograder_max_score,
+                           "group_submission": False, "group_size": None},
+            "users": [], "previous_submissions": []}
+
+
+def read_results(path: Path) -> GsResults:
+    """The checked results.json; :raises ResultsError: with the reason."""
+    try:
+        if path.is_symlink() or not path.is_file():
+            raise ResultsError("run_autograder wrote no /autograder/results/results.json"
+                               if not path.is_symlink() else
+                               "results.json is a link, not a file")
+        size = path.stat().st_size
+        if size > MAX_BYTES:
+            raise ResultsError(f"results.json is {size} bytes, over the {MAX_BYTES} allowed")
+        data = path.read_bytes()[:MAX_BYTES + 1]
+    except OSError as e:
+        raise ResultsError(f"cannot read results.json: {e}") from None
+    return parse_results(data)
+
+
+def outcome(problem: Problem, meta: RunMeta, text: str, results: Path) -> Graded:
+    """The result of one run_autograder: a limit it hit, a judge error when there is no
+    usable results.json, else the scores results.json gives."""
+    limits: Limits = problem.limits
+    log_ = CompileResult(ok=meta.ok, cpu_time_s=meta.cpu_time_s,
+                         wall_time_s=meta.wall_time_s, memory_bytes=meta.memory_bytes,
+                         exit_code=meta.exit_code, signal=meta.signal,
+                         termination=meta.termination, output=text)
+    declared = problem.autograder_max_score
+    if meta.termination is not None:
+        verdict = {"memory": Verdict.MLE, "output": Verdict.OLE}.get(meta.termination,
+                                                                      Verdict.TLE)
+        why = f"the autograder stopped: {describe_termination(meta, limits)}"
+        run = TestResult(  # the run itself, so that its limit shows as a test's would
+            "run_autograder", GROUPS[0], verdict, cpu_time_s=meta.cpu_time_s,
+            wall_time_s=meta.wall_time_s, memory_bytes=meta.memory_bytes,
+            exit_code=meta.exit_code, signal=meta.signal, termination=meta.termination,
+            feedback=why)
+        return Graded(verdict, 0.0, declared or 0.0, log_, (run,), _groups([run]), why)
+    try:
+        res = read_results(results)
+    except ResultsError as e:
+        exit_ = f" (run_autograder exit {meta.exit_code})" if meta.exit_code else ""
+        return Graded(Verdict.JE, 0.0, declared or 0.0, log_, (), _groups([]),
+                      f"{e}{exit_}")
+    tests = to_test_results(res)
+    max_score = declared if declared is not None else (
+        res.max_score if res.max_score is not None else res.score)
+    if tests:
+        verdict = submission_verdict([t.verdict for t in tests])
+    else:
+        verdict = Verdict.AC if res.score >= max_score else Verdict.WA
+    return Graded(verdict, res.score, max_score, log_, tuple(tests),
+                  _groups(tests, res), res.output)
+
+
+def _groups(tests: Sequence[TestResult], res: GsResults | None = None
+            ) -> tuple[GroupResult, ...]:
+    """Per visibility: the tests' points earned of their worth."""
+    worth = {t.name: t.max_score for t in res.tests} if res else {}
+    out = []
+    for name in GROUPS:
+        mine = [t for t in tests if t.group == name]
+        passed = sum(t.verdict is Verdict.AC for t in mine)
+        out.append(GroupResult(
+            name, submission_verdict([t.verdict for t in mine]) if mine else Verdict.AC,
+            points=sum(worth.get(t.name) or 0.0 for t in mine),
+            score=sum(t.points or 0.0 for t in mine), scoring="autograder",
+            passed=passed, total=len(mine)))
+    return tuple(out)

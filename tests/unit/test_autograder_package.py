@@ -1,0 +1,66 @@
+"""A package of type gradescope loads as a problem with the autograder's groups and
+limits; every mistake in its gradeline.yaml is an error naming the file and the fix."""
+import shutil
+
+import pytest
+
+from grader.core.errors import ProblemFormatError
+from grader.kattis.autograder_package import GROUPS
+from grader.kattis.problem import is_package, load_problem
+
+from ..conftest import EXAMPLES
+
+
+@pytest.fixture
+def pkg(tmp_path):
+    root = tmp_path / "wf"
+    shutil.copytree(EXAMPLES / "wordfreq", root)
+    return root
+
+
+def _yaml(root, text):
+    (root / "gradeline.yaml").write_text(text)
+
+
+def test_the_bundled_autograder_package_loads(pkg):
+    p = load_problem(pkg)
+    assert p.autograder == pkg / "autograder" and p.autograder_max_score == 10
+    assert p.max_score == 10 and [g.name for g in p.groups] == list(GROUPS)
+    assert p.cases == [] and p.languages == ("python3",) and p.title == "Word frequencies"
+    assert p.limits.wall_s == 10 and p.limits.cpu_hard_s == 10
+    assert p.limits.memory_bytes == 512 << 20
+    assert is_package(pkg)
+
+
+def test_the_zip_is_found_without_being_named(pkg):
+    shutil.rmtree(pkg / "autograder")
+    (pkg / "autograder.zip").write_bytes(b"PK")  # checked when it is unpacked, not here
+    _yaml(pkg, "type: gradescope\n")
+    p = load_problem(pkg)
+    assert p.autograder == pkg / "autograder.zip" and p.autograder_max_score is None
+    assert p.limits.wall_s == 600  # Gradescope's default time-out
+    assert p.version  # a content hash, as for every package
+
+
+@pytest.mark.parametrize("text,why", [
+    ("type: gradescope\nautograder: nothere.zip\n", "no such file or directory"),
+    ("type: gradescope\nautograder: ../elsewhere\n", "a path inside the package"),
+    ("type: gradescope\ntimeout_s: 0\n", "timeout_s must be a number from 1 to 2400"),
+    ("type: gradescope\ntimeout_s: 3000\n", "timeout_s must be a number from 1 to 2400"),
+    ("type: gradescope\nmemory_mib: lots\n", "memory_mib must be a number"),
+    ("type: gradescope\ngroups: {a: 1}\n", "unknown keys ['groups'] for type gradescope"),
+    ("type: gradescope\nlanguages: [cobol]\n", "unknown languages ['cobol']"),
+])
+def test_mistakes_are_named(pkg, text, why):
+    _yaml(pkg, text)
+    with pytest.raises(ProblemFormatError, match=r"gradeline\.yaml") as e:
+        load_problem(pkg)
+    assert why in str(e.value)
+
+
+def test_no_autograder_at_all_says_what_to_add(pkg):
+    shutil.rmtree(pkg / "autograder")
+    _yaml(pkg, "type: gradescope\n")
+    with pytest.raises(ProblemFormatError) as e:
+        load_problem(pkg)
+    assert "put autograder.zip (or an autograder/ directory) beside gradeline.yaml" in str(e.value)
