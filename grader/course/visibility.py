@@ -5,14 +5,15 @@
 only) and are shown after the deadline or when staff release; ``hidden`` groups run
 then too and count, but are never shown. A course names groups or prefixes of them
 (``secret`` covers ``secret/group1``; the longest match wins); a Kattis package's
-default is sample visible and everything else after_release.
+default is sample visible and everything else after_release; a Gradescope
+autograder's groups (``gradescope/<visibility>``) default to what its tests asked for.
 """
 
 from __future__ import annotations
 
 from collections.abc import Iterable, Mapping
 
-from grader.course.spec import Visibility
+from grader.course.spec import VISIBILITIES, Visibility
 
 PHASES = ("visible", "full")
 
@@ -23,8 +24,11 @@ def group_visibility(groups: Iterable[str], rules: Mapping[str, Visibility]
     out: dict[str, Visibility] = {}
     for g in groups:
         matches = [k for k in rules if g == k or g.startswith(k.rstrip("/") + "/")]
+        own = [v for v in VISIBILITIES if g == f"gradescope/{v}"]
         if matches:
             out[g] = rules[max(matches, key=len)]
+        elif own:
+            out[g] = own[0]
         else:
             out[g] = "visible" if g == "sample" or g.startswith("sample/") else \
                 "after_release"

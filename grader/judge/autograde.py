@@ -218,22 +218,31 @@ def outcome(problem: Problem, meta: RunMeta, text: str, results: Path) -> Graded
         return Graded(Verdict.JE, 0.0, declared or 0.0, log_, (), _groups([]),
                       f"{e}{exit_}")
     tests = to_test_results(res)
+    score = res.score
     max_score = declared if declared is not None else (
         res.max_score if res.max_score is not None else res.score)
+    kept = {g.name for g in problem.groups}
+    if kept != set(GROUPS):  # a course's visible phase: the kept groups' tests count
+        worth = {t.name: t.max_score or 0.0 for t in res.tests}
+        tests = [t for t in tests if t.group in kept]
+        score = sum(t.points or 0.0 for t in tests)
+        max_score = sum(worth.get(t.name, 0.0) for t in tests)
     if tests:
         verdict = submission_verdict([t.verdict for t in tests])
     else:
-        verdict = Verdict.AC if res.score >= max_score else Verdict.WA
-    return Graded(verdict, res.score, max_score, log_, tuple(tests),
-                  _groups(tests, res), res.output)
+        verdict = Verdict.AC if score >= max_score else Verdict.WA
+    return Graded(verdict, score, max_score, log_, tuple(tests),
+                  _groups(tests, res, kept), res.output)
 
 
-def _groups(tests: Sequence[TestResult], res: GsResults | None = None
-            ) -> tuple[GroupResult, ...]:
-    """Per visibility: the tests' points earned of their worth."""
+def _groups(tests: Sequence[TestResult], res: GsResults | None = None,
+            kept: set[str] | None = None) -> tuple[GroupResult, ...]:
+    """Per visibility (of those run): the tests' points earned of their worth."""
     worth = {t.name: t.max_score for t in res.tests} if res else {}
     out = []
     for name in GROUPS:
+        if kept is not None and name not in kept:
+            continue
         mine = [t for t in tests if t.group == name]
         passed = sum(t.verdict is Verdict.AC for t in mine)
         out.append(GroupResult(

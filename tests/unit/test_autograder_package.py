@@ -64,3 +64,11 @@ def test_no_autograder_at_all_says_what_to_add(pkg):
     with pytest.raises(ProblemFormatError) as e:
         load_problem(pkg)
     assert "put autograder.zip (or an autograder/ directory) beside gradeline.yaml" in str(e.value)
+
+
+def test_the_autograders_groups_are_shown_as_its_tests_asked_unless_the_course_says():
+    from grader.course.visibility import group_visibility
+    assert group_visibility(GROUPS, {}) == {
+        "gradescope/visible": "visible", "gradescope/after_deadline": "after_deadline",
+        "gradescope/after_release": "after_release", "gradescope/hidden": "hidden"}
+    assert group_visibility(GROUPS, {"gradescope": "hidden"})["gradescope/visible"] == "hidden"
