@@ -3,14 +3,12 @@
 from __future__ import annotations
 
 import argparse
-import time
-from pathlib import Path
 from typing import Any
 
-from grader.adapters.sandbox import choose_runtime
 from grader.adapters.store.postgres import Store, recreate_database
 from grader.cli.checkenv import checks
 from grader.cli.common import Context
+from grader.cli.images import cmd_image
 from grader.core.errors import GradelineError
 from grader.core.secret import redact_url
 
@@ -43,22 +41,6 @@ def cmd_db(args: argparse.Namespace, ctx: Context) -> int:
     return 0
 
 
-def cmd_image(args: argparse.Namespace, ctx: Context) -> int:
-    config = ctx.sandbox_config
-    runtime, reason = choose_runtime(config.runtime)
-    store = config.images()
-    d = Path(args.definition) if args.definition else config.definition_path
-    if args.action == "build":
-        t0 = time.monotonic()
-        img = store.ensure(d, runtime, force=args.force)
-        print(f"image {img.image_id} ({runtime}: {reason}) at {img.path} "
-              f"[{time.monotonic() - t0:.1f} s]")
-        return 0
-    found = store.find(d, runtime)
-    print(f"{runtime}: {found.path if found else 'not built'}")
-    return 0 if found else 1
-
-
 def cmd_check_env(args: argparse.Namespace, ctx: Context) -> int:
     failed = False
     for c in checks(ctx):
@@ -86,9 +68,14 @@ def register(sub: Any) -> None:
                    help="url/fresh: print a password that the URL holds (hidden otherwise)")
     d.set_defaults(func=cmd_db)
 
-    i = sub.add_parser("image", help="build or locate the grading image")
-    i.add_argument("action", choices=["build", "status"])
+    i = sub.add_parser("image", help="build, locate, list or prune the grading images")
+    i.add_argument("action", choices=["build", "status", "list", "prune"],
+                   help="prune: remove images of other definitions, and with --assignment "
+                        "the assignment images of other autograders")
     i.add_argument("--definition", help="definition file (default containers/grader.def)")
+    i.add_argument("--assignment", action="append", default=[], metavar="PACKAGE",
+                   help="build: also the image of this autograder package (its setup.sh "
+                        "run once, with the network); prune: keep its image (repeatable)")
     i.add_argument("--force", action="store_true", help="rebuild even when cached")
     i.set_defaults(func=cmd_image)
 

@@ -20,7 +20,10 @@ The package format's other kinds (``FORMATS``), checked by ``gradeline check``:
 Assignments graded by an autograder the course wrote for Gradescope (``AUTOGRADERS``):
 
 - ``wordfreq``: a Python unittest autograder that writes its own results.json, with
-  tests of each visibility.
+  tests of each visibility (``image: base``: its setup.sh installs nothing).
+- ``gsutils``: written as Gradescope's documentation shows: setup.sh installs pip and
+  gradescope-utils, run_tests.py uses its JSONTestRunner (its image is built first:
+  ``gradeline image build --assignment``).
 """
 
 from __future__ import annotations
@@ -30,7 +33,7 @@ from pathlib import Path
 
 EXAMPLES = ("bigsum", "meanstd", "spread")
 FORMATS = ("guess", "codec", "subtasks", "parts")
-AUTOGRADERS = ("wordfreq",)
+AUTOGRADERS = ("wordfreq", "gsutils")
 
 
 def example_dirs(names: tuple[str, ...] = EXAMPLES) -> list[Path]:

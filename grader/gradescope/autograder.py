@@ -13,6 +13,7 @@ from __future__ import annotations
 import hashlib
 import shutil
 import stat
+import tempfile
 import zipfile
 from dataclasses import dataclass
 from pathlib import Path, PurePosixPath
@@ -112,3 +113,24 @@ def load_autograder(path: Path) -> Autograder:
             h.update(rel.encode() + b"\0" + x + p.read_bytes() + b"\0")
     _require_top(set(files), str(path))
     return Autograder(root=path, files=tuple(files), digest=h.hexdigest())
+
+
+def open_autograder(src: Path, scratch: Path) -> Autograder:
+    """The autograder at ``src``: a directory, or a zip unpacked once under ``scratch``
+    (keyed by the zip's bytes, so a changed zip is unpacked again)."""
+    if src.is_dir():
+        return load_autograder(src)
+    try:
+        digest = hashlib.sha256(src.read_bytes()).hexdigest()[:16]
+    except OSError as e:
+        raise AutograderError(f"{src}: cannot read it: {e.strerror}") from None
+    dest = scratch / digest
+    if not dest.is_dir():
+        scratch.mkdir(parents=True, exist_ok=True)
+        tmp = Path(tempfile.mkdtemp(prefix=".unpack-", dir=scratch))
+        try:
+            unpack(src, tmp / "ag")
+            (tmp / "ag").rename(dest)
+        finally:
+            shutil.rmtree(tmp, ignore_errors=True)
+    return load_autograder(dest)

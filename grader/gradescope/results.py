@@ -19,6 +19,7 @@ What is honoured (the rest, ``extra_data``, formats and tags, is read past):
 
 from __future__ import annotations
 
+import contextlib
 import json
 import math
 from dataclasses import dataclass
@@ -67,8 +68,13 @@ class GsResults:
 
 
 def _number(value: Any, where: str, *, optional: bool = True) -> float | None:
+    """A number, or a string that is one: Gradescope takes both, and gradescope-utils'
+    JSONTestRunner writes ``execution_time`` as a string ("0.06")."""
     if value is None and optional:
         return None
+    if isinstance(value, str):
+        with contextlib.suppress(ValueError):
+            value = float(value.strip())
     if isinstance(value, bool) or not isinstance(value, int | float) or not math.isfinite(value):
         raise ResultsError(f"results.json: {where} is {value!r}, not a number")
     return float(value)

@@ -16,14 +16,13 @@ submission as another user, as Gradescope's own advice says.
 
 from __future__ import annotations
 
-import hashlib
 import json
 import logging
 import shutil
 import tempfile
 import time
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field, replace
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
@@ -34,7 +33,7 @@ from grader.core.result import CompileResult, GroupResult, SubmissionResult, Tes
 from grader.core.runmeta import RunMeta
 from grader.core.submission import Submission
 from grader.core.verdict import Verdict, submission_verdict
-from grader.gradescope.autograder import Autograder, load_autograder, unpack
+from grader.gradescope.autograder import Autograder, open_autograder
 from grader.gradescope.results import (
     MAX_BYTES,
     GsResults,
@@ -64,6 +63,7 @@ class Graded:
     tests: tuple[TestResult, ...]
     groups: tuple[GroupResult, ...]
     message: str  # results.json's top-level output, or why there is no score
+    image: dict[str, Any] = field(default_factory=dict)  # the sandbox's facts, when run
 
 
 class Autograders:
@@ -76,6 +76,26 @@ class Autograders:
         self.workroot = workroot
         self.cpus = list(cpus)
         self._loaded: dict[tuple[Path, str], Autograder] = {}
+        self._images: dict[str, Sandbox] = {}  # autograder digest -> its image's sandbox
+
+    def sandbox_for(self, problem: Problem, ag: Autograder) -> Sandbox:
+        """The sandbox on the assignment's image (one container per image, kept)."""
+        if problem.autograder_image == "base":
+            return self.sandbox
+        found = self._images.get(ag.digest)
+        if found is None:
+            found = self._images[ag.digest] = self.sandbox.for_autograder(ag.digest)
+        return found
+
+    def close(self) -> None:
+        """End the assignment images' containers."""
+        for sandbox in self._images.values():
+            sandbox.close()
+
+    def abort(self) -> None:
+        """Kill the assignment images' containers now."""
+        for sandbox in self._images.values():
+            sandbox.abort()
 
     def load(self, problem: Problem) -> Autograder:
         """The package's autograder, checked (a zip unpacked once, keyed by its bytes)."""
@@ -85,20 +105,7 @@ class Autograders:
         found = self._loaded.get(key)
         if found is not None:
             return found
-        if src.is_dir():
-            ag = load_autograder(src)
-        else:
-            digest = hashlib.sha256(src.read_bytes()).hexdigest()[:16]
-            dest = self.workroot / ".autograders" / digest
-            if not dest.is_dir():
-                dest.parent.mkdir(parents=True, exist_ok=True)
-                tmp = Path(tempfile.mkdtemp(prefix=".unpack-", dir=dest.parent))
-                try:
-                    unpack(src, tmp / "ag")
-                    (tmp / "ag").rename(dest)
-                finally:
-                    shutil.rmtree(tmp, ignore_errors=True)
-            ag = load_autograder(dest)
+        ag = open_autograder(src, self.workroot / ".autograders")
         self._loaded[key] = ag
         return ag
 
@@ -124,7 +131,7 @@ class Autograders:
             submission=str(sub.path), content_hash=sub.content_hash, language=language,
             verdict=g.verdict, score=g.score if g.verdict is not Verdict.JE else 0.0,
             max_score=g.max_score, compile=g.log, tests=g.tests, groups=g.groups,
-            runtime={**runtime(), "autograder": "gradescope"},
+            runtime={**runtime(), **g.image, "autograder": "gradescope"},
             timing={"run_s": round(g.log.wall_time_s or 0.0, 6),
                     "total_s": round(time.monotonic() - t0, 6)},
             graded_at=datetime.now(UTC).isoformat(timespec="seconds"), message=g.message)
@@ -133,6 +140,7 @@ class Autograders:
               ) -> Graded:
         """Run the autograder on ``sub`` in ``work`` (the judge's per-submission dir)."""
         ag = self.load(problem)
+        sandbox = self.sandbox_for(problem, ag)
         tree = work / "autograder"
         shutil.copytree(ag.root, tree / "source", symlinks=False)
         shutil.copyfile(ag.run_autograder, tree / "run_autograder")
@@ -145,14 +153,15 @@ class Autograders:
         cwd, out = work / "cwd", work / "out"
         cwd.mkdir(mode=0o755)
         out.mkdir(mode=0o700, exist_ok=True)
-        self.sandbox.own(work)
-        meta = self.sandbox.run(RunRequest(
+        sandbox.own(work)
+        meta = sandbox.run(RunRequest(
             _argv(ag.run_autograder), cwd, problem.limits, stdout=out / "autograder.out",
             stderr=out / "autograder.err", binds=(Bind(tree, INSIDE, writable=True),),
             cpus=self.cpus, env=dict(DEFAULT_ENV)))
         text = (head(out / "autograder.out", LOG_LIMIT // 2) +
                 tail(out / "autograder.err", LOG_LIMIT // 2))
-        return outcome(problem, meta, text, tree / "results" / "results.json")
+        return replace(outcome(problem, meta, text, tree / "results" / "results.json"),
+                       image=sandbox.describe())
 
 
 def _argv(script: Path) -> list[str]:

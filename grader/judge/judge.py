@@ -210,11 +210,13 @@ class Judge:
     def close(self) -> None:
         """End the judge's sandbox (its container, and the validator's own one)."""
         self.passes.close()
+        self.autograders.close()
         self.sandbox.close()
 
     def abort(self) -> None:
         """Kill the judge's containers now, runs in progress included (a stop)."""
         self.passes.abort()
+        self.autograders.abort()
         self.sandbox.abort()
 
     # -- one job, whatever happens -------------------------------------------

@@ -96,6 +96,13 @@ class Sandbox(Protocol):
         stopped); idempotent."""
         ...
 
+    def for_autograder(self, digest: str) -> Sandbox:
+        """A sandbox like this one on the image built with the setup.sh of the
+        autograder whose content hash is ``digest``.
+
+        :raises SandboxError: when that image is not built."""
+        ...
+
     def sibling(self) -> Sandbox:
         """Another sandbox like this one (same image, user and CPUs, a container of its
         own): an interactive test's validator runs there while the submission runs

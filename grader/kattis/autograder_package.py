@@ -11,6 +11,8 @@ directory), run by ``grader.judge.autograde``.
         processes: 256               # its processes and threads
         max_score: 10                # optional; else the results' own max_score sum
         languages: [python3]         # optional: what a submission may be written in
+        image: assignment            # its own image, built with setup.sh (default); or
+                                     # base: the grading image as it is, setup.sh not run
 
 The package is a :class:`~grader.kattis.problem.Problem` with no test data and one
 test group per visibility the autograder may give its tests (``gradescope/visible``,
@@ -29,7 +31,8 @@ from grader.kattis.pkgfs import PackageFS
 from grader.kattis.tree import TestGroup
 
 AUTOGRADER_KEYS = {"type", "autograder", "timeout_s", "memory_mib", "processes",
-                   "max_score", "languages"}
+                   "max_score", "languages", "image"}
+IMAGES = ("assignment", "base")
 #: the groups an autograder's tests land in: Gradescope's visibilities, in the course
 #: file's words (``grader.gradescope.results.COURSE_VISIBILITY``)
 GROUPS = ("gradescope/visible", "gradescope/after_deadline", "gradescope/after_release",
@@ -101,6 +104,14 @@ def declared_max_score(fs: PackageFS, gl: dict[str, Any], gl_path: Path) -> floa
     if "max_score" not in gl:
         return None
     return _number(fs, gl_path, gl, "max_score", 0.0, 0.0, 1e9)
+
+
+def image_choice(fs: PackageFS, gl: dict[str, Any], gl_path: Path) -> str:
+    """``assignment`` (an image built with setup.sh) or ``base`` (the grading image)."""
+    image = gl.get("image", "assignment")
+    if image not in IMAGES:
+        raise fs.error(gl_path, f"image must be one of {IMAGES}, not {image!r}")
+    return str(image)
 
 
 def autograder_groups() -> tuple[TestGroup, ...]:

@@ -107,6 +107,7 @@ class Problem:
     #: a Gradescope autograder (zip or directory) grades it instead of test data
     autograder: Path | None = None
     autograder_max_score: float | None = None  # the course's, else the results' own
+    autograder_image: str = "assignment"  # or "base": the grading image, setup.sh not run
 
     @property
     def cases(self) -> list[TestCase]:
@@ -264,7 +265,8 @@ def _load_autograder_package(fs: PackageFS, root: Path, gl: dict[str, Any],
         languages=languages_of(fs, {}, root / "problem.yaml", gl, gl_path),
         types=frozenset({"scoring"}), time_limit_source="gradeline.yaml",
         autograder=agp.autograder_source(fs, root, gl, gl_path),
-        autograder_max_score=agp.declared_max_score(fs, gl, gl_path))
+        autograder_max_score=agp.declared_max_score(fs, gl, gl_path),
+        autograder_image=agp.image_choice(fs, gl, gl_path))
 
 
 def is_package(path: Path) -> bool:

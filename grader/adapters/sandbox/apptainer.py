@@ -36,7 +36,6 @@ class ApptainerSandbox(ContainerSandbox):
         if found is None:
             raise SandboxError("apptainer not found; install it or use GRADELINE_RUNTIME=bwrap")
         self.apptainer = found
-        self.sif = sif
         self.runner_is_root = os.geteuid() == 0
 
     def container_argv(self, binds: Sequence[tuple[Path, str]], runner: Sequence[str]
@@ -46,7 +45,7 @@ class ApptainerSandbox(ContainerSandbox):
                 "--no-mount", "cwd", "--net", "--network", "none", "--pwd", "/"]
         for src, dst in binds:
             argv += ["--bind", f"{src}:{dst}:rw"]
-        return [*argv, str(self.sif), *runner]
+        return [*argv, str(self.image), *runner]
 
     def _env(self) -> dict[str, str]:
         home = pwd.getpwuid(os.geteuid()).pw_dir

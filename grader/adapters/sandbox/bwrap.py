@@ -39,7 +39,6 @@ class BwrapSandbox(ContainerSandbox):
                  bwrap: str | None = None) -> None:
         super().__init__(rootfs, workroot, identity=identity, cgroups=cgroups,
                          image_id=image_id, cpus=cpus)
-        self.rootfs = rootfs
         self.image_env = image_env or {}
         found = bwrap or shutil.which("bwrap")
         if found is None:
@@ -63,7 +62,7 @@ class BwrapSandbox(ContainerSandbox):
             argv = [SETPRIV, f"--reuid={self.identity.uid}", f"--regid={gid}",
                     "--clear-groups", "--"]
         argv += [self.bwrap, "--unshare-all", "--die-with-parent", "--new-session",
-                 "--hostname", "gradeline", "--ro-bind", str(self.rootfs), "/",
+                 "--hostname", "gradeline", "--ro-bind", str(self.image), "/",
                  "--proc", "/proc", "--dev", "/dev", "--tmpfs", "/tmp"]
         for src, dst in binds:
             argv += ["--bind", str(src), dst]

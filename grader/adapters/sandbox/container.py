@@ -39,6 +39,7 @@ from dataclasses import replace
 from pathlib import Path
 from typing import IO, Any
 
+from grader.adapters.sandbox.assignment_image import assignment_image_path
 from grader.adapters.sandbox.cgroups import CgroupManager, ShardCgroup
 from grader.adapters.sandbox.outcome import RawOutcome, interpret
 from grader.adapters.sandbox.runtime import AS_CALLER, Identity, RuntimeBase, session_members
@@ -207,6 +208,18 @@ class ContainerSandbox(RuntimeBase):
         twin.cgroup = None
         twin.log = None
         twin.starts = 0
+        return twin
+
+    def for_autograder(self, digest: str) -> ContainerSandbox:
+        """A container like this one on the image built for the autograder with
+        ``digest`` (``assignment_image``); :raises SandboxError: when it is not built."""
+        path = assignment_image_path(self.image, digest)
+        if not path.exists():
+            raise SandboxError(f"the image with this autograder's setup.sh ({path.name}) is "
+                               "not built: run 'gradeline image build --assignment PACKAGE' "
+                               "where the grading image is built")
+        twin = self.sibling()
+        twin.image, twin.image_id = path, path.name.removesuffix(".sif")
         return twin
 
     def __del__(self) -> None:

@@ -128,7 +128,7 @@ def default_definition() -> Path:
 
 
 @contextlib.contextmanager
-def _locked(path: Path) -> Iterator[None]:
+def build_lock(path: Path) -> Iterator[None]:
     path.parent.mkdir(parents=True, exist_ok=True)
     with path.open("w") as f:
         fcntl.flock(f, fcntl.LOCK_EX)
@@ -176,7 +176,7 @@ class ImageStore:
             if found:
                 return found
         d = self.load_def(def_path)
-        with _locked(self.root / ".build.lock"):
+        with build_lock(self.root / ".build.lock"):
             if not force:
                 found = self.find(def_path, runtime)
                 if found:

@@ -1,0 +1,202 @@
+"""Per-assignment images: the grading image plus what a Gradescope autograder's
+``setup.sh`` installs. Gradescope runs ``setup.sh`` once, when the autograder is
+uploaded, with the network; so does gradeline, when the image is built, and never while
+grading. The image is named by the base image and the autograder's content hash
+(``grader-<def>+ag-<autograder>``), so a changed autograder or a new grading image
+builds a new one, and every pilot and array task of the assignment shares it.
+
+The build copies the base root file system (reflinked where the file system can), puts
+the autograder at ``/autograder/source`` as Gradescope does, and runs ``setup.sh`` there
+as root in bubblewrap with the host's network and nothing else of the host; for
+Apptainer the SIF is squashed from the result. Two things make scripts written for
+Gradescope's Ubuntu images run unchanged on the Debian grading image: the package lists
+are fetched first (their ``apt-get install`` assumes them), and ``pip install`` may
+install system-wide (``PIP_BREAK_SYSTEM_PACKAGES``, as on Ubuntu 22.04). It needs
+root, as the base image's build does (debootstrap, and a ``setup.sh`` that installs packages).
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+import os
+import shutil
+import subprocess
+import tempfile
+import time
+from dataclasses import dataclass
+from pathlib import Path
+
+from grader.adapters.sandbox.image import Image, ImageStore, Runtime, build_lock
+from grader.core.errors import ImageError
+from grader.gradescope.autograder import Autograder
+
+log = logging.getLogger(__name__)
+
+MARK = "+ag-"
+SETUP_TIMEOUT_S = 3600.0
+SETUP_LOG = ".gradeline-setup.log"
+HOST_NETWORK_FILES = ("etc/resolv.conf", "etc/ssl/certs/ca-certificates.crt")
+CA_BUNDLE = "/etc/ssl/certs/ca-certificates.crt"
+#: Gradescope's images come with package lists, and setup.sh scripts written for them
+#: run ``apt-get install`` without an update; the grading image has none (dropped to
+#: keep it small): fetched before setup.sh, dropped again after it
+APT_UPDATE = "apt-get update -qq >/dev/null 2>&1 || echo 'apt-get update failed' >&2"
+
+
+def assignment_image_path(base: Path, digest: str) -> Path:
+    """Where the image of the autograder with ``digest`` on ``base`` lives (a SIF
+    beside a SIF, a directory beside a directory)."""
+    if base.suffix == ".sif":
+        return base.with_name(f"{base.stem}{MARK}{digest[:12]}.sif")
+    return base.with_name(f"{base.name}{MARK}{digest[:12]}")
+
+
+@dataclass(frozen=True, slots=True)
+class Built:
+    """An assignment image and whether this call built it."""
+
+    image: Image
+    built: bool
+    seconds: float
+
+
+def _marker(path: Path, runtime: Runtime) -> Path:
+    return path if runtime == "apptainer" else path / ".gradeline-image.json"
+
+
+def build_assignment_image(store: ImageStore, definition: Path, runtime: Runtime,
+                           ag: Autograder, *, force: bool = False) -> Built:
+    """The assignment's image, built first when missing (or ``force``).
+
+    :raises ImageError: without root, or when ``setup.sh`` fails (naming the command
+        it failed at, with the end of its output).
+    """
+    t0 = time.monotonic()
+    base = store.ensure(definition, runtime)
+    target = assignment_image_path(base.path, ag.digest)
+    image_id = target.name.removesuffix(".sif")
+    found = Image(runtime, target, image_id, base.environment)
+    if _marker(target, runtime).exists() and not force:
+        return Built(found, False, time.monotonic() - t0)
+    if os.geteuid() != 0:
+        raise ImageError("an assignment's image is built by running its setup.sh as root in "
+                         "a copy of the grading image: run 'gradeline image build "
+                         "--assignment PACKAGE' as root (where the grading image is built)")
+    rootfs = store.ensure(definition, "bwrap").path  # the tree the base SIF is made of
+    rootfs_target = assignment_image_path(rootfs, ag.digest)
+    with build_lock(store.root / ".build.lock"):
+        if force or not _marker(rootfs_target, "bwrap").exists():
+            _build_rootfs(rootfs, rootfs_target, ag)
+        if runtime == "apptainer":
+            _squash(rootfs_target, target)
+    log.info("built %s image %s in %.1f s", runtime, target, time.monotonic() - t0)
+    return Built(found, True, time.monotonic() - t0)
+
+
+def _build_rootfs(base: Path, target: Path, ag: Autograder) -> None:
+    tmp = Path(tempfile.mkdtemp(prefix=".build-ag-", dir=target.parent))
+    try:
+        subprocess.run(["cp", "-a", "--reflink=auto", f"{base}/.", str(tmp)], check=True,
+                       capture_output=True)
+        (tmp / ".gradeline-image.json").unlink()
+        shutil.rmtree(tmp / "autograder", ignore_errors=True)
+        shutil.copytree(ag.root, tmp / "autograder" / "source", symlinks=False)
+        shutil.copyfile(ag.run_autograder, tmp / "autograder" / "run_autograder")
+        (tmp / "autograder" / "run_autograder").chmod(0o755)
+        saved = _lend_host_files(tmp)
+        r = _setup(tmp)
+        (tmp / SETUP_LOG).write_bytes(r.stdout + r.stderr)
+        _return_host_files(tmp, saved)
+        shutil.rmtree(tmp / "var" / "lib" / "apt" / "lists", ignore_errors=True)
+        (tmp / "var" / "lib" / "apt" / "lists" / "partial").mkdir(parents=True, exist_ok=True)
+        if r.returncode != 0:
+            raise ImageError(_failure(ag, r))
+        shutil.rmtree(tmp / "autograder")  # each run gets a fresh tree at /autograder
+        (tmp / "autograder").mkdir(mode=0o755)
+        (tmp / ".gradeline-image.json").write_text(json.dumps({
+            "base": base.name, "autograder_sha256": ag.digest,
+            "built_at": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime())}, indent=2))
+        if target.exists():
+            shutil.rmtree(target)
+        tmp.rename(target)
+    except BaseException:
+        shutil.rmtree(tmp, ignore_errors=True)
+        raise
+
+
+def _lend_host_files(root: Path) -> dict[str, bytes | None]:
+    """The host's name servers and trusted certificates in the image while setup.sh
+    runs (its network is the host's: a site's proxy or its own CA included); the
+    image's own files, to put back."""
+    saved: dict[str, bytes | None] = {}
+    for rel in HOST_NETWORK_FILES:
+        mine, host = root / rel, Path("/") / rel
+        saved[rel] = mine.read_bytes() if mine.is_file() and not mine.is_symlink() else None
+        if host.is_file():
+            mine.unlink(missing_ok=True)
+            mine.parent.mkdir(parents=True, exist_ok=True)
+            shutil.copyfile(host, mine)
+    return saved
+
+
+def _return_host_files(root: Path, saved: dict[str, bytes | None]) -> None:
+    for rel, data in saved.items():
+        (root / rel).unlink(missing_ok=True)
+        if data is not None:
+            (root / rel).write_bytes(data)
+
+
+def _setup(root: Path) -> subprocess.CompletedProcess[bytes]:
+    """``setup.sh`` as root in ``root``, with the host's network and nothing else of it."""
+    bwrap = shutil.which("bwrap")
+    if bwrap is None:
+        raise ImageError("bwrap is needed to run setup.sh in the image: apt-get install "
+                         "bubblewrap")
+    argv = [bwrap, "--bind", str(root), "/", "--proc", "/proc", "--dev", "/dev",
+            "--perms", "1777", "--tmpfs", "/tmp", "--unshare-pid", "--unshare-ipc",
+            "--unshare-uts",
+            "--die-with-parent", "--cap-add", "ALL", "--chdir", "/autograder/source",
+            "--clearenv", "--setenv", "PATH", "/usr/local/sbin:/usr/local/bin:/usr/sbin:"
+            "/usr/bin:/sbin:/bin", "--setenv", "HOME", "/root", "--setenv",
+            "DEBIAN_FRONTEND", "noninteractive", "--setenv", "LANG", "C.UTF-8",
+            "--setenv", "PIP_BREAK_SYSTEM_PACKAGES", "1", "--setenv", "PIP_CERT", CA_BUNDLE,
+            "--setenv", "REQUESTS_CA_BUNDLE", CA_BUNDLE, "--setenv", "SSL_CERT_FILE", CA_BUNDLE,
+            "--", "/bin/bash", "-c", f"{APT_UPDATE}; exec /bin/bash -x ./setup.sh"]
+    try:
+        return subprocess.run(argv, capture_output=True, check=False, timeout=SETUP_TIMEOUT_S)
+    except subprocess.TimeoutExpired as e:
+        raise ImageError(f"setup.sh ran over {SETUP_TIMEOUT_S:g} s") from e
+
+
+def _failure(ag: Autograder, r: subprocess.CompletedProcess[bytes]) -> str:
+    """setup.sh's failure: the command it failed at (bash -x's last trace line)."""
+    err = r.stderr.decode(errors="replace")
+    steps = [ln for ln in err.splitlines() if ln.startswith("+")]
+    step = steps[-1].lstrip("+ ") if steps else "(before its first command)"
+    tail = "\n".join((r.stdout.decode(errors="replace") + err).splitlines()[-15:])
+    return (f"setup.sh of {ag.root} failed (exit {r.returncode}) at: {step}\n"
+            f"its last lines:\n{tail}")
+
+
+def _squash(rootfs: Path, target: Path) -> None:
+    apptainer = shutil.which("apptainer")
+    if apptainer is None:
+        raise ImageError("apptainer not found; cannot build a SIF")
+    tmp = target.with_suffix(".sif.tmp")
+    r = subprocess.run([apptainer, "build", "--force", "--mksquashfs-args",
+                        "-comp zstd -Xcompression-level 3", str(tmp), str(rootfs)],
+                       capture_output=True, check=False)
+    if r.returncode != 0:
+        raise ImageError(f"apptainer build failed (exit {r.returncode}) for {target.name}: "
+                         + (r.stderr + r.stdout).decode(errors="replace")[-3000:])
+    tmp.chmod(0o644)
+    tmp.rename(target)
+
+
+def assignment_images(store: ImageStore) -> list[Path]:
+    """Every assignment image in the store (both runtimes' forms)."""
+    if not store.root.is_dir():
+        return []
+    return sorted(p for p in store.root.iterdir() if MARK in p.name and
+                  not p.name.startswith(".") and not p.name.endswith(".tmp"))
