@@ -71,7 +71,11 @@ class Prepared:
     meta: dict[str, Any]
     problem: Problem
     submission: Submission
-    language: Language
+    language: Language | None  # None: an autograder that takes any files got none it knows
+
+    @property
+    def language_id(self) -> str | None:
+        return self.language.id if self.language is not None else None
 
     @property
     def candidate(self) -> Candidate:
@@ -80,7 +84,7 @@ class Prepared:
         groups = tuple(g.name for g in self.problem.groups) \
             if self.problem.phase == "part" else None
         return Candidate(self.entry.id, GradingJob(self.problem.path, self.entry.src,
-                                                   self.language.id, groups=groups),
+                                                   self.language_id, groups=groups),
                          self.problem, self.submission.content_hash)
 
 
@@ -293,8 +297,10 @@ def prepare(entry: Entry, problems: Mapping[str, Problem]) -> Prepared:
         sub = load_submission(entry.src)
     except GradelineError as e:
         raise Rejected(Reason.EMPTY, str(e)) from e
+    lang: Language | None = None
     try:
         lang = detect_language(sub.files, problem.languages)
-    except GradelineError as e:
-        raise Rejected(Reason.UNSUPPORTED_LANGUAGE, str(e)) from e
+    except GradelineError as e:  # an autograder may take any files (a notebook, data)
+        if problem.autograder is None or problem.languages is not None:
+            raise Rejected(Reason.UNSUPPORTED_LANGUAGE, str(e)) from e
     return Prepared(entry, meta, problem, sub, lang)

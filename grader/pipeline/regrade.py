@@ -73,7 +73,7 @@ def _graded(pipe: Pipeline, problem: Problem, store: ResultStore, spool_ids: Ite
             continue
         todo.append((prep.candidate, replace(
             entry_record(entry, name, claimed), content_hash=prep.submission.content_hash,
-            language=prep.language.id, package_path=str(problem.path))))
+            language=prep.language_id, package_path=str(problem.path))))
     records: dict[str, SubmissionRecord] = {}
     journal = Journal(batch)
     samples = pipe.grade(todo, journal, records, store, batch)

@@ -231,7 +231,7 @@ class Pipeline:
                 flush.add(rec)
                 continue
             todo.append((prep.candidate, replace(
-                base, content_hash=prep.submission.content_hash, language=prep.language.id,
+                base, content_hash=prep.submission.content_hash, language=prep.language_id,
                 package_path=str(prep.problem.path))))
         samples = self.grade(todo, journal, records, store, batch, flush)
         if not ingest:

@@ -66,8 +66,8 @@ def stage(spool: Spool, problem: Problem, picks: Mapping[str, str], work: Path,
         except (Rejected, OSError) as e:
             skipped.append(f"{student}: {sid} cannot be read ({e})")
             continue
-        lang = prep.language.id
-        if lang not in jplag.LANGUAGES:
+        lang = prep.language_id
+        if lang is None or lang not in jplag.LANGUAGES:
             skipped.append(f"{student}: {lang} is not a language the checker knows")
             entry.drop_src()
             continue
