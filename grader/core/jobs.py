@@ -29,6 +29,8 @@ class GradingJob:
     :param time_limit_s: grade with this time limit instead of the package's (``gradeline
         check`` measuring a package whose limit is still to be derived).
     :param groups: run only these test groups (a course's visible phase); None: all.
+    :param student: who handed it in, and ``submitted_at`` when (what an autograder
+        reads in submission_metadata.json); None when unknown (a manifest, a check).
     """
 
     problem: Path
@@ -36,6 +38,8 @@ class GradingJob:
     language: str | None = None
     time_limit_s: float | None = None
     groups: tuple[str, ...] | None = None
+    student: str | None = None
+    submitted_at: str | None = None
 
     @property
     def key(self) -> str:
@@ -48,6 +52,9 @@ class GradingJob:
             out["time_limit_s"] = self.time_limit_s
         if self.groups is not None:
             out["groups"] = list(self.groups)
+        for key in ("student", "submitted_at"):
+            if getattr(self, key) is not None:
+                out[key] = getattr(self, key)
         return out
 
     @classmethod
@@ -56,7 +63,8 @@ class GradingJob:
         tl = data.get("time_limit_s")
         groups = data.get("groups")
         return cls(problem, source, data.get("language"), float(tl) if tl is not None else None,
-                   tuple(str(g) for g in groups) if groups is not None else None)
+                   tuple(str(g) for g in groups) if groups is not None else None,
+                   data.get("student"), data.get("submitted_at"))
 
 
 @dataclass(frozen=True, slots=True)

@@ -110,7 +110,9 @@ class Autograders:
         return ag
 
     def grade_submission(self, problem: Problem, sub: Submission, language: str | None,
-                         runtime: Callable[[], dict[str, Any]]) -> SubmissionResult:
+                         runtime: Callable[[], dict[str, Any]], *,
+                         student: str | None = None, submitted_at: str | None = None
+                         ) -> SubmissionResult:
         """The result record of ``sub`` graded by the package's autograder; the judge's
         ``runtime`` facts go in it."""
         t0 = time.monotonic()
@@ -118,7 +120,8 @@ class Autograders:
         try:
             work.chmod(0o711)
             try:
-                g = self.grade(problem, sub, work, sub.content_hash[:16])
+                g = self.grade(problem, sub, work, metadata(
+                    problem, sub.content_hash[:16], student, submitted_at))
             except SandboxError as e:
                 log.error("sandbox failed running the autograder on %s: %s", sub.path, e)
                 g = Graded(Verdict.JE, 0.0, problem.max_score, CompileResult(
@@ -136,8 +139,8 @@ class Autograders:
                     "total_s": round(time.monotonic() - t0, 6)},
             graded_at=datetime.now(UTC).isoformat(timespec="seconds"), message=g.message)
 
-    def grade(self, problem: Problem, sub: Submission, work: Path, submission_id: str
-              ) -> Graded:
+    def grade(self, problem: Problem, sub: Submission, work: Path,
+              submission_meta: dict[str, object]) -> Graded:
         """Run the autograder on ``sub`` in ``work`` (the judge's per-submission dir)."""
         ag = self.load(problem)
         sandbox = self.sandbox_for(problem, ag)
@@ -148,8 +151,7 @@ class Autograders:
         (tree / "submission").mkdir(parents=True)
         sub.copy_to(tree / "submission")
         (tree / "results").mkdir()
-        (tree / "submission_metadata.json").write_text(json.dumps(
-            metadata(problem, submission_id), indent=2))
+        (tree / "submission_metadata.json").write_text(json.dumps(submission_meta, indent=2))
         cwd, out = work / "cwd", work / "out"
         cwd.mkdir(mode=0o755)
         out.mkdir(mode=0o700, exist_ok=True)
@@ -173,16 +175,19 @@ def _argv(script: Path) -> list[str]:
     return ["/bin/sh", "-c", f"cd {INSIDE} && {cmd}"]
 
 
-def metadata(problem: Problem, submission_id: str) -> dict[str, object]:
+def metadata(problem: Problem, submission_id: str, student: str | None = None,
+             submitted_at: str | None = None) -> dict[str, object]:
     """``submission_metadata.json``: the specification's keys, with what gradeline knows
-    (a course's students and due dates are the course file's, not the judge's)."""
-    now = datetime.now(UTC).isoformat(timespec="seconds")
-    return {"id": submission_id, "created_at": now, "submission_method": "upload",
+    (the student and the hand-in time from the spool; due dates are the course file's,
+    not the judge's)."""
+    created = submitted_at or datetime.now(UTC).isoformat(timespec="seconds")
+    users = [{"id": student, "name": student, "email": None}] if student else []
+    return {"id": submission_id, "created_at": created, "submission_method": "upload",
             "assignment": {"title": problem.title, "id": problem.short_name,
                            "due_date": None, "late_due_date": None, "release_date": None,
                            "total_points": problem.autograder_max_score,
                            "group_submission": False, "group_size": None},
-            "users": [], "previous_submissions": []}
+            "users": users, "previous_submissions": []}
 
 
 def read_results(path: Path) -> GsResults:

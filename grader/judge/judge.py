@@ -234,8 +234,9 @@ class Judge:
                     cpu_time_s=job.time_limit_s))
             if job.groups is not None:
                 problem = problem.restricted(job.groups)
-            result: SubmissionResult | JudgeFault = self.grade(problem, job.source,
-                                                               job.language)
+            result: SubmissionResult | JudgeFault = self.grade(
+                problem, job.source, job.language, student=job.student,
+                submitted_at=job.submitted_at)
         except SubmissionError as e:
             result = JudgeFault(str(e), cause="submission")
         except GradelineError as e:
@@ -247,13 +248,16 @@ class Judge:
 
     # -- one submission --------------------------------------------------------
     def grade(self, problem: Problem, submission: str | Path | Submission,
-              language: str | None = None) -> SubmissionResult:
-        """Grade a submission (file, directory or loaded Submission)."""
+              language: str | None = None, *, student: str | None = None,
+              submitted_at: str | None = None) -> SubmissionResult:
+        """Grade a submission (file, directory or loaded Submission); who handed it in
+        and when, where known, is for an autograder's submission_metadata.json."""
         t_start = time.monotonic()
         sub = submission if isinstance(submission, Submission) else load_submission(submission)
         if problem.autograder is not None:  # the course's autograder grades it
             return self.autograders.grade_submission(
-                problem, sub, language or _language_of(sub, problem), self._runtime)
+                problem, sub, language or _language_of(sub, problem), self._runtime,
+                student=student, submitted_at=submitted_at)
         lang = get_language(language) if language else \
             detect_language(sub.files, problem.languages)
         if problem.languages is not None and lang.id not in problem.languages:

@@ -84,7 +84,9 @@ class Prepared:
         groups = tuple(g.name for g in self.problem.groups) \
             if self.problem.phase == "part" else None
         return Candidate(self.entry.id, GradingJob(self.problem.path, self.entry.src,
-                                                   self.language_id, groups=groups),
+                                                   self.language_id, groups=groups,
+                                                   student=self.meta["student"],
+                                                   submitted_at=self.meta["submitted_at"]),
                          self.problem, self.submission.content_hash)
 
 

@@ -127,3 +127,14 @@ def test_hostile_autograder_runs_end_in_a_verdict_and_leave_nothing(judge, probl
 def test_without_a_declared_max_score_the_results_give_it(judge, problem_copy):
     r = _grade(judge, _package(problem_copy, max_score=None), "wrong_answer")
     assert (r.score, r.max_score) == (6, 10)
+
+
+def test_submission_metadata_names_the_student_and_the_hand_in_time(judge, problem_copy):
+    body = ("python3 -c \"import json; m = json.load(open('/autograder/submission_metadata."
+            "json')); print(json.dumps({'score': 1, 'output': m['users'][0]['id'] + ' ' + "
+            "m['created_at'] + ' ' + m['assignment']['title'], 'tests': []}))\" "
+            "> /autograder/results/results.json")
+    root = _script(problem_copy, body, max_score=1)
+    r = judge.grade(load_problem(root), root / "submissions" / "accepted", student="alice",
+                    submitted_at="2026-12-01T20:00:00+00:00")
+    assert r.message == "alice 2026-12-01T20:00:00+00:00 Word frequencies", r

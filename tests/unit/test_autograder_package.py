@@ -72,3 +72,14 @@ def test_the_autograders_groups_are_shown_as_its_tests_asked_unless_the_course_s
         "gradescope/visible": "visible", "gradescope/after_deadline": "after_deadline",
         "gradescope/after_release": "after_release", "gradescope/hidden": "hidden"}
     assert group_visibility(GROUPS, {"gradescope": "hidden"})["gradescope/visible"] == "hidden"
+
+
+def test_a_job_carries_who_handed_it_in_and_when_across_the_wire():
+    from pathlib import Path
+
+    from grader.core.jobs import GradingJob
+    job = GradingJob(Path("/p"), Path("/s"), None, student="alice",
+                     submitted_at="2026-12-01T20:00:00+00:00")
+    assert GradingJob.from_json(job.to_json()) == job
+    bare = GradingJob(Path("/p"), Path("/s"))
+    assert "student" not in bare.to_json() and GradingJob.from_json(bare.to_json()) == bare
