@@ -206,14 +206,14 @@ def test_an_autograder_without_languages_takes_any_files_one_with_them_does_not(
     root = tmp_path / "wordfreq"
     shutil.copytree(EXAMPLES / "wordfreq", root)
     problems = {"wordfreq": load_problem(root)}  # languages: [python3]
-    e = submit(spool, tmp_path, "analysis.ipynb", b'{"cells": []}', assignment="wordfreq")
+    e = submit(spool, tmp_path, "homework.ipynb", b'{"cells": []}', assignment="wordfreq")
     with pytest.raises(Rejected) as r:
         prepare(e, problems)
     assert r.value.code is Reason.UNSUPPORTED_LANGUAGE
     text = (root / "gradeline.yaml").read_text().replace("languages: [python3]\n", "")
     (root / "gradeline.yaml").write_text(text)
     problems = {"wordfreq": load_problem(root)}  # a notebook is the autograder's to read
-    e = submit(spool, tmp_path, "analysis2.ipynb", b'{"cells": []}', assignment="wordfreq")
+    e = submit(spool, tmp_path, "homework2.ipynb", b'{"cells": []}', assignment="wordfreq")
     p = prepare(e, problems)
     assert p.language is None and p.candidate.job.language is None
-    assert p.submission.files == ("analysis2.ipynb",)
+    assert p.submission.files == ("homework2.ipynb",)
