@@ -17,7 +17,6 @@ root, as the base image's build does (debootstrap, and a ``setup.sh`` that insta
 
 from __future__ import annotations
 
-import json
 import logging
 import os
 import shutil
@@ -27,7 +26,15 @@ import time
 from dataclasses import dataclass
 from pathlib import Path
 
-from grader.adapters.sandbox.image import Image, ImageStore, Runtime, build_lock
+from grader.adapters.sandbox.image import (
+    MARKER,
+    Image,
+    ImageStore,
+    Runtime,
+    build_lock,
+    build_sif,
+    install_tree,
+)
 from grader.core.errors import ImageError
 from grader.gradescope.autograder import Autograder
 
@@ -62,7 +69,7 @@ class Built:
 
 
 def _marker(path: Path, runtime: Runtime) -> Path:
-    return path if runtime == "apptainer" else path / ".gradeline-image.json"
+    return path if runtime == "apptainer" else path / MARKER
 
 
 def build_assignment_image(store: ImageStore, definition: Path, runtime: Runtime,
@@ -89,7 +96,7 @@ def build_assignment_image(store: ImageStore, definition: Path, runtime: Runtime
         if force or not _marker(rootfs_target, "bwrap").exists():
             _build_rootfs(rootfs, rootfs_target, ag)
         if runtime == "apptainer":
-            _squash(rootfs_target, target)
+            build_sif(rootfs_target, target)
     log.info("built %s image %s in %.1f s", runtime, target, time.monotonic() - t0)
     return Built(found, True, time.monotonic() - t0)
 
@@ -99,7 +106,7 @@ def _build_rootfs(base: Path, target: Path, ag: Autograder) -> None:
     try:
         subprocess.run(["cp", "-a", "--reflink=auto", f"{base}/.", str(tmp)], check=True,
                        capture_output=True)
-        (tmp / ".gradeline-image.json").unlink()
+        (tmp / MARKER).unlink()
         shutil.rmtree(tmp / "autograder", ignore_errors=True)
         shutil.copytree(ag.root, tmp / "autograder" / "source", symlinks=False)
         shutil.copyfile(ag.run_autograder, tmp / "autograder" / "run_autograder")
@@ -114,12 +121,7 @@ def _build_rootfs(base: Path, target: Path, ag: Autograder) -> None:
             raise ImageError(_failure(ag, r))
         shutil.rmtree(tmp / "autograder")  # each run gets a fresh tree at /autograder
         (tmp / "autograder").mkdir(mode=0o755)
-        (tmp / ".gradeline-image.json").write_text(json.dumps({
-            "base": base.name, "autograder_sha256": ag.digest,
-            "built_at": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime())}, indent=2))
-        if target.exists():
-            shutil.rmtree(target)
-        tmp.rename(target)
+        install_tree(tmp, target, {"base": base.name, "autograder_sha256": ag.digest})
     except BaseException:
         shutil.rmtree(tmp, ignore_errors=True)
         raise
@@ -177,21 +179,6 @@ def _failure(ag: Autograder, r: subprocess.CompletedProcess[bytes]) -> str:
     tail = "\n".join((r.stdout.decode(errors="replace") + err).splitlines()[-15:])
     return (f"setup.sh of {ag.root} failed (exit {r.returncode}) at: {step}\n"
             f"its last lines:\n{tail}")
-
-
-def _squash(rootfs: Path, target: Path) -> None:
-    apptainer = shutil.which("apptainer")
-    if apptainer is None:
-        raise ImageError("apptainer not found; cannot build a SIF")
-    tmp = target.with_suffix(".sif.tmp")
-    r = subprocess.run([apptainer, "build", "--force", "--mksquashfs-args",
-                        "-comp zstd -Xcompression-level 3", str(tmp), str(rootfs)],
-                       capture_output=True, check=False)
-    if r.returncode != 0:
-        raise ImageError(f"apptainer build failed (exit {r.returncode}) for {target.name}: "
-                         + (r.stderr + r.stdout).decode(errors="replace")[-3000:])
-    tmp.chmod(0o644)
-    tmp.rename(target)
 
 
 def assignment_images(store: ImageStore) -> list[Path]:

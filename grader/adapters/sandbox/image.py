@@ -34,6 +34,7 @@ from grader.core.errors import ImageError
 log = logging.getLogger(__name__)
 
 SYSTEM_PATH = "/usr/sbin:/usr/bin:/sbin:/bin"
+MARKER = ".gradeline-image.json"  # in a built root file system: what it was built from
 BUILDER_VERSION = "2"  # bump when the realisation of a def changes (2: %files)
 Runtime = Literal["apptainer", "bwrap"]
 
@@ -153,7 +154,7 @@ class ImageStore:
         """The cached image for this definition, or None when not built yet."""
         d = self.load_def(def_path)
         target = self._target(d, def_path.stem, runtime)
-        marker = target if runtime == "apptainer" else target / ".gradeline-image.json"
+        marker = target if runtime == "apptainer" else target / MARKER
         if not marker.exists():
             return None
         return Image(runtime, target, f"{def_path.stem}-{d.content_hash[:12]}", d.environment)
@@ -185,7 +186,7 @@ class ImageStore:
             t0 = time.monotonic()
             if runtime == "apptainer":
                 rootfs = self._target(d, def_path.stem, "bwrap")
-                if os.geteuid() == 0 and not (rootfs / ".gradeline-image.json").exists():
+                if os.geteuid() == 0 and not (rootfs / MARKER).exists():
                     self._build_rootfs(d, def_path.parent, rootfs)
                 self._build_sif(def_path, rootfs, target)
             else:
@@ -198,22 +199,10 @@ class ImageStore:
     def _build_sif(self, def_path: Path, rootfs: Path, target: Path) -> None:
         """The SIF squashed from the root file system (root), or, without root, built
         by Apptainer from the definition with --fakeroot (run in its directory)."""
-        apptainer = shutil.which("apptainer")
-        if apptainer is None:
-            raise ImageError("apptainer not found; cannot build a SIF")
-        tmp = target.with_suffix(".sif.tmp")
-        squash = ["--mksquashfs-args", "-comp zstd -Xcompression-level 3"]
-        if (rootfs / ".gradeline-image.json").exists():
-            cmd = [apptainer, "build", "--force", *squash, str(tmp), str(rootfs)]
+        if (rootfs / MARKER).exists():
+            build_sif(rootfs, target)
         else:
-            cmd = [apptainer, "build", "--force", "--fakeroot", *squash, str(tmp),
-                   def_path.name]
-        r = subprocess.run(cmd, capture_output=True, check=False, cwd=def_path.parent)
-        if r.returncode != 0:
-            raise ImageError(f"apptainer build failed (exit {r.returncode}) for {def_path}: "
-                             + (r.stderr + r.stdout).decode(errors="replace")[-3000:])
-        tmp.chmod(0o644)
-        tmp.rename(target)
+            build_sif(def_path, target, fakeroot=True)
 
     def _build_rootfs(self, d: Definition, base: Path, target: Path) -> None:
         if d.header.get("Bootstrap") != "debootstrap":
@@ -262,14 +251,38 @@ class ImageStore:
                                    env={"PATH": SYSTEM_PATH, **d.environment})  # image env
                 if r.returncode != 0:
                     raise ImageError("%test failed: " + r.stderr.decode(errors="replace")[-3000:])
-            (tmp / ".gradeline-image.json").write_text(json.dumps({
+            install_tree(tmp, target, {
                 "definition_sha256": d.content_hash, "suite": suite, "mirror": mirror,
-                "includes": d.includes, "labels": d.sections.get("labels", ""),
-                "built_at": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()),
-            }, indent=2))
-            if target.exists():
-                shutil.rmtree(target)
-            tmp.rename(target)
+                "includes": d.includes, "labels": d.sections.get("labels", "")})
         except BaseException:
             shutil.rmtree(tmp, ignore_errors=True)
             raise
+
+
+def build_sif(source: Path, target: Path, *, fakeroot: bool = False) -> None:
+    """``apptainer build`` into ``target`` (renamed into place when done): from a root
+    file system, or with ``fakeroot`` from a definition file, built in its directory."""
+    apptainer = shutil.which("apptainer")
+    if apptainer is None:
+        raise ImageError("apptainer not found; cannot build a SIF")
+    tmp = target.with_suffix(".sif.tmp")
+    cmd = [apptainer, "build", "--force", *(["--fakeroot"] if fakeroot else []),
+           "--mksquashfs-args", "-comp zstd -Xcompression-level 3", str(tmp),
+           source.name if fakeroot else str(source)]
+    r = subprocess.run(cmd, capture_output=True, check=False,
+                       cwd=source.parent if fakeroot else None)
+    if r.returncode != 0:
+        raise ImageError(f"apptainer build failed (exit {r.returncode}) for {source}: "
+                         + (r.stderr + r.stdout).decode(errors="replace")[-3000:])
+    tmp.chmod(0o644)
+    tmp.rename(target)
+
+
+def install_tree(tmp: Path, target: Path, facts: dict[str, object]) -> None:
+    """A built root file system marked with what it was built from, then renamed into
+    place (atomic; an older build at ``target`` is replaced)."""
+    (tmp / MARKER).write_text(json.dumps(
+        {**facts, "built_at": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime())}, indent=2))
+    if target.exists():
+        shutil.rmtree(target)
+    tmp.rename(target)
