@@ -73,3 +73,25 @@ def test_a_failing_setup_names_the_command_it_failed_at(built, tmp_path):
     assert "Traceback" not in r.stderr
     left = [p.name for p in Path(STATE, "images").iterdir() if p.name.startswith(".build-ag")]
     assert left == []  # the half-built image is gone
+
+
+def test_what_setup_installs_under_root_is_usable_by_the_unprivileged_run(built, judge,
+                                                                          tmp_path):
+    # Gradescope runs run_autograder as root; gradeline as an unprivileged uid, and
+    # Debian's /root is mode 700 (Otter-Grader installs its Miniforge there)
+    root = tmp_path / "roothome"
+    (root / "autograder").mkdir(parents=True)
+    (root / "gradeline.yaml").write_text("type: gradescope\ntimeout_s: 30\n")
+    (root / "autograder" / "setup.sh").write_text(
+        "#!/bin/bash\nmkdir -p /root/tools\nprintf '#!/bin/sh\\necho 42\\n' > "
+        "/root/tools/answer\nchmod 700 /root/tools /root/tools/answer\n")
+    (root / "autograder" / "run_autograder").write_text(
+        "#!/bin/bash\nv=$(/root/tools/answer)\n[ \"$v\" = 42 ] && s=1 || s=0\n"
+        "echo \"{\\\"score\\\": $s, \\\"output\\\": \\\"got $v\\\"}\" "
+        "> /autograder/results/results.json\n")
+    (root / "sub").mkdir()
+    (root / "sub" / "x.txt").write_text("x\n")
+    r = cli("image", "build", "--assignment", str(root))
+    assert r.returncode == 0, r.stdout + r.stderr
+    res = judge.grade(load_problem(root), root / "sub")
+    assert (res.verdict, res.score, res.message) == (Verdict.AC, 1, "got 42"), res

@@ -20,6 +20,7 @@ from __future__ import annotations
 import logging
 import os
 import shutil
+import stat
 import subprocess
 import tempfile
 import time
@@ -119,12 +120,28 @@ def _build_rootfs(base: Path, target: Path, ag: Autograder) -> None:
         (tmp / "var" / "lib" / "apt" / "lists" / "partial").mkdir(parents=True, exist_ok=True)
         if r.returncode != 0:
             raise ImageError(_failure(ag, r))
+        _open_root_home(tmp / "root")
         shutil.rmtree(tmp / "autograder")  # each run gets a fresh tree at /autograder
         (tmp / "autograder").mkdir(mode=0o755)
         install_tree(tmp, target, {"base": base.name, "autograder_sha256": ag.digest})
     except BaseException:
         shutil.rmtree(tmp, ignore_errors=True)
         raise
+
+
+def _open_root_home(home: Path) -> None:
+    """What setup.sh installed under /root, readable (and, where its owner may run it,
+    runnable) by anyone: Gradescope runs run_autograder as root, gradeline as an
+    unprivileged uid, and Debian's /root is mode 700 (Otter-Grader's Miniforge lives
+    there)."""
+    if not home.is_dir() or home.is_symlink():
+        return
+    for path in [home, *home.rglob("*")]:
+        st = path.lstat()
+        if stat.S_ISDIR(st.st_mode):
+            path.chmod(st.st_mode | 0o555)
+        elif stat.S_ISREG(st.st_mode):
+            path.chmod(st.st_mode | 0o444 | (0o111 if st.st_mode & 0o100 else 0))
 
 
 def _lend_host_files(root: Path) -> dict[str, bytes | None]:
