@@ -13,7 +13,6 @@ from grader.adapters.sandbox import choose_runtime
 from grader.adapters.sandbox.assignment_image import (
     MARK,
     assignment_image_path,
-    assignment_images,
     build_assignment_image,
 )
 from grader.cli.common import Context
@@ -71,7 +70,7 @@ def cmd_image(args: argparse.Namespace, ctx: Context) -> int:
         current = name == base or (name.startswith(base + MARK) and
                                    (not args.assignment or name in keep))
         if args.action == "list":
-            kind = "assignment" if path in assignment_images(store) else "grading"
+            kind = "assignment" if MARK in path.name else "grading"
             print(f"{path.name:<48} {kind:<10} {_size(path) / 2**20:8.0f} MiB  "
                   f"{'current' if name == base or name.startswith(base + MARK) else 'stale'}")
         elif not current:

@@ -125,7 +125,8 @@ class Autograders:
             except SandboxError as e:
                 log.error("sandbox failed running the autograder on %s: %s", sub.path, e)
                 g = Graded(Verdict.JE, 0.0, problem.max_score, CompileResult(
-                    ok=False, judge_error=str(e)), (), _groups([]), f"sandbox failed: {e}")
+                    ok=False, judge_error=str(e)), (), _groups([], kept=_kept(problem)),
+                    f"sandbox failed: {e}")
         finally:
             if not self.keep_workdirs:
                 shutil.rmtree(work, ignore_errors=True)
@@ -215,6 +216,7 @@ def outcome(problem: Problem, meta: RunMeta, text: str, results: Path) -> Graded
                          exit_code=meta.exit_code, signal=meta.signal,
                          termination=meta.termination, output=text)
     declared = problem.autograder_max_score
+    kept = _kept(problem)
     if meta.termination is not None:
         verdict = {"memory": Verdict.MLE, "output": Verdict.OLE}.get(meta.termination,
                                                                       Verdict.TLE)
@@ -224,18 +226,18 @@ def outcome(problem: Problem, meta: RunMeta, text: str, results: Path) -> Graded
             wall_time_s=meta.wall_time_s, memory_bytes=meta.memory_bytes,
             exit_code=meta.exit_code, signal=meta.signal, termination=meta.termination,
             feedback=why)
-        return Graded(verdict, 0.0, declared or 0.0, log_, (run,), _groups([run]), why)
+        return Graded(verdict, 0.0, declared or 0.0, log_, (run,),
+                      _groups([run], kept=kept), why)
     try:
         res = read_results(results)
     except ResultsError as e:
         exit_ = f" (run_autograder exit {meta.exit_code})" if meta.exit_code else ""
-        return Graded(Verdict.JE, 0.0, declared or 0.0, log_, (), _groups([]),
+        return Graded(Verdict.JE, 0.0, declared or 0.0, log_, (), _groups([], kept=kept),
                       f"{e}{exit_}")
     tests = to_test_results(res)
     score = res.score
     max_score = declared if declared is not None else (
         res.max_score if res.max_score is not None else res.score)
-    kept = {g.name for g in problem.groups}
     if kept != set(GROUPS):  # a course's visible phase: the kept groups' tests count
         worth = {t.name: t.max_score or 0.0 for t in res.tests}
         tests = [t for t in tests if t.group in kept]
@@ -247,6 +249,11 @@ def outcome(problem: Problem, meta: RunMeta, text: str, results: Path) -> Graded
         verdict = Verdict.AC if score >= max_score else Verdict.WA
     return Graded(verdict, score, max_score, log_, tuple(tests),
                   _groups(tests, res, kept), res.output)
+
+
+def _kept(problem: Problem) -> set[str]:
+    """The visibilities graded now (a course's visible phase keeps fewer than all)."""
+    return {g.name for g in problem.groups}
 
 
 def _groups(tests: Sequence[TestResult], res: GsResults | None = None,

@@ -22,7 +22,6 @@ so that a course's visibility rules, phases, exports and regrades work unchanged
 
 from __future__ import annotations
 
-import math
 from pathlib import Path
 from typing import Any
 
@@ -54,12 +53,15 @@ def is_autograder_package(gl: dict[str, Any]) -> bool:
 
 def _number(fs: PackageFS, gl_path: Path, gl: dict[str, Any], key: str, default: float,
             low: float, high: float) -> float:
-    value = gl.get(key, default)
-    if isinstance(value, bool) or not isinstance(value, int | float) or \
-            not math.isfinite(value) or not low <= value <= high:
-        raise fs.error(gl_path, f"{key} must be a number from {low:g} to {high:g}, "
-                                f"not {value!r}")
-    return float(value)
+    return fs.number(gl_path, key, gl.get(key, default), low=low, high=high)
+
+
+def check_keys(fs: PackageFS, gl: dict[str, Any], gl_path: Path) -> None:
+    """A key this type does not read is a typo or a Kattis key that would be ignored."""
+    unknown = sorted(set(gl) - AUTOGRADER_KEYS)
+    if unknown:
+        raise fs.error(gl_path, f"unknown keys {unknown} for type gradescope; known: "
+                                f"{sorted(AUTOGRADER_KEYS)}")
 
 
 def autograder_source(fs: PackageFS, root: Path, gl: dict[str, Any], gl_path: Path) -> Path:
@@ -86,10 +88,6 @@ def autograder_limits(fs: PackageFS, gl: dict[str, Any], gl_path: Path) -> Limit
     """One run_autograder's limits: the time-out bounds its wall time and its CPU time
     alike (without a cgroup RLIMIT_CPU bounds each process, and the clock ends the run
     a second after the time-out, ``ContainerSandbox.wall_kill_s``)."""
-    unknown = sorted(set(gl) - AUTOGRADER_KEYS)
-    if unknown:
-        raise fs.error(gl_path, f"unknown keys {unknown} for type gradescope; known: "
-                                f"{sorted(AUTOGRADER_KEYS)}")
     timeout = _number(fs, gl_path, gl, "timeout_s", DEFAULT_TIMEOUT_S, 1, MAX_TIMEOUT_S)
     memory = _number(fs, gl_path, gl, "memory_mib", DEFAULT_MEMORY_MIB, 64, 1 << 20)
     procs = _number(fs, gl_path, gl, "processes", DEFAULT_PROCESSES, 4, 1 << 16)

@@ -40,9 +40,7 @@ def flags(fs: PackageFS, path: Path, value: Any) -> tuple[str, ...]:
 
 
 def _number(fs: PackageFS, path: Path, key: str, value: Any) -> float:
-    if isinstance(value, bool) or not isinstance(value, int | float):
-        raise fs.error(path, f"{key} must be a number, not {value!r}")
-    return float(value)
+    return fs.number(path, key, value)
 
 
 def _range(fs: PackageFS, path: Path, value: Any) -> tuple[float, float]:

@@ -4,13 +4,11 @@ where the time limit came from."""
 
 from __future__ import annotations
 
-import math
 from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from grader.core.errors import ProblemFormatError
 from grader.core.limits import MIB, Limits
 from grader.kattis.pkgfs import PackageFS
 
@@ -44,18 +42,13 @@ class TimeMultipliers:
     legacy: bool = False
 
 
-def _number(problem: str, path: Path, key: str, value: Any, minimum: float = 0.0) -> float:
-    if isinstance(value, bool) or not isinstance(value, int | float) or value <= minimum \
-            or not math.isfinite(value):
-        raise ProblemFormatError(problem, str(path), f"{key} must be a number > {minimum}, "
-                                 f"not {value!r}")
-    return float(value)
+def _number(fs: PackageFS, path: Path, key: str, value: Any, minimum: float = 0.0) -> float:
+    return fs.number(path, key, value, above=minimum)
 
 
 def read_limits(fs: PackageFS, path: Path, lim: dict[str, Any], legacy: bool,
             gl: dict[str, Any], gl_path: Path) -> tuple[Limits, Limits, Limits, TimeMultipliers,
                                                        int, int, str | None, float | None]:
-    name = fs.name
     known = LEGACY_LIMITS if legacy else NEW_LIMITS
     unknown = sorted(str(k) for k in lim if str(k) not in known)
     if unknown:
@@ -63,34 +56,34 @@ def read_limits(fs: PackageFS, path: Path, lim: dict[str, Any], legacy: bool,
 
     def get(key: str) -> float:
         if key in lim:
-            return _number(name, path, f"limits.{key}", lim[key])
+            return _number(fs, path, f"limits.{key}", lim[key])
         return float(SPEC_DEFAULTS[key])
 
     if legacy:
-        tm = TimeMultipliers(get_opt(name, path, lim, "time_multiplier", 5.0),
-                             get_opt(name, path, lim, "time_safety_margin", 2.0), 1.0, True)
+        tm = TimeMultipliers(get_opt(fs, path, lim, "time_multiplier", 5.0),
+                             get_opt(fs, path, lim, "time_safety_margin", 2.0), 1.0, True)
     else:
         mult = lim.get("time_multipliers") or {}
         if not isinstance(mult, dict) or set(map(str, mult)) - {"ac_to_time_limit",
                                                                  "time_limit_to_tle"}:
             raise fs.error(path, f"limits.time_multipliers must map ac_to_time_limit and "
                                  f"time_limit_to_tle to numbers >= 1, not {mult!r}")
-        tm = TimeMultipliers(get_opt(name, path, mult, "ac_to_time_limit", 2.0, 1.0),
-                             get_opt(name, path, mult, "time_limit_to_tle", 1.5, 1.0),
-                             get_opt(name, path, lim, "time_resolution", 1.0))
+        tm = TimeMultipliers(get_opt(fs, path, mult, "ac_to_time_limit", 2.0, 1.0),
+                             get_opt(fs, path, mult, "time_limit_to_tle", 1.5, 1.0),
+                             get_opt(fs, path, lim, "time_resolution", 1.0))
     time_limit: float | None = None
     source: str | None = None
     if "time_limit_s" in gl:
-        time_limit = _number(name, gl_path, "time_limit_s", gl["time_limit_s"])
+        time_limit = _number(fs, gl_path, "time_limit_s", gl["time_limit_s"])
         source = "gradeline.yaml"
     elif "time_limit" in lim:
-        time_limit = _number(name, path, "limits.time_limit", lim["time_limit"])
+        time_limit = _number(fs, path, "limits.time_limit", lim["time_limit"])
         source = "problem.yaml"
     else:
         tl = fs.root / ".timelimit"
         if tl.is_file():
             try:
-                time_limit = _number(name, tl, ".timelimit", float(tl.read_text().split()[0]))
+                time_limit = _number(fs, tl, ".timelimit", float(tl.read_text().split()[0]))
             except (ValueError, IndexError, OSError):
                 raise fs.error(tl, "must hold a time limit in seconds") from None
             source = ".timelimit"
@@ -100,14 +93,14 @@ def read_limits(fs: PackageFS, path: Path, lim: dict[str, Any], legacy: bool,
     # race with the OOM killer: at most 64 MiB and at most half the memory limit.
     stack = min(64 * MIB, memory // 2)
     if "stack_mib" in gl:
-        stack = int(_number(name, gl_path, "stack_mib", gl["stack_mib"]) * MIB)
-    procs = int(_number(name, gl_path, "processes", gl.get("processes", 32)))
+        stack = int(_number(fs, gl_path, "stack_mib", gl["stack_mib"]) * MIB)
+    procs = int(_number(fs, gl_path, "processes", gl.get("processes", 32)))
     wall: float | None = None  # None: Limits' default, max(2x, x+1)
     if "wall_time_s" in gl:
-        wall = _number(name, gl_path, "wall_time_s", gl["wall_time_s"])
+        wall = _number(fs, gl_path, "wall_time_s", gl["wall_time_s"])
         if time_limit is not None and wall < time_limit:
-            raise ProblemFormatError(name, str(gl_path), f"wall_time_s ({wall:g}) must not be "
-                                     f"below the time limit ({time_limit:g} s)")
+            raise fs.error(gl_path, f"wall_time_s ({wall:g}) must not be "
+                               f"below the time limit ({time_limit:g} s)")
     limits = Limits(cpu_time_s=time_limit or MEASURING_TIME_LIMIT_S, wall_time_s=wall,
                     memory_bytes=memory, output_bytes=output, stack_bytes=stack,
                     processes=procs)
@@ -132,14 +125,11 @@ def read_limits(fs: PackageFS, path: Path, lim: dict[str, Any], legacy: bool,
     return (limits, compile_limits, validator_limits, tm, passes, code, source, time_limit)
 
 
-def get_opt(problem: str, path: Path, m: Mapping[str, Any], key: str, default: float,
+def get_opt(fs: PackageFS, path: Path, m: Mapping[str, Any], key: str, default: float,
             minimum: float = 0.0) -> float:
     """An optional number of a mapping, at least ``minimum`` (> 0 when 0)."""
     if key not in m:
         return default
-    v = m[key]
-    if isinstance(v, bool) or not isinstance(v, int | float) or v < minimum or v <= 0:
-        raise ProblemFormatError(problem, str(path), f"{key} must be a number "
-                                 f"{'>= ' + format(minimum, 'g') if minimum else '> 0'}, "
-                                 f"not {v!r}")
-    return float(v)
+    if minimum:
+        return fs.number(path, key, m[key], low=minimum)
+    return fs.number(path, key, m[key], above=0.0)

@@ -9,6 +9,7 @@ the link, never a traceback (``FileNotFoundError``) and never a read of a host f
 
 from __future__ import annotations
 
+import math
 from collections.abc import Callable, Iterable, Iterator, Mapping
 from pathlib import Path
 from typing import Any
@@ -33,6 +34,22 @@ class PackageFS:
 
     def error(self, path: Path, what: str) -> ProblemFormatError:
         return ProblemFormatError(self.name, str(path), what)
+
+    def number(self, path: Path, key: str, value: Any, *, low: float | None = None,
+               above: float | None = None, high: float | None = None) -> float:
+        """``value`` as a finite number within the bounds (``low`` <= it, ``above`` < it,
+        it <= ``high``): the one check every package number passes, so that each
+        file's error says the same thing the same way."""
+        if isinstance(value, bool) or not isinstance(value, int | float) or \
+                not math.isfinite(value) or (low is not None and value < low) or \
+                (above is not None and value <= above) or (high is not None and value > high):
+            bounds = [f">= {low:g}" if low is not None else "",
+                      f"> {above:g}" if above is not None else "",
+                      f"<= {high:g}" if high is not None else ""]
+            said = " and ".join(b for b in bounds if b)
+            raise self.error(path, f"{key} must be a number{' ' + said if said else ''}, "
+                                   f"not {value!r}")
+        return float(value)
 
     def check_link(self, path: Path) -> Path:
         """``path`` itself when it is no symlink, else its target -- which must exist and

@@ -255,6 +255,7 @@ def load_problem(path: str | Path, *, require_time_limit: bool = True) -> Proble
 
 def _load_autograder_package(fs: PackageFS, root: Path, gl: dict[str, Any],
                              gl_path: Path) -> Problem:
+    agp.check_keys(fs, gl, gl_path)
     limits = agp.autograder_limits(fs, gl, gl_path)
     meta = fs.read_yaml(root / "problem.yaml")
     return Problem(

@@ -45,8 +45,8 @@ def test_the_zip_is_found_without_being_named(pkg):
 @pytest.mark.parametrize("text,why", [
     ("type: gradescope\nautograder: nothere.zip\n", "no such file or directory"),
     ("type: gradescope\nautograder: ../elsewhere\n", "a path inside the package"),
-    ("type: gradescope\ntimeout_s: 0\n", "timeout_s must be a number from 1 to 2400"),
-    ("type: gradescope\ntimeout_s: 3000\n", "timeout_s must be a number from 1 to 2400"),
+    ("type: gradescope\ntimeout_s: 0\n", "timeout_s must be a number >= 1 and <= 2400"),
+    ("type: gradescope\ntimeout_s: 3000\n", "timeout_s must be a number >= 1 and <= 2400"),
     ("type: gradescope\nmemory_mib: lots\n", "memory_mib must be a number"),
     ("type: gradescope\ngroups: {a: 1}\n", "unknown keys ['groups'] for type gradescope"),
     ("type: gradescope\nlanguages: [cobol]\n", "unknown languages ['cobol']"),
@@ -83,3 +83,25 @@ def test_a_job_carries_who_handed_it_in_and_when_across_the_wire():
     assert GradingJob.from_json(job.to_json()) == job
     bare = GradingJob(Path("/p"), Path("/s"))
     assert "student" not in bare.to_json() and GradingJob.from_json(bare.to_json()) == bare
+
+
+@pytest.mark.parametrize("termination", ["wall", None])
+def test_a_visible_phase_shows_only_its_groups_when_the_autograder_gives_no_score(
+        pkg, tmp_path, termination):
+    """A limit hit or no results.json in the visible phase: the result's groups are the
+    phase's (visible) ones, as when the run gives scores, never the hidden ones."""
+    from dataclasses import replace
+
+    from grader.core.runmeta import RunMeta
+    from grader.core.verdict import Verdict
+    from grader.judge.autograde import outcome
+    p = load_problem(pkg)
+    visible = replace(p, groups=tuple(g for g in p.groups if g.name == GROUPS[0]))
+    meta = RunMeta(exit_code=None if termination else 1, signal=9 if termination else None,
+                   cpu_time_s=0.1, wall_time_s=11.0, memory_bytes=1 << 20,
+                   termination=termination)
+    g = outcome(visible, meta, "", tmp_path / "results.json")
+    assert [x.name for x in g.groups] == [GROUPS[0]]
+    assert g.verdict is (Verdict.TLE if termination else Verdict.JE)
+    full = outcome(p, meta, "", tmp_path / "results.json")
+    assert [x.name for x in full.groups] == list(GROUPS)

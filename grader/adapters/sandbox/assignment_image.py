@@ -196,11 +196,3 @@ def _failure(ag: Autograder, r: subprocess.CompletedProcess[bytes]) -> str:
     tail = "\n".join((r.stdout.decode(errors="replace") + err).splitlines()[-15:])
     return (f"setup.sh of {ag.root} failed (exit {r.returncode}) at: {step}\n"
             f"its last lines:\n{tail}")
-
-
-def assignment_images(store: ImageStore) -> list[Path]:
-    """Every assignment image in the store (both runtimes' forms)."""
-    if not store.root.is_dir():
-        return []
-    return sorted(p for p in store.root.iterdir() if MARK in p.name and
-                  not p.name.startswith(".") and not p.name.endswith(".tmp"))
