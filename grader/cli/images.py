@@ -17,15 +17,18 @@ from grader.adapters.sandbox.assignment_image import (
 )
 from grader.cli.common import Context
 from grader.core.errors import ConfigError
-from grader.gradescope.autograder import Autograder, open_autograder
+from grader.gradescope.autograder import Autograder, load_setup, open_autograder
 from grader.kattis.problem import load_problem
 
 
 def _autograder(package: str, scratch: Path) -> Autograder:
     problem = load_problem(package, require_time_limit=False)
+    unit = problem.unit_tests
+    if unit is not None and unit.setup is not None:
+        return load_setup(unit.setup)
     if problem.autograder is None:
-        raise ConfigError(f"{package}: not an autograder assignment (type: gradescope in "
-                          "its gradeline.yaml); its runs need no image of their own")
+        raise ConfigError(f"{package}: needs no image of its own (only type gradescope, or "
+                          "type unittest with a setup directory, has one)")
     return open_autograder(problem.autograder, scratch)
 
 

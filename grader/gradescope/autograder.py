@@ -47,8 +47,9 @@ class Autograder:
         return self.root / "run_autograder"
 
 
-def _require_top(names: set[str], where: str) -> None:
-    missing = [r for r in REQUIRED if r not in names]
+def _require_top(names: set[str], where: str,
+                 required: tuple[str, ...] = REQUIRED) -> None:
+    missing = [r for r in required if r not in names]
     if not missing:
         return
     nested = sorted({n.split("/", 1)[0] for n in names if "/" in n
@@ -97,8 +98,9 @@ def unpack(zip_path: Path, dest: Path) -> Path:
     return dest
 
 
-def load_autograder(path: Path) -> Autograder:
-    """The autograder in directory ``path`` (unpack a zip first: :func:`unpack`)."""
+def load_autograder(path: Path, required: tuple[str, ...] = REQUIRED) -> Autograder:
+    """The autograder in directory ``path`` (unpack a zip first: :func:`unpack`); a
+    unit-test assignment's setup directory needs only ``setup.sh``."""
     if not path.is_dir():
         raise AutograderError(f"{path}: not a directory (an autograder.zip is unpacked "
                               "with gradeline's unpack first)")
@@ -111,8 +113,14 @@ def load_autograder(path: Path) -> Autograder:
             files.append(rel)
             x = b"x" if p.stat().st_mode & 0o111 else b"-"
             h.update(rel.encode() + b"\0" + x + p.read_bytes() + b"\0")
-    _require_top(set(files), str(path))
+    _require_top(set(files), str(path), required)
     return Autograder(root=path, files=tuple(files), digest=h.hexdigest())
+
+
+def load_setup(path: Path) -> Autograder:
+    """A unit-test assignment's setup directory: ``setup.sh`` and what it needs, built
+    into the assignment's image as an autograder's source is."""
+    return load_autograder(path, ("setup.sh",))
 
 
 def open_autograder(src: Path, scratch: Path) -> Autograder:

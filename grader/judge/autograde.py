@@ -22,18 +22,18 @@ import shutil
 import tempfile
 import time
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass, field, replace
+from dataclasses import replace
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
 from grader.core.errors import SandboxError
 from grader.core.limits import Limits
-from grader.core.result import CompileResult, GroupResult, SubmissionResult, TestResult
+from grader.core.result import CompileResult, SubmissionResult, TestResult
 from grader.core.runmeta import RunMeta
 from grader.core.submission import Submission
 from grader.core.verdict import Verdict, submission_verdict
-from grader.gradescope.autograder import Autograder, open_autograder
+from grader.gradescope.autograder import Autograder, load_setup, open_autograder
 from grader.gradescope.results import (
     MAX_BYTES,
     GsResults,
@@ -41,7 +41,9 @@ from grader.gradescope.results import (
     parse_results,
     to_test_results,
 )
+from grader.judge.graded import Graded, kept_groups, visibility_groups
 from grader.judge.ports import DEFAULT_ENV, Bind, RunRequest, Sandbox
+from grader.judge.unittests import grade_unit_tests
 from grader.judge.validators import describe_termination, head, tail
 from grader.kattis.autograder_package import GROUPS
 from grader.kattis.problem import Problem
@@ -50,20 +52,6 @@ log = logging.getLogger(__name__)
 
 INSIDE = "/autograder"
 LOG_LIMIT = 8000  # bytes of run_autograder's output kept for staff (its log)
-
-
-@dataclass(frozen=True, slots=True)
-class Graded:
-    """What one autograder run gave, for the judge's result record."""
-
-    verdict: Verdict
-    score: float
-    max_score: float
-    log: CompileResult  # run_autograder's own run: times, exit and output (staff see it)
-    tests: tuple[TestResult, ...]
-    groups: tuple[GroupResult, ...]
-    message: str  # results.json's top-level output, or why there is no score
-    image: dict[str, Any] = field(default_factory=dict)  # the sandbox's facts, when run
 
 
 class Autograders:
@@ -99,13 +87,15 @@ class Autograders:
 
     def load(self, problem: Problem) -> Autograder:
         """The package's autograder, checked (a zip unpacked once, keyed by its bytes)."""
-        src = problem.autograder
+        unit = problem.unit_tests
+        src = problem.autograder if unit is None else unit.setup
         assert src is not None
         key = (src, problem.version)  # a package changed in place is loaded again
         found = self._loaded.get(key)
         if found is not None:
             return found
-        ag = open_autograder(src, self.workroot / ".autograders")
+        ag = open_autograder(src, self.workroot / ".autograders") if unit is None else \
+            load_setup(src)
         self._loaded[key] = ag
         return ag
 
@@ -125,7 +115,8 @@ class Autograders:
             except SandboxError as e:
                 log.error("sandbox failed running the autograder on %s: %s", sub.path, e)
                 g = Graded(Verdict.JE, 0.0, problem.max_score, CompileResult(
-                    ok=False, judge_error=str(e)), (), _groups([], kept=_kept(problem)),
+                    ok=False, judge_error=str(e)), (),
+                    visibility_groups([], {}, kept=kept_groups(problem)),
                     f"sandbox failed: {e}")
         finally:
             if not self.keep_workdirs:
@@ -135,14 +126,21 @@ class Autograders:
             submission=str(sub.path), content_hash=sub.content_hash, language=language,
             verdict=g.verdict, score=g.score if g.verdict is not Verdict.JE else 0.0,
             max_score=g.max_score, compile=g.log, tests=g.tests, groups=g.groups,
-            runtime={**runtime(), **g.image, "autograder": "gradescope"},
+            runtime={**runtime(), **g.image,
+                     "autograder": "unittest" if problem.unit_tests else "gradescope"},
             timing={"run_s": round(g.log.wall_time_s or 0.0, 6),
                     "total_s": round(time.monotonic() - t0, 6)},
             graded_at=datetime.now(UTC).isoformat(timespec="seconds"), message=g.message)
 
     def grade(self, problem: Problem, sub: Submission, work: Path,
               submission_meta: dict[str, object]) -> Graded:
-        """Run the autograder on ``sub`` in ``work`` (the judge's per-submission dir)."""
+        """Run the autograder (or the unit tests) on ``sub`` in ``work`` (the judge's
+        per-submission dir)."""
+        if problem.unit_tests is not None:
+            sandbox = self.sandbox if problem.autograder_image == "base" else \
+                self.sandbox_for(problem, self.load(problem))
+            return replace(grade_unit_tests(problem, sub, work, sandbox, self.cpus),
+                           image=sandbox.describe())
         ag = self.load(problem)
         sandbox = self.sandbox_for(problem, ag)
         tree = work / "autograder"
@@ -216,7 +214,7 @@ def outcome(problem: Problem, meta: RunMeta, text: str, results: Path) -> Graded
                          exit_code=meta.exit_code, signal=meta.signal,
                          termination=meta.termination, output=text)
     declared = problem.autograder_max_score
-    kept = _kept(problem)
+    kept = kept_groups(problem)
     if meta.termination is not None:
         verdict = {"memory": Verdict.MLE, "output": Verdict.OLE}.get(meta.termination,
                                                                       Verdict.TLE)
@@ -227,13 +225,13 @@ def outcome(problem: Problem, meta: RunMeta, text: str, results: Path) -> Graded
             exit_code=meta.exit_code, signal=meta.signal, termination=meta.termination,
             feedback=why)
         return Graded(verdict, 0.0, declared or 0.0, log_, (run,),
-                      _groups([run], kept=kept), why)
+                      visibility_groups([run], {}, kept=kept), why)
     try:
         res = read_results(results)
     except ResultsError as e:
         exit_ = f" (run_autograder exit {meta.exit_code})" if meta.exit_code else ""
-        return Graded(Verdict.JE, 0.0, declared or 0.0, log_, (), _groups([], kept=kept),
-                      f"{e}{exit_}")
+        return Graded(Verdict.JE, 0.0, declared or 0.0, log_, (),
+                      visibility_groups([], {}, kept=kept), f"{e}{exit_}")
     tests = to_test_results(res)
     score = res.score
     max_score = declared if declared is not None else (
@@ -248,27 +246,5 @@ def outcome(problem: Problem, meta: RunMeta, text: str, results: Path) -> Graded
     else:
         verdict = Verdict.AC if score >= max_score else Verdict.WA
     return Graded(verdict, score, max_score, log_, tuple(tests),
-                  _groups(tests, res, kept), res.output)
-
-
-def _kept(problem: Problem) -> set[str]:
-    """The visibilities graded now (a course's visible phase keeps fewer than all)."""
-    return {g.name for g in problem.groups}
-
-
-def _groups(tests: Sequence[TestResult], res: GsResults | None = None,
-            kept: set[str] | None = None) -> tuple[GroupResult, ...]:
-    """Per visibility (of those run): the tests' points earned of their worth."""
-    worth = {t.name: t.max_score for t in res.tests} if res else {}
-    out = []
-    for name in GROUPS:
-        if kept is not None and name not in kept:
-            continue
-        mine = [t for t in tests if t.group == name]
-        passed = sum(t.verdict is Verdict.AC for t in mine)
-        out.append(GroupResult(
-            name, submission_verdict([t.verdict for t in mine]) if mine else Verdict.AC,
-            points=sum(worth.get(t.name) or 0.0 for t in mine),
-            score=sum(t.points or 0.0 for t in mine), scoring="autograder",
-            passed=passed, total=len(mine)))
-    return tuple(out)
+                  visibility_groups(
+                      tests, {t.name: t.max_score for t in res.tests}, kept=kept), res.output)

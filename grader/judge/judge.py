@@ -254,7 +254,7 @@ class Judge:
         and when, where known, is for an autograder's submission_metadata.json."""
         t_start = time.monotonic()
         sub = submission if isinstance(submission, Submission) else load_submission(submission)
-        if problem.autograder is not None:  # the course's autograder grades it
+        if problem.graded_by_autograder:  # the course's autograder or unit tests grade it
             return self.autograders.grade_submission(
                 problem, sub, language or _language_of(sub, problem), self._runtime,
                 student=student, submitted_at=submitted_at)

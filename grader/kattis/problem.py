@@ -34,6 +34,7 @@ from typing import Any, Literal
 from grader.core.errors import ProblemFormatError
 from grader.core.limits import Limits
 from grader.kattis import autograder_package as agp
+from grader.kattis import unittest_package as utp
 from grader.kattis.cases import flags
 from grader.kattis.constants import Constants, parse_constants
 from grader.kattis.gradeline_yaml import GRADELINE_KEYS, compile_flags, course_points
@@ -63,6 +64,7 @@ from grader.kattis.tree import (
     TestGroup,
     full_score,
 )
+from grader.kattis.unittest_package import UnitTests
 
 __all__ = ["ON_REJECT", "SCORINGS", "Node", "OnReject", "Problem", "Scoring", "TestCase",
            "TestGroup", "TimeMultipliers", "is_package", "load_problem", "package_version"]
@@ -108,6 +110,13 @@ class Problem:
     autograder: Path | None = None
     autograder_max_score: float | None = None  # the course's, else the results' own
     autograder_image: str = "assignment"  # or "base": the grading image, setup.sh not run
+    #: the course's unit tests and their JUnit report grade it instead of test data
+    unit_tests: UnitTests | None = None
+
+    @property
+    def graded_by_autograder(self) -> bool:
+        """A Gradescope autograder or unit tests grade it (no Kattis test data)."""
+        return self.autograder is not None or self.unit_tests is not None
 
     @property
     def cases(self) -> list[TestCase]:
@@ -137,7 +146,7 @@ class Problem:
 
     @property
     def max_score(self) -> float:
-        if self.autograder is not None:
+        if self.graded_by_autograder:
             return self.autograder_max_score or 0.0
         if self.scoring_model == "kattis":
             return full_score(self.nodes, self.score_root)
@@ -206,7 +215,7 @@ def load_problem(path: str | Path, *, require_time_limit: bool = True) -> Proble
     fs = PackageFS(name, root)
     py, gl_path = root / "problem.yaml", root / "gradeline.yaml"
     gl_any = fs.read_yaml(gl_path)
-    if agp.is_autograder_package(gl_any):
+    if agp.is_autograder_package(gl_any) or utp.is_unittest_package(gl_any):
         return _load_autograder_package(fs, root, gl_any, gl_path)
     version, meta = _read_problem_yaml(fs, py)
     legacy = version in LEGACY
@@ -255,8 +264,14 @@ def load_problem(path: str | Path, *, require_time_limit: bool = True) -> Proble
 
 def _load_autograder_package(fs: PackageFS, root: Path, gl: dict[str, Any],
                              gl_path: Path) -> Problem:
-    agp.check_keys(fs, gl, gl_path)
-    limits = agp.autograder_limits(fs, gl, gl_path)
+    """A package graded by a Gradescope autograder or by unit tests."""
+    unit = None
+    if utp.is_unittest_package(gl):
+        unit = utp.load_unit_tests(fs, root, gl, gl_path)
+        limits = utp.unittest_limits(fs, gl, gl_path)
+    else:
+        agp.check_keys(fs, gl, gl_path)
+        limits = agp.autograder_limits(fs, gl, gl_path)
     meta = fs.read_yaml(root / "problem.yaml")
     return Problem(
         short_name=root.name, title=title_of(meta.get("name", root.name)), path=root,
@@ -265,9 +280,10 @@ def _load_autograder_package(fs: PackageFS, root: Path, gl: dict[str, Any],
         validator_dir=None, groups=agp.autograder_groups(),
         languages=languages_of(fs, {}, root / "problem.yaml", gl, gl_path),
         types=frozenset({"scoring"}), time_limit_source="gradeline.yaml",
-        autograder=agp.autograder_source(fs, root, gl, gl_path),
+        autograder=None if unit else agp.autograder_source(fs, root, gl, gl_path),
         autograder_max_score=agp.declared_max_score(fs, gl, gl_path),
-        autograder_image=agp.image_choice(fs, gl, gl_path))
+        autograder_image=("assignment" if unit.setup else "base") if unit else
+        agp.image_choice(fs, gl, gl_path), unit_tests=unit)
 
 
 def is_package(path: Path) -> bool:

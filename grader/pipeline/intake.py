@@ -303,6 +303,6 @@ def prepare(entry: Entry, problems: Mapping[str, Problem]) -> Prepared:
     try:
         lang = detect_language(sub.files, problem.languages)
     except GradelineError as e:  # an autograder may take any files (a notebook, data)
-        if problem.autograder is None or problem.languages is not None:
+        if not problem.graded_by_autograder or problem.languages is not None:
             raise Rejected(Reason.UNSUPPORTED_LANGUAGE, str(e)) from e
     return Prepared(entry, meta, problem, sub, lang)

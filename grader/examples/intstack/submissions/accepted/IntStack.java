@@ -1,0 +1,30 @@
+import java.util.Arrays;
+
+public class IntStack {
+    private int[] items = new int[4];
+    private int size;
+
+    public void push(int x) {
+        if (size == items.length) items = Arrays.copyOf(items, 2 * size);
+        items[size++] = x;
+    }
+
+    public int pop() {
+        int x = peek();
+        size--;
+        return x;
+    }
+
+    public int peek() {
+        if (size == 0) throw new IllegalStateException("empty stack");
+        return items[size - 1];
+    }
+
+    public int size() {
+        return size;
+    }
+
+    public boolean isEmpty() {
+        return size == 0;
+    }
+}
