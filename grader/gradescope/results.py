@@ -28,13 +28,11 @@ from typing import Any
 from grader.core.errors import GradelineError
 from grader.core.result import FEEDBACK_LIMIT, TestResult
 from grader.core.verdict import Verdict
+from grader.core.visibility import COURSE_VISIBILITY
 
 #: a results.json larger than this is refused (Gradescope's own uploads are bounded too)
 MAX_BYTES = 1 << 20
 VISIBILITIES = ("visible", "hidden", "after_due_date", "after_published")
-#: Gradescope's visibility -> the course file's (``grader.course``) names
-COURSE_VISIBILITY = {"visible": "visible", "hidden": "hidden",
-                     "after_due_date": "after_deadline", "after_published": "after_release"}
 
 
 class ResultsError(GradelineError):

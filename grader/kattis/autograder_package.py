@@ -33,7 +33,7 @@ AUTOGRADER_KEYS = {"type", "autograder", "timeout_s", "memory_mib", "processes",
                    "max_score", "languages", "image"}
 IMAGES = ("assignment", "base")
 #: the groups an autograder's tests land in: Gradescope's visibilities, in the course
-#: file's words (``grader.gradescope.results.COURSE_VISIBILITY``)
+#: file's words (``grader.core.visibility.COURSE_VISIBILITY``)
 GROUPS = ("gradescope/visible", "gradescope/after_deadline", "gradescope/after_release",
           "gradescope/hidden")
 DEFAULT_TIMEOUT_S = 600.0

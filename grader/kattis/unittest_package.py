@@ -30,7 +30,7 @@ from pathlib import Path, PurePosixPath
 from typing import Any
 
 from grader.core.limits import Limits
-from grader.gradescope.results import COURSE_VISIBILITY
+from grader.core.visibility import COURSE_VISIBILITY
 from grader.kattis import autograder_package as agp
 from grader.kattis.pkgfs import PackageFS
 

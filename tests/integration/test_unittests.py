@@ -55,7 +55,7 @@ def test_a_visible_phase_runs_only_the_visible_tests(judge, tmp_path):
     submission that breaks once it can see them passes the visible phase and loses the
     hidden test of mean in the full grading."""
     spy = ACCEPTED.replace("def mean(xs):", "import os\nSEES = os.path.exists("
-                           "'tests/test_hidden_stats.py')\ndef mean(xs):\n    if SEES:\n"
+                           "'tests' + '/test_hidden_stats.py')\ndef mean(xs):\n    if SEES:\n"
                            "        return -1")
     problem = load_problem(_package(tmp_path))
     r = judge.grade(problem.restricted(["gradescope/visible"]), _submit(tmp_path, spy))
@@ -72,7 +72,7 @@ def test_a_submission_cannot_change_or_replace_the_staff_tests(judge, tmp_path):
     # writing over a staff test at import time: the tests are read-only
     overwrite = ACCEPTED.replace("def mean", "raise_ = 1\ndef mean").replace(
         "from collections import Counter",
-        "from collections import Counter\ntry:\n    open('tests/test_stats.py', 'w')"
+        "from collections import Counter\ntry:\n    open('tests' + '/test_stats.py', 'w')"
         ".write('def test_x(): pass')\n    WROTE = True\nexcept OSError:\n"
         "    WROTE = False\n").replace("return sum(xs) / len(xs)",
                                       "return 0 if WROTE else sum(xs) / len(xs)")
@@ -86,8 +86,8 @@ def test_a_submission_cannot_change_or_replace_the_staff_tests(judge, tmp_path):
     r = judge.grade(load_problem(root), d)
     assert r.verdict is Verdict.RE and r.score == 0  # the staff's tests could not import
     assert "tests.test_all_good" not in {t.name for t in r.tests}
-    assert (root / "tests/test_stats.py").read_text() == (
-        EXAMPLES / "stats/tests/test_stats.py").read_text()
+    assert (root / "tests" / "test_stats.py").read_text() == (
+        EXAMPLES / "stats" / "tests" / "test_stats.py").read_text()
 
 
 FORGE = '''

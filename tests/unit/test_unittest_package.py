@@ -68,5 +68,5 @@ def test_mistakes_are_named(pkg, changes, why):
 
 def test_a_link_out_of_the_tests_is_refused(pkg):
     (pkg / "tests" / "leak.py").symlink_to("/etc/passwd")
-    with pytest.raises(ProblemFormatError, match="leak.py"):
+    with pytest.raises(ProblemFormatError, match=r"leak\.py"):
         load_problem(pkg)
