@@ -24,6 +24,12 @@ Assignments graded by an autograder the course wrote for Gradescope (``AUTOGRADE
 - ``gsutils``: written as Gradescope's documentation shows: setup.sh installs pip and
   gradescope-utils, run_tests.py uses its JSONTestRunner (its image is built first:
   ``gradeline image build --assignment``).
+
+Assignments graded by the course's unit tests and their JUnit report (``UNIT_TESTS``):
+
+- ``stats``: pytest tests, visible and hidden files with their own points.
+- ``intstack``: Java with JUnit 5 (the console launcher in the grading image): a
+  compile error, a crash, a wrong answer.
 """
 
 from __future__ import annotations
@@ -34,6 +40,7 @@ from pathlib import Path
 EXAMPLES = ("bigsum", "meanstd", "spread")
 FORMATS = ("guess", "codec", "subtasks", "parts")
 AUTOGRADERS = ("wordfreq", "gsutils")
+UNIT_TESTS = ("stats", "intstack")
 
 
 def example_dirs(names: tuple[str, ...] = EXAMPLES) -> list[Path]:
@@ -43,8 +50,9 @@ def example_dirs(names: tuple[str, ...] = EXAMPLES) -> list[Path]:
 
 
 def all_example_dirs() -> list[Path]:
-    """Every bundled package: the course's, the format examples and the autograders."""
-    return example_dirs((*EXAMPLES, *FORMATS, *AUTOGRADERS))
+    """Every bundled package: the course's, the format examples, the autograders and the
+    unit-test assignments."""
+    return example_dirs((*EXAMPLES, *FORMATS, *AUTOGRADERS, *UNIT_TESTS))
 
 
 def course_file() -> Path:

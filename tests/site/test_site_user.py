@@ -145,7 +145,8 @@ def test_a_course_graded_through_slurm_as_an_ordinary_user(site_user, slurm_conf
 def test_gradescope_autograders_on_pilot_tasks_as_an_ordinary_user(site_user, slurm_conf):
     """Autograders written for Gradescope, through Slurm pilot tasks that run as the
     user under Apptainer: one on the grading image, one on the image its setup.sh built
-    (root builds images; the user grades with them)."""
+    (root builds images; the user grades with them); and the unit-test assignments
+    (pytest, Java with JUnit 5) the same way."""
     build = subprocess.run([str(BIN), "image", "build", "--assignment",
                             str(ROOT / "grader/examples/gsutils")],
                            capture_output=True, text=True, timeout=1800, check=False)
@@ -155,7 +156,8 @@ def test_gradescope_autograders_on_pilot_tasks_as_an_ordinary_user(site_user, sl
     spool = scratch / "spool-ag"
     expected = {}
     steps = [[BIN, "db", "start"]]
-    for assignment, module in (("gsutils", "temps.py"), ("wordfreq", "wordfreq.py")):
+    for assignment, module in (("gsutils", "temps.py"), ("wordfreq", "wordfreq.py"),
+                               ("stats", "stats.py"), ("intstack", "IntStack.java")):
         for student, kind in (("alice", "accepted"), ("bob", "wrong_answer")):
             path = ROOT / "grader/examples" / assignment / "submissions" / kind / module
             steps.append([BIN, "submit", assignment, student, path, "--spool", spool,
@@ -164,7 +166,7 @@ def test_gradescope_autograders_on_pilot_tasks_as_an_ordinary_user(site_user, sl
     steps.append([BIN, "run", "--spool", spool, "--course", "ag", "--executor", "slurm"])
     _steps(run, extra, steps)
     scores = {}
-    for assignment in ("gsutils", "wordfreq"):
+    for assignment in ("gsutils", "wordfreq", "stats", "intstack"):
         r = run([BIN, "results", "--spool", spool, "--course", "ag", "--assignment",
                  assignment], extra)
         assert r.returncode == 0, r.stderr[-1000:]
@@ -172,7 +174,9 @@ def test_gradescope_autograders_on_pilot_tasks_as_an_ordinary_user(site_user, sl
             assert row["verdict"] == expected[(assignment, row["student"])], row
             scores[(assignment, row["student"])] = (row["score"], row["max_score"])
     assert scores == {("gsutils", "alice"): ("10", "10"), ("gsutils", "bob"): ("8", "10"),
-                      ("wordfreq", "alice"): ("10", "10"), ("wordfreq", "bob"): ("6", "10")}
+                      ("wordfreq", "alice"): ("10", "10"), ("wordfreq", "bob"): ("6", "10"),
+                      ("stats", "alice"): ("10", "10"), ("stats", "bob"): ("6", "10"),
+                      ("intstack", "alice"): ("9", "9"), ("intstack", "bob"): ("7", "9")}
     jobs = [line for line in Path(slurm_conf).with_name("jobcomp.log").read_text().splitlines()
             if "Name=gradeline-pilot" in line and f"UserId={USER}(" in line]
     assert jobs, "no pilot task ran as the user"
