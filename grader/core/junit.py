@@ -53,6 +53,10 @@ def _case(el: ET.Element) -> Case:
             verdict = v
             message = "\n".join(x for x in (found.get("message"), found.text) if x)
             break
+    if verdict not in (Verdict.AC, None):  # CTest and libtest put what failed here
+        said = "\n".join(x.text for x in (el.find("system-out"), el.find("system-err"))
+                         if x is not None and x.text and x.text.strip())
+        message = "\n".join(x for x in (message, said) if x)
     try:
         t = el.get("time")
         time_s: float | None = float(t.replace(",", "")) if t else None
@@ -64,9 +68,22 @@ def _case(el: ET.Element) -> Case:
 
 def parse_junit(data: bytes) -> list[Case]:
     """Every test case of a report (``testsuites``, or one ``testsuite``, nested
-    suites included); :raises ReportError: with the reason."""
+    suites included; several documents one after another, as ``cargo test`` writes one
+    per test binary); :raises ReportError: with the reason."""
     if len(data) > MAX_BYTES:
         raise ReportError(f"JUnit report is {len(data)} bytes, over the {MAX_BYTES} allowed")
+    docs = [b"<?xml" + d for d in data.split(b"<?xml") if d.strip()] \
+        if data.lstrip().startswith(b"<?xml") else [data]
+    cases = [c for d in docs for c in _parse_one(d)]
+    seen: set[str] = set()
+    for c in cases:
+        if c.id in seen:
+            raise ReportError(f"JUnit report names test {c.id} twice")
+        seen.add(c.id)
+    return cases
+
+
+def _parse_one(data: bytes) -> list[Case]:
     try:  # defusedxml: no entity expansion, no external entities, no DTD retrieval
         root = SafeET.fromstring(data)
     except DefusedXmlException as e:
@@ -76,13 +93,7 @@ def parse_junit(data: bytes) -> list[Case]:
     if root.tag not in ("testsuites", "testsuite"):
         raise ReportError(f"JUnit report's root is <{root.tag}>, not <testsuites> or "
                           "<testsuite>")
-    cases = [_case(el) for el in root.iter("testcase")]
-    seen: set[str] = set()
-    for c in cases:
-        if c.id in seen:
-            raise ReportError(f"JUnit report names test {c.id} twice")
-        seen.add(c.id)
-    return cases
+    return [_case(el) for el in root.iter("testcase")]
 
 
 def weight(case_id: str, weights: Mapping[str, float], default: float) -> float:

@@ -30,6 +30,11 @@ Assignments graded by the course's unit tests and their JUnit report (``UNIT_TES
 - ``stats``: pytest tests, visible and hidden files with their own points.
 - ``intstack``: Java with JUnit 5 (the console launcher in the grading image): a
   compile error, a crash, a wrong answer.
+- ``strutil``: a C library built with CMake and make, tested by CTest programs.
+- ``romans``: a cargo crate (a directory submission) and the staff's integration tests,
+  offline; libtest writes the report.
+- ``bank``: a Maven project graded offline: its setup/setup.sh installs Maven and warms
+  the pom's plugins and JUnit into the assignment's image.
 """
 
 from __future__ import annotations
@@ -40,7 +45,7 @@ from pathlib import Path
 EXAMPLES = ("bigsum", "meanstd", "spread")
 FORMATS = ("guess", "codec", "subtasks", "parts")
 AUTOGRADERS = ("wordfreq", "gsutils")
-UNIT_TESTS = ("stats", "intstack")
+UNIT_TESTS = ("stats", "intstack", "strutil", "romans", "bank")
 
 
 def example_dirs(names: tuple[str, ...] = EXAMPLES) -> list[Path]:

@@ -62,7 +62,8 @@ def test_sandbox_contract_and_hostile_corpus_hold_for_an_ordinary_user(site_user
         _require("apptainer is not installed (make test installs it as root)")
     run, _ = site_user
     tests = [ROOT / "tests/contract", ROOT / "tests/integration/test_hostile.py",
-             ROOT / "tests/integration/test_autograder.py"]
+             ROOT / "tests/integration/test_autograder.py",
+             ROOT / "tests/integration/test_unittests.py"]
     if load == "idle":  # every language within its memory limit under rlimits
         tests.append(ROOT / "tests/integration/test_examples.py::"
                      "test_every_language_runs_its_accepted_solution")
@@ -146,9 +147,11 @@ def test_gradescope_autograders_on_pilot_tasks_as_an_ordinary_user(site_user, sl
     """Autograders written for Gradescope, through Slurm pilot tasks that run as the
     user under Apptainer: one on the grading image, one on the image its setup.sh built
     (root builds images; the user grades with them); and the unit-test assignments
-    (pytest, Java with JUnit 5) the same way."""
+    (pytest, Java with JUnit 5, C with CMake and CTest, a cargo crate, a Maven project
+    on its own image) the same way."""
     build = subprocess.run([str(BIN), "image", "build", "--assignment",
-                            str(ROOT / "grader/examples/gsutils")],
+                            str(ROOT / "grader/examples/gsutils"), "--assignment",
+                            str(ROOT / "grader/examples/bank")],
                            capture_output=True, text=True, timeout=1800, check=False)
     assert build.returncode == 0, build.stdout + build.stderr
     run, scratch = site_user
@@ -157,7 +160,9 @@ def test_gradescope_autograders_on_pilot_tasks_as_an_ordinary_user(site_user, sl
     expected = {}
     steps = [[BIN, "db", "start"]]
     for assignment, module in (("gsutils", "temps.py"), ("wordfreq", "wordfreq.py"),
-                               ("stats", "stats.py"), ("intstack", "IntStack.java")):
+                               ("stats", "stats.py"), ("intstack", "IntStack.java"),
+                               ("strutil", "strutil.c"), ("romans", "romans"),
+                               ("bank", "account")):
         for student, kind in (("alice", "accepted"), ("bob", "wrong_answer")):
             path = ROOT / "grader/examples" / assignment / "submissions" / kind / module
             steps.append([BIN, "submit", assignment, student, path, "--spool", spool,
@@ -166,7 +171,8 @@ def test_gradescope_autograders_on_pilot_tasks_as_an_ordinary_user(site_user, sl
     steps.append([BIN, "run", "--spool", spool, "--course", "ag", "--executor", "slurm"])
     _steps(run, extra, steps)
     scores = {}
-    for assignment in ("gsutils", "wordfreq", "stats", "intstack"):
+    for assignment in ("gsutils", "wordfreq", "stats", "intstack", "strutil", "romans",
+                       "bank"):
         r = run([BIN, "results", "--spool", spool, "--course", "ag", "--assignment",
                  assignment], extra)
         assert r.returncode == 0, r.stderr[-1000:]
@@ -176,7 +182,10 @@ def test_gradescope_autograders_on_pilot_tasks_as_an_ordinary_user(site_user, sl
     assert scores == {("gsutils", "alice"): ("10", "10"), ("gsutils", "bob"): ("8", "10"),
                       ("wordfreq", "alice"): ("10", "10"), ("wordfreq", "bob"): ("6", "10"),
                       ("stats", "alice"): ("10", "10"), ("stats", "bob"): ("6", "10"),
-                      ("intstack", "alice"): ("9", "9"), ("intstack", "bob"): ("7", "9")}
+                      ("intstack", "alice"): ("9", "9"), ("intstack", "bob"): ("7", "9"),
+                      ("strutil", "alice"): ("6", "6"), ("strutil", "bob"): ("4", "6"),
+                      ("romans", "alice"): ("7", "7"), ("romans", "bob"): ("5", "7"),
+                      ("bank", "alice"): ("7", "7"), ("bank", "bob"): ("5", "7")}
     jobs = [line for line in Path(slurm_conf).with_name("jobcomp.log").read_text().splitlines()
             if "Name=gradeline-pilot" in line and f"UserId={USER}(" in line]
     assert jobs, "no pilot task ran as the user"

@@ -92,3 +92,24 @@ def test_an_external_entity_is_not_read():
            b'<testsuite><testcase name="a"><failure message="&x;"/></testcase></testsuite>')
     with pytest.raises(ReportError):
         parse_junit(doc)
+
+
+def test_one_document_per_test_binary_is_read_as_one_report():
+    """``cargo test -- --format junit`` writes a document per test binary, one after
+    another; a test named in two of them is still refused."""
+    one = ('<?xml version="1.0" encoding="UTF-8"?><testsuites><testsuite name="test">'
+           '<testcase classname="unknown" name="{}" time="0"/></testsuite></testsuites>')
+    cases = parse_junit((one.format("a") + one.format("b")).encode())
+    assert [c.id for c in cases] == ["unknown.a", "unknown.b"]
+    with pytest.raises(ReportError, match="twice"):
+        parse_junit((one.format("a") + one.format("a")).encode())
+
+
+def test_what_a_failed_test_printed_is_its_feedback_when_the_failure_says_nothing():
+    """CTest's and libtest's failures carry no text: the test's output says why."""
+    report = ('<testsuite><testcase name="test_counts" classname="test_counts">'
+              '<failure message="Failed"/><system-out>expected 3, got 2</system-out>'
+              '</testcase><testcase name="ok"><system-out>noise</system-out></testcase>'
+              '</testsuite>')
+    failed, ok = parse_junit(report.encode())
+    assert failed.message == "Failed\nexpected 3, got 2" and ok.message == ""

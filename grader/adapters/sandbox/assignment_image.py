@@ -44,12 +44,17 @@ log = logging.getLogger(__name__)
 MARK = "+ag-"
 SETUP_TIMEOUT_S = 3600.0
 SETUP_LOG = ".gradeline-setup.log"
-HOST_NETWORK_FILES = ("etc/resolv.conf", "etc/ssl/certs/ca-certificates.crt")
+HOST_NETWORK_FILES = ("etc/resolv.conf", "etc/ssl/certs/ca-certificates.crt",
+                      "etc/ssl/certs/java/cacerts")  # Maven's and Gradle's trust store
 CA_BUNDLE = "/etc/ssl/certs/ca-certificates.crt"
 #: Gradescope's images come with package lists, and setup.sh scripts written for them
 #: run ``apt-get install`` without an update; the grading image has none (dropped to
 #: keep it small): fetched before setup.sh, dropped again after it
-APT_UPDATE = "apt-get update -qq >/dev/null 2>&1 || echo 'apt-get update failed' >&2"
+#: before setup.sh: the package lists its apt-get install assumes, and the manual
+#: directories the grading image dropped (a JDK's or Maven's postinst links into them)
+APT_UPDATE = ("mkdir -p /usr/share/man/man1 /usr/share/man/man5 /usr/share/man/man7 "
+              "/usr/share/man/man8; "
+              "apt-get update -qq >/dev/null 2>&1 || echo 'apt-get update failed' >&2")
 
 
 def assignment_image_path(base: Path, digest: str) -> Path:

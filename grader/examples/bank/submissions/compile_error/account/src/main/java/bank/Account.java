@@ -1,0 +1,7 @@
+package bank;
+
+public class Account {
+    public long balance() {
+        return balance;  // no such field
+    }
+}
