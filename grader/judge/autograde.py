@@ -43,7 +43,7 @@ from grader.gradescope.results import (
 )
 from grader.judge.graded import Graded, kept_groups, visibility_groups
 from grader.judge.ports import DEFAULT_ENV, Bind, RunRequest, Sandbox
-from grader.judge.unittests import grade_unit_tests
+from grader.judge.unittests import Expected, expected_tests, grade_unit_tests
 from grader.judge.validators import describe_termination, head, tail
 from grader.kattis.autograder_package import GROUPS
 from grader.kattis.problem import Problem
@@ -65,6 +65,8 @@ class Autograders:
         self.cpus = list(cpus)
         self._loaded: dict[tuple[Path, str], Autograder] = {}
         self._images: dict[str, Sandbox] = {}  # autograder digest -> its image's sandbox
+        #: unit tests: package version -> the tests its accepted submission's reports name
+        self._expected: dict[str, Expected | None] = {}
 
     def sandbox_for(self, problem: Problem, ag: Autograder) -> Sandbox:
         """The sandbox on the assignment's image (one container per image, kept)."""
@@ -139,7 +141,11 @@ class Autograders:
         if problem.unit_tests is not None:
             sandbox = self.sandbox if problem.autograder_image == "base" else \
                 self.sandbox_for(problem, self.load(problem))
-            return replace(grade_unit_tests(problem, sub, work, sandbox, self.cpus),
+            if problem.version not in self._expected:  # once per package (and phase)
+                self._expected[problem.version] = expected_tests(
+                    problem, sandbox, self.cpus, self.workroot)
+            return replace(grade_unit_tests(problem, sub, work, sandbox, self.cpus,
+                                            self._expected[problem.version]),
                            image=sandbox.describe())
         ag = self.load(problem)
         sandbox = self.sandbox_for(problem, ag)

@@ -19,9 +19,11 @@ student's build or import failing (CE, with its output in the visible run).
 
 from __future__ import annotations
 
+import logging
 import shutil
+import tempfile
 from collections.abc import Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 
 from grader.core.junit import (
@@ -32,9 +34,9 @@ from grader.core.junit import (
     to_test_results,
     weight,
 )
-from grader.core.result import CompileResult, TestResult
+from grader.core.result import FEEDBACK_LIMIT, CompileResult, TestResult
 from grader.core.runmeta import RunMeta
-from grader.core.submission import Submission
+from grader.core.submission import Submission, load_submission
 from grader.core.verdict import Verdict, submission_verdict
 from grader.judge.graded import Graded, kept_groups, visibility_groups
 from grader.judge.ports import DEFAULT_ENV, Bind, RunRequest, Sandbox
@@ -43,11 +45,15 @@ from grader.kattis.autograder_package import GROUPS
 from grader.kattis.problem import Problem
 from grader.kattis.unittest_package import VISIBILITIES, UnitTests
 
+log = logging.getLogger(__name__)
+
 INSIDE = "/autograder"
 REPORTS = f"{INSIDE}/results"
 LOG_LIMIT = 8000  # bytes of each run's output kept
 #: the name of a run that gave no per-test results (stopped, or did not build)
 WHOLE = {v: f"({v} tests)" for v in VISIBILITIES}
+#: per visibility, the test ids the package's accepted submission's reports name
+Expected = dict[str, frozenset[str]]
 
 
 @dataclass(frozen=True, slots=True)
@@ -150,18 +156,76 @@ def _whole(visibility: str, group: str, verdict: Verdict, meta: RunMeta,
                       termination=meta.termination, feedback=why, points=0.0)
 
 
+def _kept_runs(problem: Problem, ut: UnitTests) -> list[str]:
+    kept = kept_groups(problem)
+    return [v for v in ut.runs() if f"gradescope/{v}" in kept]
+
+
+def reference_submission(problem: Problem) -> Path | None:
+    """The package's first accepted submission, whose runs name the tests a report must
+    name (``submissions/accepted/``, as ``gradeline check`` reads it)."""
+    d = problem.path / "submissions" / "accepted"
+    found = sorted(p for p in d.iterdir() if not p.name.startswith(".")) \
+        if d.is_dir() else []
+    return found[0] if found else None
+
+
+def expected_tests(problem: Problem, sandbox: Sandbox, cpus: Sequence[int],
+                   workroot: Path) -> Expected | None:
+    """Per visibility, the test ids the reference submission's reports name, when every
+    one of its tests passed (else None: reports are then taken as they come)."""
+    ut = problem.unit_tests
+    ref = reference_submission(problem)
+    if ut is None or ref is None:
+        return None
+    work = Path(tempfile.mkdtemp(prefix="ref-", dir=workroot))
+    try:
+        work.chmod(0o711)
+        sub = load_submission(ref)
+        out: Expected = {}
+        for vis in _kept_runs(problem, ut):
+            r = run_visibility(problem, ut, sub, work / vis, vis, sandbox, cpus)
+            if r.judge_error or not r.tests or any(t.verdict is not Verdict.AC
+                                                   for t in r.tests):
+                log.warning("%s: the accepted submission %s does not pass its %s tests "
+                            "(%s); reports are not checked against it", problem.short_name,
+                            ref.name, vis, r.judge_error or "some failed")
+                return None
+            out[vis] = frozenset(t.name for t in r.tests)
+        return out
+    finally:
+        shutil.rmtree(work, ignore_errors=True)
+
+
+def reconcile(run: Run, expected: frozenset[str]) -> Run:
+    """The run's tests as the reference names them: a test the report lacks did not
+    run (RE, with what the report's other cases said, e.g. a module that failed to
+    import); a test the reference does not have earns nothing and is left out."""
+    if run.judge_error or any(t.name in WHOLE.values() for t in run.tests):
+        return run
+    known = [t for t in run.tests if t.name in expected]
+    said = "; ".join(f"{t.name}: {t.feedback}" for t in run.tests
+                     if t.name not in expected and t.verdict is not Verdict.AC)
+    group = f"gradescope/{run.visibility}"
+    known += [TestResult(name, group, Verdict.RE, points=0.0, feedback=(
+        "this test is not in the report: it did not run" + (f" ({said})" if said else "")
+    )[:FEEDBACK_LIMIT]) for name in sorted(expected - {t.name for t in known})]
+    return replace(run, tests=tuple(known))
+
+
 def grade_unit_tests(problem: Problem, sub: Submission, work: Path, sandbox: Sandbox,
-                     cpus: Sequence[int]) -> Graded:
-    """Every kept visibility's run, in order (visible first), into one result."""
+                     cpus: Sequence[int], expected: Expected | None = None) -> Graded:
+    """Every kept visibility's run, in order (visible first), into one result; with
+    ``expected``, each report is held to the reference's tests."""
     ut = problem.unit_tests
     assert ut is not None
     kept = kept_groups(problem)
     runs: list[Run] = []
     seen: set[str] = set()
-    for vis in ut.runs():
-        if f"gradescope/{vis}" not in kept:
-            continue
+    for vis in _kept_runs(problem, ut):
         r = run_visibility(problem, ut, sub, work / vis, vis, sandbox, cpus)
+        if expected is not None and vis in expected:
+            r = reconcile(r, expected[vis])
         fresh = tuple(t for t in r.tests if t.name not in seen)  # shared files' tests
         seen.update(t.name for t in fresh)  # count in the first run that has them
         runs.append(Run(r.visibility, r.meta, r.output, fresh, r.judge_error))

@@ -158,3 +158,19 @@ def test_a_java_assignment_builds_with_its_tests_and_reads_junit5s_reports(judge
         "IntStackHiddenTest.peekOnEmptyThrows()"]
     r = judge.grade(problem, root / "submissions/compile_error/IntStack.java")
     assert r.verdict is Verdict.CE and "';' expected" in r.tests[0].feedback
+
+
+def test_a_report_is_held_to_the_tests_the_accepted_submission_ran(judge, tmp_path):
+    """A forged report naming a test of its own earns nothing for it, and the staff's
+    tests it leaves out did not run; a module that fails to import leaves its tests
+    out of pytest's report: each is RE with the import error."""
+    root = _package(tmp_path)
+    fake = ("open(REPORT, 'w').write('<testsuite><testcase classname=\"tests.test_stats\" "
+            "name=\"test_i_made_up\"/></testsuite>'); os._exit(0)")
+    r = judge.grade(load_problem(root), _submit(tmp_path, FORGE.format(body=fake)))
+    assert (r.verdict, r.score) == (Verdict.RE, 0), (r.verdict, r.message)
+    assert "tests.test_stats.test_i_made_up" not in {t.name for t in r.tests}
+    assert len(r.tests) == 7 and all("not in the report" in t.feedback for t in r.tests)
+    r = judge.grade(load_problem(root), root / "submissions/run_time_error/stats.py")
+    assert (r.verdict, r.score, len(r.tests)) == (Verdict.RE, 0, 7), r.message
+    assert all("missing_module" in t.feedback for t in r.tests), r.tests[0].feedback
