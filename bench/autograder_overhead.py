@@ -1,6 +1,6 @@
-"""Per-submission cost of a Gradescope autograder run three ways, on one CPU and one
-image, interleaved round by round (the ratios are taken within a round, so a noisy
-moment hits all three):
+"""Per-submission cost of a Gradescope autograder run (or of a unit-test assignment's
+test runs) three ways, on one CPU and one image, interleaved round by round (the ratios
+are taken within a round, so a noisy moment hits all three):
 
 - ``bare``: run_autograder in one container started once per round, without gl-runner:
   the tree copied to /autograder, then run -- the autograder's own cost;
@@ -12,6 +12,12 @@ moment hits all three):
 
     .venv/bin/python bench/autograder_overhead.py --cpu 1 --rounds 5 --per-round 10 \\
         --package grader/examples/wordfreq --out bench/results/autograder
+
+For a unit-test assignment (``type: unittest``) each way runs what the judge runs: the
+test command once per visibility, over that visibility's test files.
+
+    .venv/bin/python bench/autograder_overhead.py --cpu 1 --rounds 5 --per-round 10 \\
+        --package grader/examples/stats --out bench/results/autograder/stats
 
 Writes ``runs.csv`` (one row per run), ``summary.txt`` and ``overhead.png`` to --out
 (``--replot`` draws them again from ``runs.csv``).
@@ -36,7 +42,7 @@ from grader.adapters.sandbox.assignment_image import assignment_image_path
 from grader.cli.wiring import sandbox_config
 from grader.core.submission import load_submission
 from grader.core.verdict import Verdict
-from grader.gradescope.autograder import open_autograder
+from grader.gradescope.autograder import load_setup, open_autograder
 from grader.judge.autograde import metadata
 from grader.judge.judge import Judge
 from grader.kattis.problem import load_problem
@@ -69,6 +75,35 @@ def tree(dest: Path, ag_root: Path, run_autograder: Path, submission: Path, prob
     return dest
 
 
+UNIT_LOOP = """for i in $(seq 1 "$1"); do
+  t0=$(date +%s%N)
+  for vis in /gl/bench/tree/*/; do
+    rm -rf /autograder/* && cp -a "$vis". /autograder/
+    (cd /autograder/submission && GRADELINE_REPORTS=/autograder/results \\
+       sh -c "$(cat /gl/bench/command)" >/dev/null 2>&1)
+  done
+  t1=$(date +%s%N)
+  echo $((t1 - t0))
+done
+"""
+
+
+def unit_tree(dest: Path, problem, submission: Path) -> Path:
+    """Per visibility run, the /autograder tree the judge makes (the tests copied in,
+    where the judge binds them read-only)."""
+    ut = problem.unit_tests
+    files = ut.files_of()
+    for vis in ut.runs():
+        sub_dir = dest / vis / "submission"
+        sub_dir.mkdir(parents=True)
+        load_submission(submission).copy_to(sub_dir)
+        for rel in files[""] + files[vis]:
+            (sub_dir / ut.tests_at / rel).parent.mkdir(parents=True, exist_ok=True)
+            shutil.copyfile(ut.tests / rel, sub_dir / ut.tests_at / rel)
+        (dest / vis / "results").mkdir()
+    return dest
+
+
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--package", default=str(ROOT / "grader/examples/wordfreq"))
@@ -96,17 +131,33 @@ def main() -> None:
     scratch = Path(tempfile.mkdtemp(prefix="gl-agbench-", dir="/var/tmp"))
     scratch.chmod(0o755)
     base = config.images().ensure(config.definition_path, "apptainer").path
-    ag = open_autograder(problem.autograder, scratch / "unpacked")
-    sif = base if problem.autograder_image == "base" else \
+    unit = problem.unit_tests
+    if unit is not None:
+        ag = load_setup(unit.setup) if unit.setup else None
+    else:
+        ag = open_autograder(problem.autograder, scratch / "unpacked")
+    sif = base if problem.autograder_image == "base" or ag is None else \
         assignment_image_path(base, ag.digest)
     if not sif.exists():
         raise SystemExit(f"{sif} is not built: gradeline image build --assignment {args.package}")
     submission = Path(args.package) / "submissions" / "accepted"
+    if unit is not None:  # a single file or directory of it
+        submission = sorted(submission.iterdir())[0]
+
+    def make_tree(dest: Path) -> Path:
+        if unit is not None:
+            return unit_tree(dest, problem, submission)
+        return tree(dest, ag.root, ag.run_autograder, submission, problem)
     sandbox = open_sandbox(config, scratch / "gl", slot=args.cpu, cpus=[args.cpu])
     judge = Judge(sandbox, scratch / "gl" / "work", [args.cpu])
     bare_dir = scratch / "bare"
-    tree(bare_dir / "tree", ag.root, ag.run_autograder, submission, problem)
-    (bare_dir / "loop.sh").write_text(LOOP)
+    make_tree(bare_dir / "tree")
+    (bare_dir / "loop.sh").write_text(UNIT_LOOP if unit else LOOP)
+    if unit is not None:
+        (bare_dir / "command").write_text(unit.command)
+    each = ("for vis in /autograder/*/; do (cd \"$vis\"submission && GRADELINE_REPORTS="
+            "\"$vis\"results sh -c \"$0\") || true; done") if unit else \
+        "cd /autograder && ./run_autograder"
     rows: list[tuple[int, str, int, float]] = []
     pin = ["taskset", "-c", str(args.cpu)]
     judge.grade(problem, submission)  # warm: the container, the page cache
@@ -124,11 +175,11 @@ def main() -> None:
                 rows.append((rnd, "gradeline", i, time.monotonic() - t0))
                 assert r.verdict is Verdict.AC, r.message
             for i in range(args.per_round):
-                d = tree(Path(tempfile.mkdtemp(dir=scratch)), ag.root, ag.run_autograder,
-                         submission, problem)
+                d = make_tree(Path(tempfile.mkdtemp(dir=scratch)))
                 t0 = time.monotonic()
                 subprocess.run([*pin, apptainer, *CONTAINER, "--bind", f"{d}:/autograder",
-                                str(sif), "/bin/sh", "-c", "cd /autograder && ./run_autograder"],
+                                str(sif), "/bin/sh", "-c", each,
+                                *([unit.command] if unit else [])],
                                capture_output=True, check=True)
                 rows.append((rnd, "container", i, time.monotonic() - t0))
                 shutil.rmtree(d)
@@ -171,7 +222,7 @@ def report(rows: list[tuple[int, str, int, float]], args: argparse.Namespace) ->
     ax.boxplot(data, tick_labels=["bare", "gradeline", "a container each"],
                showfliers=False)
     ax.set_ylabel("ms per submission")
-    ax.set_title(f"{Path(args.package).name}: one autograder run, three ways")
+    ax.set_title(f"{Path(args.package).name}: one submission's grading, three ways")
     fig.tight_layout()
     fig.savefig(out / "overhead.png", dpi=120)
 

@@ -86,8 +86,10 @@ def _tree(ut: UnitTests, sub: Submission, work: Path, files: Sequence[str]) -> P
 
 
 def read_reports(results: Path) -> list[Case]:
-    """Every case of the ``*.xml`` reports in ``results``; :raises ReportError:."""
-    found = sorted(p for p in results.rglob("*.xml"))
+    """Every case of the ``*.xml`` reports in ``results`` (not below it: the test tools
+    write there, and a tree the student's code built is not walked); :raises
+    ReportError:."""
+    found = sorted(results.glob("*.xml"))
     links = [p.name for p in found if p.is_symlink() or not p.is_file()]
     if links:
         raise ReportError(f"JUnit report {links[0]} is a link, not a file")
