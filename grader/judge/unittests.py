@@ -26,6 +26,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass, replace
 from pathlib import Path
 
+from grader.core.errors import GradelineError
 from grader.core.junit import (
     MAX_BYTES,
     Case,
@@ -180,10 +181,15 @@ def expected_tests(problem: Problem, sandbox: Sandbox, cpus: Sequence[int],
     ref = reference_submission(problem)
     if ut is None or ref is None:
         return None
+    try:
+        sub = load_submission(ref)
+    except GradelineError as e:
+        log.warning("%s: the accepted submission %s cannot be read (%s); reports are not "
+                    "checked against it", problem.short_name, ref.name, e)
+        return None
     work = Path(tempfile.mkdtemp(prefix="ref-", dir=workroot))
     try:
         work.chmod(0o711)
-        sub = load_submission(ref)
         out: Expected = {}
         for vis in _kept_runs(problem, ut):
             r = run_visibility(problem, ut, sub, work / vis, vis, sandbox, cpus)

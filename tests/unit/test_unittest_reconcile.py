@@ -28,3 +28,22 @@ def test_a_run_that_stopped_or_a_judge_error_is_left_as_it_is():
     assert reconcile(stopped, frozenset({"a"})) == stopped
     je = _run(judge_error="JUnit report is not XML")
     assert reconcile(je, frozenset({"a"})) == je
+
+
+def test_an_unreadable_accepted_submission_leaves_reports_unchecked(tmp_path):
+    """A reference that cannot be read is no reference (logged), never a crash."""
+    import shutil
+
+    from grader.judge.unittests import expected_tests, reference_submission
+    from grader.kattis.problem import load_problem
+
+    from ..conftest import EXAMPLES
+    root = tmp_path / "stats"
+    shutil.copytree(EXAMPLES / "stats", root)
+    accepted = root / "submissions" / "accepted"
+    shutil.rmtree(accepted)
+    accepted.mkdir()
+    (accepted / "a.py").symlink_to("/etc/hostname")
+    problem = load_problem(root)
+    assert reference_submission(problem) == accepted / "a.py"
+    assert expected_tests(problem, None, [0], tmp_path) is None  # the sandbox is not used
