@@ -70,3 +70,13 @@ def test_a_link_out_of_the_tests_is_refused(pkg):
     (pkg / "tests" / "leak.py").symlink_to("/etc/passwd")
     with pytest.raises(ProblemFormatError, match=r"leak\.py"):
         load_problem(pkg)
+
+
+def test_the_maven_examples_setup_warms_the_pom_it_grades_with():
+    """bank's setup.sh can only read its own directory, so it carries a copy of the
+    grading pom: the two must not drift (a drifted copy warms the wrong versions and
+    the offline build fails)."""
+    bank = EXAMPLES / "bank"
+    assert (bank / "setup" / "pom.xml").read_bytes() == \
+        (bank / "grading" / "pom.xml").read_bytes()
+    assert load_problem(bank).unit_tests.setup == bank / "setup"
