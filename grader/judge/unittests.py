@@ -111,7 +111,7 @@ def run_visibility(problem: Problem, ut: UnitTests, sub: Submission, work: Path,
                    visibility: str, sandbox: Sandbox, cpus: Sequence[int]) -> Run:
     """The test command over one visibility's tests, and what its reports say."""
     files = ut.files_of()
-    tree = _tree(ut, sub, work, files[""] + files[visibility])
+    tree = _tree(ut, sub, work, (*files[""], *files[visibility]))
     out = work / "out"
     out.mkdir(mode=0o700)
     sandbox.own(work)

@@ -53,23 +53,29 @@ class UnitTests:
     points: tuple[tuple[str, float], ...]  # (glob over test ids, points)
     default_points: float
     setup: Path | None  # a directory with setup.sh: the assignment's image
+    files: tuple[tuple[str, tuple[str, ...]], ...]  # visibility -> its test files
 
-    def files_of(self) -> dict[str, list[str]]:
-        """Each visibility's test files (relative); "" holds the shared ones."""
-        out: dict[str, list[str]] = {v: [] for v in ("", *VISIBILITIES)}
-        for p in sorted(self.tests.rglob("*")):
-            if not p.is_file() or "__pycache__" in p.parts:
-                continue
-            rel = p.relative_to(self.tests).as_posix()
-            vis = next((v for glob, v in self.visibility if fnmatch.fnmatchcase(rel, glob)), "")
-            out[vis].append(rel)
-        return out
+    def files_of(self) -> dict[str, tuple[str, ...]]:
+        """Each visibility's test files (relative); "" holds the shared ones. Walked once,
+        when the package is loaded, not per run."""
+        return dict(self.files)
 
     def runs(self) -> list[str]:
         """The visibilities with test files of their own, or the visible one alone."""
         files = self.files_of()
         mine = [v for v in VISIBILITIES if v != "visible" and files[v]]
         return ["visible", *mine] if files["visible"] or files[""] or not mine else mine
+
+
+def _test_files(tests: Path, visibility: tuple[tuple[str, str], ...]
+                ) -> tuple[tuple[str, tuple[str, ...]], ...]:
+    out: dict[str, list[str]] = {v: [] for v in ("", *VISIBILITIES)}
+    for p in sorted(tests.rglob("*")):
+        if not p.is_file() or "__pycache__" in p.parts:
+            continue
+        rel = p.relative_to(tests).as_posix()
+        out[next((v for glob, v in visibility if fnmatch.fnmatchcase(rel, glob)), "")].append(rel)
+    return tuple((v, tuple(files)) for v, files in out.items())
 
 
 def is_unittest_package(gl: dict[str, Any]) -> bool:
@@ -118,6 +124,7 @@ def load_unit_tests(fs: PackageFS, root: Path, gl: dict[str, Any], gl_path: Path
         raise fs.error(gl_path, f"visibility {bad}: each must be one of {list(VISIBILITIES)} "
                                 "(or Gradescope's after_due_date, after_published)")
     points = _mapping(fs, gl_path, gl, "points")
+    visibility = tuple((str(k), str(v)) for k, v in vis.items())
     setup = None
     if "setup" in gl or (root / "setup").is_dir():
         setup = root / _relative(fs, gl_path, "setup", gl.get("setup", "setup"))
@@ -126,7 +133,7 @@ def load_unit_tests(fs: PackageFS, root: Path, gl: dict[str, Any], gl_path: Path
     return UnitTests(
         command=command.strip(), tests=tests,
         tests_at=_relative(fs, gl_path, "tests_at", gl.get("tests_at", "tests")),
-        visibility=tuple((str(k), str(v)) for k, v in vis.items()),
+        visibility=visibility, files=_test_files(tests, visibility),
         points=tuple((k, fs.number(gl_path, f"points[{k!r}]", v, low=0.0))
                      for k, v in points.items()),
         default_points=fs.number(gl_path, "default_points", gl.get("default_points", 1.0),

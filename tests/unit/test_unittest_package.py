@@ -31,9 +31,11 @@ def test_the_bundled_unit_test_package_loads(pkg):
     assert ut is not None and p.autograder is None and p.graded_by_autograder
     assert p.max_score == 10 and p.autograder_image == "base" and p.cases == []
     files = ut.files_of()
-    assert files["visible"] == ["test_stats.py"] and files["hidden"] == ["test_hidden_stats.py"]
-    assert files[""] == ["__init__.py"]  # in every run
+    assert files["visible"] == ("test_stats.py",) and files["hidden"] == ("test_hidden_stats.py",)
+    assert files[""] == ("__init__.py",)  # in every run
     assert ut.runs() == ["visible", "hidden"] and ut.tests_at == "tests"
+    (ut.tests / "test_later.py").write_text("")  # walked when loaded, not per run
+    assert ut.files_of() == files
     assert p.limits.wall_s == 5 and p.languages == ("python3",)
 
 
