@@ -9,12 +9,15 @@ BIN := $(VENV)/bin
 PYTHON ?= /usr/bin/python3
 APT_PACKAGES := python3 python3-venv bubblewrap debootstrap ca-certificates util-linux \
                 postgresql libpq5 default-jdk-headless maven
+# Slurm accounting for the local cluster's --accounting mode (accounts, QOS, fair share).
+ACCOUNTING_PACKAGES := slurmdbd mariadb-server
 # Measurement (issue #5): host compilers for the bare and CPU loops, the counter and
 # simulation tools, and a headless browser to check the report renders.
 MEASURE_PACKAGES := g++ valgrind linux-perf likwid chromium
 DEMO_DIR ?= demo
 
-.PHONY: all demo test deps venv apptainer image lint docs unit slurm db clean campaign test-cgroup2
+.PHONY: all demo test deps venv apptainer image lint docs unit slurm db clean campaign test-cgroup2 \
+	test-sharing
 
 all: test
 
@@ -35,6 +38,7 @@ endef
 deps:
 	$(call apt_install,$(APT_PACKAGES),)
 	$(call apt_install,$(MEASURE_PACKAGES),--no-install-recommends)
+	$(call apt_install,$(ACCOUNTING_PACKAGES),--no-install-recommends)
 
 venv: $(VENV)/.installed
 $(VENV)/.installed: pyproject.toml | deps
@@ -91,6 +95,12 @@ TEST_ENV = GRADELINE_REQUIRE_SANDBOX=1 GRADELINE_REQUIRE_DB=1 \
 test: deps venv image lint
 	$(TEST_ENV) $(BIN)/pytest -q
 	$(TEST_ENV) GRADELINE_RUNTIME=bwrap $(BIN)/pytest -q tests/contract tests/integration/test_hostile.py
+
+# Two courses sharing the partition on the local cluster with accounting (slurmdbd +
+# MariaDB): accounts, QOS, the live-vs-flood latencies and per-course core-hours. Also
+# part of `make test`; this runs it alone.
+test-sharing: deps venv image
+	$(TEST_ENV) $(BIN)/pytest -q -s tests/slurm/test_sharing.py
 
 # A cgroup v2 node booted under QEMU's emulation (this VM's cgroups are v1): the
 # sandbox contract and the hostile corpus as root and as an ordinary user with a

@@ -2,8 +2,12 @@
 # A one-node (or N fake-node) local Slurm cluster without systemd, for development,
 # tests and the demo. On a real cluster none of this runs: the site's Slurm is used.
 #
-#   slurm/local-cluster.sh start [NODES]   install if missing, write slurm.conf, start
-#                                          munge, slurmctld, slurmd; wait until idle
+#   slurm/local-cluster.sh start [NODES] [--accounting]
+#                                          install if missing, write slurm.conf, start
+#                                          munge, slurmctld, slurmd; wait until idle.
+#                                          --accounting: also MariaDB and slurmdbd, the
+#                                          multifactor priority (fair share, QOS) and
+#                                          enforced associations, as a site runs it
 #   slurm/local-cluster.sh stop            stop the daemons, clean stale pid files
 #   slurm/local-cluster.sh status          what runs; the SLURM_CONF to export
 #   slurm/local-cluster.sh conf            print the SLURM_CONF path
@@ -16,21 +20,32 @@ REPO=$(cd "$(dirname "$0")/.." && pwd)
 STATE=${GRADELINE_STATE_DIR:-/var/lib/gradeline}/slurm
 CONF=$STATE/slurm.conf
 export SLURM_CONF=$CONF
-NODES=${2:-${GRADELINE_SLURM_NODES:-1}}
+NODES=${GRADELINE_SLURM_NODES:-1}
+ACCOUNTING=${GRADELINE_SLURM_ACCOUNTING:-0}
+for a in "${@:2}"; do
+    case "$a" in
+        --accounting) ACCOUNTING=1 ;;
+        [0-9]*) NODES=$a ;;
+        *) echo "local-cluster: unknown argument $a" >&2; exit 2 ;;
+    esac
+done
+DBD_PORT=${GRADELINE_SLURMDBD_PORT:-6819}
+MARIADB_PORT=${GRADELINE_MARIADB_PORT:-3307}
 
 die() { echo "local-cluster: $*" >&2; exit 1; }
 alive() { [ -f "$1" ] && kill -0 "$(cat "$1")" 2>/dev/null; }
 
 install_packages() {
-    local missing=""
-    for p in slurmctld slurmd slurm-client munge; do
+    local missing="" wanted="slurmctld slurmd slurm-client munge"
+    [ "$ACCOUNTING" = 1 ] && wanted="$wanted slurmdbd mariadb-server"
+    for p in $wanted; do
         dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "ok installed" || missing="$missing $p"
     done
     [ -z "$missing" ] && return 0
     [ "$(id -u)" = 0 ] || die "missing packages:$missing (run as root: apt-get install$missing)"
     echo "installing:$missing"
     apt-get update -qq
-    DEBIAN_FRONTEND=noninteractive apt-get install -y -qq $missing >/dev/null
+    DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends $missing >/dev/null
 }
 
 write_conf() {
@@ -76,10 +91,16 @@ write_conf() {
         -e "s|@SLURMD_PORT@|${GRADELINE_SLURMD_PORT:-6818}|" \
         -e "s|@MEM_PER_CPU@|$(( mem / cpus / 2 ))|" \
         "$REPO/slurm/slurm.conf.in" > "$CONF.tmp"
-    python3 - "$CONF.tmp" "$nodes_conf" <<'PY'
+    local acct=""
+    [ "$ACCOUNTING" = 1 ] && acct=$(sed -e "s|@DBD_PORT@|$DBD_PORT|" \
+        "$REPO/slurm/accounting.conf.in")
+    python3 - "$CONF.tmp" "$nodes_conf" "$acct" <<'PY'
 import sys
-p, nodes = sys.argv[1], sys.argv[2].strip()
+p, nodes, acct = sys.argv[1], sys.argv[2].strip(), sys.argv[3].strip()
 text = open(p).read().replace("@NODES@", nodes)
+if acct:  # accounting replaces the completion log
+    text = text.replace("JobCompType=jobcomp/filetxt", "JobCompType=jobcomp/none")
+    text += acct + "\n"
 open(p, "w").write(text)
 PY
     # Per-node task environment (TaskProlog): KEY=VALUE lines in node-env/<node> are
@@ -97,6 +118,69 @@ PY
     if [ -f "$CONF" ] && ! cmp -s "$CONF" "$CONF.tmp"; then stop_daemons; fi
     mv "$CONF.tmp" "$CONF"
     touch "$STATE/jobcomp.log"
+}
+
+# -- accounting: MariaDB (TCP on 127.0.0.1 only) and slurmdbd, state under $STATE -------
+start_accounting() {
+    local db=$STATE/mariadb/data run=$STATE/mariadb i   # run: the server's socket, pid, log
+    if ! alive "$run/mariadb.pid"; then
+        mkdir -p "$run"; chown mysql:mysql "$run"; rm -f "$run/mariadb.pid"
+        if [ ! -d "$db/mysql" ]; then
+            mkdir -p "$db"; chown mysql:mysql "$db"
+            mariadb-install-db --user=mysql --datadir="$db" --skip-test-db >"$run/install.log" 2>&1 \
+                || die "mariadb-install-db failed: see $run/install.log"
+        fi
+        runuser -u mysql -- mariadbd --datadir="$db" --bind-address=127.0.0.1 \
+            --port="$MARIADB_PORT" --socket="$run/mariadb.sock" --pid-file="$run/mariadb.pid" \
+            --log-error="$run/mariadb.log" --innodb-buffer-pool-size=64M >/dev/null 2>&1 &
+        for i in $(seq 1 120); do
+            mariadb --socket="$run/mariadb.sock" -e 'select 1' >/dev/null 2>&1 && break
+            sleep 0.5
+        done
+        mariadb --socket="$run/mariadb.sock" -e 'select 1' >/dev/null 2>&1 || \
+            die "MariaDB did not start: see $run/mariadb.log"
+    fi
+    [ -f "$STATE/slurmdbd.pass" ] || (umask 077; head -c 18 /dev/urandom | base64 | tr -d '/+=' \
+        > "$STATE/slurmdbd.pass")
+    local pass; pass=$(cat "$STATE/slurmdbd.pass")
+    mariadb --socket="$run/mariadb.sock" <<SQL
+CREATE DATABASE IF NOT EXISTS slurm_acct_db;
+CREATE USER IF NOT EXISTS 'slurm'@'127.0.0.1' IDENTIFIED BY '$pass';
+GRANT ALL ON slurm_acct_db.* TO 'slurm'@'127.0.0.1';
+SQL
+    (umask 077; printf '%s\n' "# written by slurm/local-cluster.sh" "AuthType=auth/munge" \
+        "DbdHost=localhost" "DbdPort=$DBD_PORT" "SlurmUser=root" \
+        "PidFile=$STATE/slurmdbd.pid" "LogFile=$STATE/slurmdbd.log" \
+        "StorageType=accounting_storage/mysql" "StorageHost=127.0.0.1" \
+        "StoragePort=$MARIADB_PORT" "StorageUser=slurm" "StoragePass=$pass" \
+        "StorageLoc=slurm_acct_db" > "$STATE/slurmdbd.conf")
+    if ! alive "$STATE/slurmdbd.pid"; then
+        rm -f "$STATE/slurmdbd.pid"
+        slurmdbd
+        for i in $(seq 1 60); do sacctmgr -n list cluster >/dev/null 2>&1 && break; sleep 0.5; done
+    fi
+    # The cluster, and an account every local user may charge by default (associations
+    # are enforced, as on a site); a course's account is the admin's: docs/pages/admin.
+    sacctmgr -n -i add cluster gradeline >/dev/null 2>&1 || true
+    sacctmgr -n -i add account gradeline Description="local default" Organization=local \
+        >/dev/null 2>&1 || true
+    local u
+    for u in root ${GRADELINE_SLURM_USERS:-gradeline-ci}; do
+        id "$u" >/dev/null 2>&1 || continue
+        sacctmgr -n list user "$u" format=user | grep -q . || \
+            sacctmgr -n -i add user "$u" DefaultAccount=gradeline >/dev/null
+    done
+}
+
+stop_accounting() {
+    local f
+    for f in "$STATE/slurmdbd.pid" "$STATE/mariadb/mariadb.pid"; do
+        if alive "$f"; then
+            kill "$(cat "$f")" 2>/dev/null || true
+            for _ in $(seq 1 100); do alive "$f" || break; sleep 0.2; done
+        fi
+        rm -f "$f"
+    done
 }
 
 node_names() { sed -n 's/^NodeName=\([^ ]*\).*/\1/p' "$CONF"; }
@@ -161,12 +245,14 @@ case "${1:-status}" in
         install_packages
         write_conf
         start_munge
+        if [ "$ACCOUNTING" = 1 ]; then start_accounting; else stop_accounting; fi
         start_daemons
         wait_idle
         echo "local Slurm cluster up: $(sinfo -h -o '%D node(s), %c cpus/node, %t' | head -1); export SLURM_CONF=$CONF"
         ;;
     stop)
         stop_daemons
+        stop_accounting
         echo "local Slurm cluster stopped"
         ;;
     status)
@@ -178,6 +264,6 @@ case "${1:-status}" in
         echo "$CONF"
         ;;
     *)
-        die "usage: $0 start [NODES]|stop|status|conf"
+        die "usage: $0 start [NODES] [--accounting]|stop|status|conf"
         ;;
 esac

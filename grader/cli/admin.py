@@ -1,10 +1,12 @@
-"""``gradeline db | image | check-env | settings``: the installation itself."""
+"""``gradeline db | image | check-env | settings | usage``: the installation itself,
+and what the courses used of the cluster."""
 
 from __future__ import annotations
 
 import argparse
 from typing import Any
 
+from grader.adapters.scheduler.slurm import detect_scheduler, local_cluster_conf
 from grader.adapters.store.postgres import Store, recreate_database
 from grader.cli.checkenv import checks
 from grader.cli.common import Context
@@ -59,6 +61,31 @@ def cmd_settings(args: argparse.Namespace, ctx: Context) -> int:
     return 0
 
 
+def cmd_usage(args: argparse.Namespace, ctx: Context) -> int:
+    """Core-hours per course account and QOS from Slurm's accounting database."""
+    sched = detect_scheduler(local_cluster_conf(ctx.state_dir, ctx.settings.slurm_conf))
+    if sched is None:
+        raise GradelineError("no Slurm controller answers (set SLURM_CONF, or start the "
+                             "local cluster: slurm/local-cluster.sh start --accounting)")
+    course = ctx.course_file(args)
+    accounts = args.account or ([course.slurm.account] if course and course.slurm.account
+                                else None)
+    if course is not None and not accounts:
+        raise GradelineError(f"course {course.name} names no Slurm account (slurm: account: "
+                             "in the course file); give --account")
+    rows = sched.usage(args.since, accounts)
+    print(f"{'account':<16} {'qos':<12} {'jobs':>7} {'core-hours':>11}")
+    for u in rows:
+        print(f"{u.account:<16} {u.qos:<12} {u.jobs:>7} {u.core_hours:>11.3f}")
+    for acct in sorted({u.account for u in rows}):
+        mine = [u for u in rows if u.account == acct]
+        print(f"{acct:<16} {'(all)':<12} {sum(u.jobs for u in mine):>7} "
+              f"{sum(u.core_hours for u in mine):>11.3f}")
+    if not rows:
+        print(f"(no jobs since {args.since})")
+    return 0
+
+
 def register(sub: Any) -> None:
     d = sub.add_parser("db", help="the local PostgreSQL server (unless GRADELINE_DB_URL)")
     d.add_argument("action", choices=["start", "stop", "status", "url", "fresh"],
@@ -84,3 +111,12 @@ def register(sub: Any) -> None:
 
     s = sub.add_parser("settings", help="every knob read from the environment, with its value")
     s.set_defaults(func=cmd_settings, reports_only=True)
+
+    u = sub.add_parser("usage", help="core-hours per course account and QOS (Slurm "
+                                     "accounting)")
+    u.add_argument("--since", default="now-30days",
+                   help="from when, in Slurm's time format (default %(default)s)")
+    u.add_argument("--account", action="append", default=[],
+                   help="this account only (repeatable); default: the course file's, else all")
+    u.add_argument("--course-file", help="the course whose account to report")
+    u.set_defaults(func=cmd_usage, reports_only=True)

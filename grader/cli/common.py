@@ -20,7 +20,7 @@ from grader.cli import wiring
 from grader.cli.format import Progress
 from grader.core.errors import ConfigError, GradelineError
 from grader.course.load import Course, load_course
-from grader.course.spec import BulkSpec
+from grader.course.spec import BulkSpec, SlurmSpec
 from grader.course.visibility import visible_groups
 from grader.cpuset import CpuSet
 from grader.examples import example_dirs
@@ -118,31 +118,35 @@ class Context:
         deadline, regrades): one array job per batch at the course's lower priority."""
         choice = args.executor or self.settings.executor
         progress = None if serving else Progress("grading")
+        course = self.course_file(args)
+        charge = course.slurm if course is not None else SlurmSpec()
         if choice in ("auto", "slurm"):
             sched = detect_scheduler(local_cluster_conf(self.state_dir,
                                                         self.settings.slurm_conf))
             if sched is not None:
                 spec = ArraySpec(cpus_per_task=args.cpus_per_task, shard_size=args.shard_size,
                                  throttle=args.throttle, partition=args.partition,
-                                 retries=args.retries, early_return=serving)
+                                 retries=args.retries, early_return=serving,
+                                 account=charge.account, qos=charge.qos)
                 if bulk is not None:
                     spec = replace(spec, nice=bulk.nice, qos=bulk.qos,
                                    partition=bulk.partition or spec.partition,
                                    target_task_s=BULK_TASK_S)
                     print(f"executor: Slurm ({sched.name}), one array job at nice "
-                          f"{bulk.nice}" + (f", QOS {bulk.qos}" if bulk.qos else ""),
-                          file=sys.stderr)
+                          f"{bulk.nice}" + (f", QOS {bulk.qos}" if bulk.qos else "")
+                          + _charged(charge), file=sys.stderr)
                     return lambda batch: SlurmExecutor(sched, batch, spec, progress)
                 if getattr(args, "dispatch", "arrays") == "pilots":
                     pilots = PilotSpec(pilots=args.pilots or sched.total_cpus(),
                                        idle_s=args.pilot_idle, minutes=args.pilot_minutes,
-                                       partition=args.partition, ticket_size=args.shard_size)
+                                       partition=args.partition, ticket_size=args.shard_size,
+                                       account=charge.account, qos=charge.qos)
                     print(f"executor: Slurm ({sched.name}), up to {pilots.pilots} pilot "
-                          "tasks pulling work", file=sys.stderr)
+                          "tasks pulling work" + _charged(charge), file=sys.stderr)
                     return PilotFactory(PilotPool(sched, self.spool(args).root / "pilots",
                                                   pilots), progress)
-                print(f"executor: Slurm ({sched.name}), one array job per batch",
-                      file=sys.stderr)
+                print(f"executor: Slurm ({sched.name}), one array job per batch"
+                      + _charged(charge), file=sys.stderr)
                 return lambda batch: SlurmExecutor(sched, batch, spec, progress)
             if choice == "slurm":
                 raise GradelineError("--executor slurm: no Slurm controller answers (start one "
@@ -239,3 +243,9 @@ def lazy(module: str, name: str) -> Handler:
         return handler(args, ctx)
 
     return run
+
+
+def _charged(charge: SlurmSpec) -> str:
+    """How the executor line names the course's account and live QOS."""
+    return "".join(f", {k} {v}" for k, v in (("account", charge.account),
+                                              ("live QOS", charge.qos)) if v)

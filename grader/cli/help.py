@@ -19,7 +19,7 @@ GROUPS: dict[str, tuple[str, ...]] = {
                      "serve", "status", "web", "deadline", "release", "choose", "grades",
                      "results", "regrade", "similarity", "dropbox", "desk", "receipt"),
     "Students": ("hand-in", "mine", "drop"),
-    "Cluster admins": ("check-env", "settings", "image", "db", "cache", "metrics"),
+    "Cluster admins": ("check-env", "settings", "image", "db", "cache", "metrics", "usage"),
     "Researchers": ("corpus", "campaign", "experiment", "trace", "plan"),
 }
 
@@ -56,6 +56,7 @@ EXAMPLES: dict[str, str] = {
     "db": "gradeline db start",
     "cache": "gradeline cache plan --mb-per-core 2.5",
     "metrics": "gradeline metrics check",
+    "usage": "gradeline usage --since 2026-11-01 --course-file course.yaml",
     "corpus": "gradeline corpus course/ --count 240 --seed 1",
     "campaign": "gradeline campaign run --out camp/ -n 1,2 --reps 3",
     "experiment run": "gradeline experiment run --out exp/ --factor cores=1,2",

@@ -6,13 +6,15 @@ from __future__ import annotations
 import argparse
 import sys
 import time
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from datetime import UTC, datetime
 from typing import Any
 
 import uvicorn
 
 from grader.adapters import web
+from grader.adapters.scheduler.accounting import Usage
+from grader.adapters.scheduler.slurm import detect_scheduler, local_cluster_conf
 from grader.adapters.store.postgres import Store
 from grader.cli.common import Context
 from grader.core.errors import GradelineError
@@ -49,7 +51,8 @@ def cmd_web(args: argparse.Namespace, ctx: Context) -> int:
     staff = students = None
     if course is not None:
         problems = ctx.problems(args)
-        staff = StaffPages(course, ctx.spool(args), ctx.db_url(), problems)
+        staff = StaffPages(course, ctx.spool(args), ctx.db_url(), problems,
+                           usage=_usage(ctx, course.slurm.account))
         key = desk_key(ctx.state_dir / "desk.key")
         students = Desk(course, ctx.spool(args), ctx.db_url(), problems, key).page_for
     app = web.app(provider(args, ctx), refresh_s=args.refresh, staff=staff,
@@ -59,6 +62,15 @@ def cmd_web(args: argparse.Namespace, ctx: Context) -> int:
           file=sys.stderr, flush=True)
     uvicorn.run(app, host=args.host, port=args.port, log_level="warning")
     return 0
+
+
+def _usage(ctx: Context, account: str | None) -> Callable[[str], list[Usage]] | None:
+    """The course account's core-hours from Slurm's accounting, where both exist."""
+    sched = detect_scheduler(local_cluster_conf(ctx.state_dir, ctx.settings.slurm_conf)) \
+        if account else None
+    if sched is None or account is None:
+        return None
+    return lambda since: sched.usage(since, [account])
 
 
 def cmd_watch(args: argparse.Namespace, ctx: Context) -> int:

@@ -24,7 +24,8 @@ def cmd_similarity(args: argparse.Namespace, ctx: Context) -> int:
     sched = None if args.executor == "local" else \
         detect_scheduler(local_cluster_conf(ctx.state_dir, ctx.settings.slurm_conf))
     if sched is not None:
-        runner = slurm_runner(sched, course.bulk, args.assignment)
+        runner = slurm_runner(sched, course.bulk, args.assignment,
+                              account=course.slurm.account)
         print(f"similarity: one Slurm job per language at nice {course.bulk.nice}",
               file=sys.stderr)
     elif args.executor == "slurm":

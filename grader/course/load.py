@@ -22,6 +22,7 @@ from grader.course.spec import (
     Counts,
     CourseSpec,
     LatePolicy,
+    SlurmSpec,
     Visibility,
     parse_duration,
 )
@@ -71,6 +72,7 @@ class Course:
     extensions: Mapping[tuple[str, str | None], tuple[datetime | None, timedelta]] = \
         field(default_factory=dict)
     source: Path | None = None
+    slurm: SlurmSpec = field(default_factory=SlurmSpec)
 
     def deadline(self, student: str, assignment: str) -> datetime:
         """The student's own deadline: the assignment's, their roster extension, then
@@ -182,7 +184,7 @@ def build_course(spec: CourseSpec, base: Path, source: str,
             _aware(e.until, zone) if e.until is not None else None,
             e.extra or timedelta(0))
     return Course(spec.course, zone, assignments, students, spec.late_days, spec.bulk,
-                  extensions, None)
+                  extensions, None, spec.slurm)
 
 
 def load_course(path: str | Path) -> Course:
@@ -206,4 +208,5 @@ def load_course(path: str | Path) -> Course:
             raise ConfigError(f"{p}: roster {spec.roster}: {e.strerror}") from None
     course = build_course(spec, p.parent, str(p), students)
     return Course(course.name, course.zone, course.assignments, course.students,
-                  course.late_days, course.bulk, course.extensions, p.resolve())
+                  course.late_days, course.bulk, course.extensions, p.resolve(),
+                  course.slurm)

@@ -106,12 +106,25 @@ class ExtensionSpec(_Strict):
         return v
 
 
+#: a Slurm account, QOS or partition name: it goes into ``#SBATCH`` lines verbatim
+SlurmName = Annotated[str, Field(pattern=r"^[A-Za-z0-9][A-Za-z0-9_.-]*$", max_length=64)]
+
+
 class BulkSpec(_Strict):
     """How the after-deadline grading is queued behind live feedback on Slurm."""
 
     nice: int = Field(1000, ge=0, le=2147483645)  # sbatch --nice for the bulk job
-    qos: str | None = None  # sbatch --qos, where the site has one for bulk work
-    partition: str | None = None  # a partition of its own for bulk work, if any
+    qos: SlurmName | None = None  # sbatch --qos, where the site has one for bulk work
+    partition: SlurmName | None = None  # a partition of its own for bulk work, if any
+
+
+class SlurmSpec(_Strict):
+    """Where the course's grading is charged on Slurm, and live feedback's priority:
+    the account makes fair share between courses work, the QOS puts a student waiting
+    for feedback before the bulk grading (``bulk``) of any course."""
+
+    account: SlurmName | None = None  # sbatch --account for every job of the course
+    qos: SlurmName | None = None  # sbatch --qos for live feedback, where the site has one
 
 
 class CourseSpec(_Strict):
@@ -124,6 +137,7 @@ class CourseSpec(_Strict):
     late: LatePolicy = Field(default_factory=LatePolicy)  # every assignment's, unless its own
     late_days: int = Field(0, ge=0)  # each student's pool of grace days for the course
     bulk: BulkSpec = Field(default_factory=BulkSpec)  # after-deadline grading on Slurm
+    slurm: SlurmSpec = Field(default_factory=SlurmSpec)  # the course's account, live QOS
     assignments: list[AssignmentSpec] = Field(min_length=1)  # at least one
     extensions: list[ExtensionSpec] = Field(default_factory=list)  # students' own deadlines
 

@@ -4,12 +4,14 @@ the spool's kept files, shaped by ``course.staffview`` (the web adapter only ren
 from __future__ import annotations
 
 import json
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
+from grader.adapters.scheduler.accounting import Usage
 from grader.adapters.spool import Spool
 from grader.adapters.store.postgres import Store
+from grader.core.errors import GradelineError
 from grader.course.load import Course
 from grader.course.policy import Grade, grade_course
 from grader.course.staffview import assignment_table, student_history, submission_page
@@ -26,8 +28,10 @@ class StaffPages:
     """The ``adapters.web.StaffSource`` of one course (a database read per call)."""
 
     def __init__(self, course: Course, spool: Spool, db_url: str,
-                 problems: Mapping[str, Problem]) -> None:
+                 problems: Mapping[str, Problem],
+                 usage: Callable[[str], Sequence[Usage]] | None = None) -> None:
         self.course, self.spool, self.db_url = course, spool, db_url
+        self._usage = usage  # the accounting database, where the course has an account
         self.max_points = {n: p.max_score for n, p in problems.items()}
 
     def assignments(self) -> list[str]:
@@ -73,3 +77,20 @@ class StaffPages:
         if name not in self.course.assignments:
             return None
         return pair_view(self.spool, name, index)
+
+    def usage(self, days: int = 30) -> Mapping[str, Any]:
+        """What the course's account used of the cluster, or why that is not known."""
+        since = f"now-{days}days"
+        out: dict[str, Any] = {"account": self.course.slurm.account, "since": since,
+                               "period": f"the last {days} days", "rows": []}
+        if self._usage is None:
+            out["why"] = "the course file names no Slurm account (slurm: account:), or no " \
+                         "Slurm controller answers"
+            return out
+        try:
+            out["rows"] = [{"account": u.account, "qos": u.qos, "jobs": u.jobs,
+                            "core_hours": round(u.core_hours, 4)} for u in self._usage(since)]
+        except GradelineError as e:
+            out["why"] = str(e)
+        return out
+

@@ -90,15 +90,17 @@ def stage(spool: Spool, problem: Problem, picks: Mapping[str, str], work: Path,
     return counts, skipped
 
 
-def slurm_runner(sched: Scheduler, bulk: BulkSpec, name: str, timeout_s: float = 3600
-                 ) -> Runner:
-    """Run the checker as one Slurm job (at the bulk priority) and wait for it."""
+def slurm_runner(sched: Scheduler, bulk: BulkSpec, name: str, timeout_s: float = 3600,
+                 account: str | None = None) -> Runner:
+    """Run the checker as one Slurm job (at the bulk priority, charged to the course's
+    ``account``) and wait for it."""
     def run(argv: list[str], log_path: Path) -> None:
         out = Path(argv[-1])
         script = log_path.with_suffix(".sbatch")
         script.write_text(array_script(ArrayRequest(
             name=f"gradeline-similarity-{name}", tasks=1, cpus_per_task=1, minutes=60,
-            output=log_path, partition=bulk.partition, nice=bulk.nice, qos=bulk.qos), argv))
+            output=log_path, partition=bulk.partition, nice=bulk.nice, qos=bulk.qos,
+            account=account), argv))
         job = sched.submit(script)
         log.info("similarity job %s submitted", job)
         t0 = time.monotonic()

@@ -67,9 +67,18 @@ def test_a_course_file_reads_with_deadlines_in_its_time_zone(tmp_path: Path) -> 
     assert c.students["bob"].extension == timedelta(days=2)
     assert c.deadline("bob", "hw1") == at(3, 23, 59)
     assert c.deadline("alice", "hw1") == at(1, 23, 59)
+    assert c.slurm.account is None and c.bulk.nice == 1000
+
+
+def test_the_course_names_its_slurm_account_and_live_qos(tmp_path: Path) -> None:
+    c = load_course(course_file(tmp_path, slurm={"account": "cs101", "qos": "live"},
+                                bulk={"qos": "bulk"}))
+    assert (c.slurm.account, c.slurm.qos, c.bulk.qos) == ("cs101", "live", "bulk")
 
 
 @pytest.mark.parametrize(("change", "says"), [
+    ({"slurm": {"account": "cs101\n#SBATCH --uid=0"}}, "slurm.account: String should match"),
+    ({"bulk": {"qos": "-x"}}, "bulk.qos: String should match"),
     ({"colour": "blue"}, "colour: Extra inputs are not permitted"),
     ({"timezone": "Mars/Olympus"}, "timezone: Value error, unknown time zone"),
     ({"late": {"penalty_per_day": 150}}, "late.penalty_per_day: Input should be less"),

@@ -2,6 +2,12 @@ from pathlib import Path
 
 import pytest
 
+from grader.adapters.scheduler.accounting import (
+    explain_refusal,
+    no_accounting,
+    parse_usage,
+    sacct_argv,
+)
 from grader.adapters.scheduler.base import SchedulerError, expand_tasks
 from grader.adapters.scheduler.script import ArrayRequest, array_script
 from grader.adapters.scheduler.slurm import parse_job_cpus
@@ -35,11 +41,12 @@ def test_array_script_runs_the_lean_task_entry_with_every_argument_quoted():
     assert "#SBATCH --array=0-3%3" in lines and "#SBATCH --cpus-per-task=2" in lines
     assert "#SBATCH --partition=grading" in lines and "#SBATCH --time=7" in lines
     assert lines[-1].endswith("-m grader.cli.task '/shared/spool dir/cur/b1/array-0'")
-    assert not any("--nice" in x or "--qos" in x for x in lines)
+    assert not any(f"--{k}" in x for x in lines for k in ("nice", "qos", "account"))
     bulk = array_script(ArrayRequest("gradeline-bulk", tasks=1, cpus_per_task=1, minutes=5,
-                                     output=d / "x.log", nice=1000, qos="bulk"),
-                        task_command(d)).splitlines()
+                                     output=d / "x.log", nice=1000, qos="bulk",
+                                     account="cs101"), task_command(d)).splitlines()
     assert "#SBATCH --nice=1000" in bulk and "#SBATCH --qos=bulk" in bulk
+    assert "#SBATCH --account=cs101" in bulk
 
 
 def test_job_cpus_of_this_node_from_scontrol():
@@ -59,3 +66,28 @@ def test_node_cpus_counts_usable_cpus_of_nodes_that_are_up():
             "NodeName=n4 CPUTot=4 State=IDLE+DRAIN\n"
             "NodeName=n5 CPUTot=4 State=ALLOCATED\n")
     assert node_cpus(text) == 1 + 1 + 4  # spec'd cores, down and drained nodes excluded
+
+
+def test_usage_sums_core_seconds_per_account_and_qos():
+    text = "cs101|bulk|120|7_0\ncs101|bulk|60|7_1\ncs202|live|30|8\n|normal|5|9\n" \
+           "cs101|bulk||10\n"  # a job not started yet has no CPU time
+    rows = parse_usage(text)
+    assert [(u.account, u.qos, u.jobs, u.core_seconds) for u in rows] == [
+        ("(none)", "normal", 1, 5), ("cs101", "bulk", 2, 180), ("cs202", "live", 1, 30)]
+    assert rows[1].core_hours == 0.05
+    argv = sacct_argv("now-1days", ["cs101", "cs202"])
+    assert argv[argv.index("-A") + 1] == "cs101,cs202" and "-X" in argv and "-a" in argv
+    assert "-A" not in sacct_argv("now-1days")
+
+
+def test_refusals_name_what_slurm_refused_and_a_cluster_without_accounting_says_so():
+    script = "#!/bin/bash\n#SBATCH --account=cs303\n#SBATCH --qos=live\nexec true\n"
+    why = explain_refusal("sbatch failed: Invalid account or account/partition combination "
+                          "specified", script)
+    assert "refused account cs303" in why and "sacctmgr show assoc" in why
+    assert "refused qos live" in explain_refusal("sbatch failed: Invalid qos specification",
+                                                 script)
+    assert explain_refusal("sbatch failed: other", script) == "sbatch failed: other"
+    err = no_accounting("sacct failed: Slurm accounting storage is disabled")
+    assert err is not None and "--accounting" in str(err)
+    assert no_accounting("sacct failed: timeout") is None

@@ -40,6 +40,12 @@ class Staff:
     def pair(self, name: str, index: int) -> Mapping[str, Any] | None:
         return None
 
+    def usage(self) -> Mapping[str, Any]:
+        return {"account": "cs101", "since": "now-30days", "period": "the last 30 days",
+                "rows": [
+            {"account": "cs101", "qos": "live", "jobs": 3, "core_hours": 0.25},
+            {"account": "cs101", "qos": "bulk", "jobs": 9, "core_hours": 1.5}]}
+
 
 def student(token: str) -> Mapping[str, Any]:
     if token != "good":
@@ -70,7 +76,8 @@ def get(path: str, host: str) -> tuple[int, str]:
 
 def test_staff_pages_answer_this_host_only() -> None:
     for path in ("/", "/a/hw1", "/api/a/hw1", "/api/snapshot", "/s/alice", "/sub/s1",
-                 "/a/hw1/preview", "/a/hw1/similarity", "/a/hw1/similarity/0"):
+                 "/a/hw1/preview", "/a/hw1/similarity", "/a/hw1/similarity/0", "/usage",
+                 "/api/usage"):
         status, body = get(path, "192.0.2.7")
         assert status == 403 and "127.0.0.1" in body, path
     status, body = get("/a/hw1", "127.0.0.1")
@@ -78,6 +85,9 @@ def test_staff_pages_answer_this_host_only() -> None:
     assert get("/a/nope", "::1")[0] == 404
     assert get("/s/alice", "127.0.0.1")[0] == 404
     assert "stored (last 28 h)" in get("/", "127.0.0.1")[1]
+    status, body = get("/usage", "127.0.0.1")
+    assert status == 200 and "<b>cs101</b>" in body and "1.500" in body
+    assert "total: 1.750 core-hours" in body and "/usage" in get("/a/hw1", "::1")[1]
 
 
 def test_a_students_page_needs_a_good_link_from_anywhere() -> None:

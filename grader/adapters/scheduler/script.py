@@ -22,6 +22,7 @@ class ArrayRequest:
     :param output: per-task log path; ``%a`` is the task id.
     :param nice: lower the job's priority by this much (bulk work behind live feedback).
     :param qos: the site's quality of service for this work, if it has one.
+    :param account: the account the job charges (a course's: fair share between them).
     """
 
     name: str
@@ -33,6 +34,7 @@ class ArrayRequest:
     partition: str | None = None
     nice: int | None = None
     qos: str | None = None
+    account: str | None = None
 
 
 def array_script(req: ArrayRequest, command: Sequence[str]) -> str:
@@ -57,6 +59,8 @@ def array_script(req: ArrayRequest, command: Sequence[str]) -> str:
         lines.append(f"#SBATCH --nice={req.nice}")
     if req.qos:
         lines.append(f"#SBATCH --qos={req.qos}")
+    if req.account:
+        lines.append(f"#SBATCH --account={req.account}")
     lines += ["# One task of the array: grades its shard on its own cores.",
               "exec " + " ".join(shlex.quote(a) for a in command)]
     return "\n".join(lines) + "\n"

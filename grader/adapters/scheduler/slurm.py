@@ -16,6 +16,13 @@ import subprocess
 from collections.abc import Mapping
 from pathlib import Path
 
+from grader.adapters.scheduler.accounting import (
+    Usage,
+    explain_refusal,
+    no_accounting,
+    parse_usage,
+    sacct_argv,
+)
 from grader.adapters.scheduler.base import SchedulerError, TaskState, expand_tasks
 from grader.cpuset import CpuSet
 
@@ -65,7 +72,10 @@ class SlurmCLI:
             return False
 
     def submit(self, script: Path, *, env: Mapping[str, str] | None = None) -> str:
-        out = self._run(["sbatch", "--parsable", str(script)], env)
+        try:
+            out = self._run(["sbatch", "--parsable", str(script)], env)
+        except SchedulerError as e:
+            raise SchedulerError(explain_refusal(str(e), script.read_text())) from None
         return out.strip().split(";")[0]
 
     def tasks(self, job_id: str) -> dict[int, TaskState]:
@@ -105,6 +115,13 @@ class SlurmCLI:
             if line.startswith("MaxArraySize"):
                 return int(line.split("=")[1])
         return 1001
+
+    def usage(self, since: str, accounts: list[str] | None = None) -> list[Usage]:
+        """Core-hours per account and QOS since ``since`` (from the accounting database)."""
+        try:
+            return parse_usage(self._run(sacct_argv(since, accounts)))
+        except SchedulerError as e:
+            raise no_accounting(str(e)) or e from None
 
     # -- what the prolog asks about a job -------------------------------------------
     def job_cpus(self, job_id: str, node: str | None) -> CpuSet:

@@ -48,6 +48,9 @@ class StaffSource(Protocol):
     def preview(self, name: str) -> Mapping[str, Any] | None: ...
     def similarity(self, name: str) -> Mapping[str, Any] | None: ...
     def pair(self, name: str, index: int) -> Mapping[str, Any] | None: ...
+    def usage(self) -> Mapping[str, Any]:
+        """The course account's core-hours per QOS (``rows``), or why there are none."""
+        ...
 
 
 def _not_local(request: Request) -> Response | None:
@@ -108,6 +111,15 @@ def app(provider: Provider, refresh_s: int = 5, *, staff: StaffSource | None = N
             return PlainTextResponse(f"no pair {index} of {name}\n", status_code=404)
         return HTMLResponse(pages.pair_page(name, index, data, nav()))
 
+    def usage(request: Request) -> Response:
+        refused = _not_local(request)
+        if refused or staff is None:
+            return refused or PlainTextResponse("no staff pages\n", status_code=404)
+        data = staff.usage()
+        if request.url.path.startswith("/api/"):
+            return JSONResponse(dict(data))
+        return HTMLResponse(pages.usage_page(data, nav()))
+
     def healthz(_: Request) -> Response:
         return PlainTextResponse("ok")
 
@@ -120,7 +132,8 @@ def app(provider: Provider, refresh_s: int = 5, *, staff: StaffSource | None = N
              "preview": "/a/{key}/preview", "similarity": "/a/{key}/similarity"}
     routes = [Route("/", index), Route("/api/snapshot", snapshot),
               Route("/a/{key}/similarity/{index:int}", pair),
-              Route("/me/{token}", mine), Route("/healthz", healthz)]
+              Route("/me/{token}", mine), Route("/healthz", healthz),
+              Route("/usage", usage), Route("/api/usage", usage)]
     for kind, path in paths.items():
         handler = staff_route(kind, views[kind])
         routes += [Route(path, handler), Route("/api" + path, handler)]

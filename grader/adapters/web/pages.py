@@ -54,7 +54,8 @@ def _verdict(v: object) -> str:
 
 
 def staff_nav(assignments: Sequence[str]) -> str:
-    items = [link("/", "live")] + [link(f"/a/{quote(a)}", a) for a in assignments]
+    items = [link("/", "live")] + [link(f"/a/{quote(a)}", a) for a in assignments] + \
+        [link("/usage", "cluster use")]
     return "<nav>" + "".join(items) + "</nav>"
 
 
@@ -233,3 +234,20 @@ def pair_page(name: str, index: int, v: Mapping[str, Any], nav: str) -> str:
             f"</p><div class='side'><div><h2>{esc(v['a'])}</h2>{_code(v['left'])}</div>"
             f"<div><h2>{esc(v['b'])}</h2>{_code(v['right'])}</div></div>")
     return layout(f"{name}: {v['a']} and {v['b']}", body, nav)
+
+
+def usage_page(u: Mapping[str, Any], nav: str) -> str:
+    """The course account's core-hours per QOS: live feedback and bulk grading apart."""
+    rows = u.get("rows") or []
+    body = f"<p>Slurm account <b>{esc(str(u.get('account') or '(none)'))}</b>, " \
+           f"{esc(str(u.get('period', '')))}: core-hours as fair share charges them " \
+           "(allocated cores &times; elapsed time).</p>"
+    if rows:
+        body += table(("account", "QOS", "jobs", "core-hours"),
+                      ([esc(r["account"]), esc(r["qos"]), str(r["jobs"]),
+                        f"{r['core_hours']:.3f}"] for r in rows))
+        body += f"<p>total: {sum(r['core_hours'] for r in rows):.3f} core-hours</p>"
+    else:
+        body += f"<p class='muted'>{esc(str(u.get('why') or 'no jobs in this period'))}</p>"
+    return layout("cluster use", body, nav)
+

@@ -47,6 +47,8 @@ class PilotSpec:
     poll_s: float = 0.1
     submit_interval_s: float = 2.0
     partition: str | None = None
+    account: str | None = None  # the course's Slurm account
+    qos: str | None = None  # live feedback's QOS
     ticket_size: int | None = None  # submissions per ticket; None: ``ticket_sizes``
     sick_after: int = 2
 

@@ -60,6 +60,7 @@ class ArraySpec:
     partition: str | None = None
     nice: int | None = None  # bulk work (after the deadline, regrades) behind live feedback
     qos: str | None = None
+    account: str | None = None  # the course's Slurm account
     #: about how long one task runs; bulk work keeps it short, so that a core it holds
     #: is soon free for live feedback (Slurm does not preempt a running task)
     target_task_s: float = TARGET_TASK_S
@@ -138,7 +139,8 @@ class SlurmExecutor:
                 name=f"gradeline-{self.batch_dir.name}-{attempt}", tasks=len(chunk),
                 cpus_per_task=self.spec.cpus_per_task, minutes=minutes,
                 output=array.log_pattern, throttle=self.spec.throttle,
-                partition=self.spec.partition, nice=self.spec.nice, qos=self.spec.qos),
+                partition=self.spec.partition, nice=self.spec.nice, qos=self.spec.qos,
+                account=self.spec.account),
                 task_command(array.path)))
             job_id = self.scheduler.submit(array.script)
             array.save_job(job_id, len(chunk), k)

@@ -173,7 +173,8 @@ class PilotPool:
         a = ArrayDir.create(self.root)
         a.script.write_text(array_script(ArrayRequest(
             name="gradeline-pilot", tasks=n, cpus_per_task=1, minutes=self.spec.minutes,
-            output=a.log_pattern, partition=self.spec.partition), pilot_command(self.root)))
+            output=a.log_pattern, partition=self.spec.partition, account=self.spec.account,
+            qos=self.spec.qos), pilot_command(self.root)))
         try:
             job = self.scheduler.submit(a.script)
         except SchedulerError as e:
