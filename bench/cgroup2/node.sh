@@ -56,7 +56,9 @@ for d in proc sys dev; do mount --move /$d /newroot/$d; done
 exec switch_root /newroot /bin/sh "$(cat /gl/node-init)" 
 INIT
 chmod 0755 "$WORK/extra/gl/init"
-echo "$HERE/node-init.sh" > "$WORK/extra/gl/node-init"
+# what the node runs: the cgroup v2 tiers, or another script (GRADELINE_NODE_INIT,
+# e.g. bench/cgroup2/nfs-init.sh for the NFS tier)
+echo "$(realpath "${GRADELINE_NODE_INIT:-$HERE/node-init.sh}")" > "$WORK/extra/gl/node-init"
 (cd "$WORK/extra" && find . | cpio -o -H newc --quiet) > "$WORK/extra.cpio"
 # (the kernel reads concatenated archives, each starting on a 4-byte boundary)
 cp "/boot/initrd.img-$KVER" "$WORK/initrd"

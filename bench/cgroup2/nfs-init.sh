@@ -1,0 +1,56 @@
+#!/bin/sh
+# Inside the emulated node (bench/cgroup2/node.sh boots it with GRADELINE_NODE_INIT
+# naming this file; `make test-nfs`): the kernel NFS server exports a tmpfs over
+# loopback, two NFS 4.2 mounts of it with separate client caches (nosharecache) play
+# the serving host and a compute node, and the shared-file-system tests run with the
+# spool and the tickets on them. This VM's kernel has neither an NFS client nor a
+# server; Debian's cloud kernel in the node has both. Prints "GL-NODE: ..." lines.
+export PATH=/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin LC_ALL=C.UTF-8
+ARGS=$(sed -n 's/.*gl_args=\([^ ]*\).*/\1/p' /proc/cmdline)
+ROOT=$(sed -n 1p "$ARGS")
+export PYTEST_ADDOPTS="$(sed -n 2p "$ARGS")"
+mount -t cgroup2 none /sys/fs/cgroup
+mkdir -p /dev/pts /dev/shm
+mount -t devpts devpts /dev/pts
+mount -t tmpfs -o mode=1777 tmpfs /dev/shm
+[ -e /dev/fd ] || ln -s /proc/self/fd /dev/fd
+mount -t tmpfs -o mode=1777 tmpfs /tmp
+mount -t tmpfs tmpfs /run
+hostname gl-node
+ip link set lo up 2>/dev/null
+say() { echo "GL-NODE: $*"; }
+say "kernel $(uname -r)"
+cd "$ROOT" || { say "no checkout at $ROOT"; poweroff -f; }
+
+# The server: nfsd over a tmpfs (an overlay cannot be exported), NFSv4 only, a short
+# grace period (a fresh server holds no state to recover).
+for m in nfsd nfsv4; do modprobe "$m" || say "modprobe $m failed"; done
+mount -t nfsd nfsd /proc/fs/nfsd
+echo 10 > /proc/fs/nfsd/nfsv4gracetime 2>/dev/null
+echo 10 > /proc/fs/nfsd/nfsv4leasetime 2>/dev/null
+mkdir -p /srv/nfs /var/lib/nfs/v4recovery /run/rpcbind
+mount -t tmpfs -o size=2g,mode=755 tmpfs /srv/nfs
+echo "/srv/nfs 127.0.0.1(rw,sync,no_subtree_check,no_root_squash,fsid=1)" > /etc/exports
+rpcbind -w 2>/dev/null || true
+exportfs -ra || say "exportfs failed"
+rpc.mountd -N 2 -N 3 || say "rpc.mountd failed"
+rpc.nfsd -N 2 -N 3 2 || say "rpc.nfsd failed"
+mkdir -p /mnt/a /mnt/b
+ok=1
+for m in a b; do
+    mount -t nfs4 -o vers=4.2,nosharecache,hard,timeo=600 127.0.0.1:/srv/nfs /mnt/$m \
+        || { say "mount /mnt/$m failed"; ok=0; }
+done
+say "mounts: $(grep ' /mnt/[ab] ' /proc/mounts | cut -d' ' -f2,3,4 | tr '\n' ';')"
+
+ENV="PYTHONDONTWRITEBYTECODE=1 GRADELINE_SHARED_DIRS=/mnt/a:/mnt/b"
+t0=$(date +%s)
+env $ENV HOME=/root "$ROOT/.venv/bin/python" -m pytest -q -p no:cacheprovider --tb=short \
+    tests/sharedfs > /tmp/sharedfs.out 2>&1
+rc=$?
+cat /tmp/sharedfs.out
+say "shared-fs tests over NFS 4.2, two mounts: rc=$rc in $(( $(date +%s) - t0 )) s: $(tail -1 /tmp/sharedfs.out)"
+[ "$rc" = 0 ] || ok=0
+if [ "$ok" = 1 ]; then say "all passed"; fi
+sync
+poweroff -f
