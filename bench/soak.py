@@ -14,6 +14,11 @@ Faults (each at its own point of the stream; ``--faults`` picks them):
 * ``fsfull``   the spool's file system (a tmpfs of its own) filled to the last byte
   for 20 s: arrivals, journals and pilots meet ENOSPC.
 
+With ``--nfs ROOT`` the spool's tmpfs is mounted under ``ROOT`` (the kernel NFS
+server's NFSv4 root export on this host), exported, and the spool lives on an NFS 4.2
+mount of it over loopback: serve, the pilots and the fault all go through the NFS
+client (the emulated node of ``make test-nfs`` runs it so; this VM's kernel has no NFS).
+
 The submitter retries a submission the spool refused (as a drop box would), so
 exactly ``--count`` submissions are accepted. The assignment is cheap on purpose
 (one Python test): the orchestration is under test, not the compiler.
@@ -218,6 +223,7 @@ class Faults:
                 while True:
                     f.write(block)
                     f.flush()
+                    os.fsync(f.fileno())  # on NFS the server's ENOSPC shows here
                     written += len(block)
         except OSError:
             pass
@@ -227,6 +233,7 @@ class Faults:
                 while True:
                     f.write(b"\0" * 4096)
                     f.flush()
+                    os.fsync(f.fileno())
         except OSError:
             pass
         time.sleep(20)
@@ -236,11 +243,14 @@ class Faults:
 
 def run_soak(work: Path, *, count: int, rate: float, faults: Sequence[str],
              db_url: str, pg: Any, serve_args: Sequence[str] = (),
-             timeout_s: float = 7200, say: Callable[[str], None] = print) -> Soak:
+             timeout_s: float = 7200, say: Callable[[str], None] = print,
+             nfs_root: Path | None = None) -> Soak:
     """Feed ``count`` submissions at ``rate``/s into a serve on a spool of its own
     tmpfs, inject ``faults`` spread over the stream, and check the end state.
 
     :param pg: the PostgreSQL server behind ``db_url`` (``stop(mode)``, ``start()``).
+    :param nfs_root: the NFSv4 root export: the tmpfs goes under it and the spool on
+        an NFS mount of it.
     """
     from grader.adapters.spool import Spool
 
@@ -248,13 +258,31 @@ def run_soak(work: Path, *, count: int, rate: float, faults: Sequence[str],
     mount = work / "spoolfs"
     mount.mkdir(parents=True, exist_ok=True)
     size_mb = max(256, count // 10)
-    subprocess.run(["mount", "-t", "tmpfs", "-o", f"size={size_mb}m", "tmpfs", str(mount)],
+    fs = mount if nfs_root is None else nfs_root / "soak"
+    fs.mkdir(parents=True, exist_ok=True)
+    subprocess.run(["mount", "-t", "tmpfs", "-o", f"size={size_mb}m", "tmpfs", str(fs)],
                    check=True)
+    if nfs_root is not None:
+        subprocess.run(["exportfs", "-o", "rw,sync,no_subtree_check,no_root_squash,fsid=7",
+                        f"127.0.0.1:{fs}"], check=True)
+        subprocess.run(["mount", "-t", "nfs4", "-o", "vers=4.2,hard", "127.0.0.1:/soak",
+                        str(mount)], check=True)
+        say(f"soak: the spool is on NFS: {_mount_line(mount)}")
     try:
         return _soak(soak, work, mount, rate, faults, db_url, pg, serve_args, timeout_s,
                      say, Spool)
     finally:
         subprocess.run(["umount", "-l", str(mount)], check=False)
+        if nfs_root is not None:
+            subprocess.run(["exportfs", "-u", f"127.0.0.1:{fs}"], check=False)
+            subprocess.run(["umount", "-l", str(fs)], check=False)
+
+
+def _mount_line(path: Path) -> str:
+    for line in Path("/proc/mounts").read_text().splitlines():
+        if line.split()[1] == str(path):
+            return line
+    return "(not mounted)"
 
 
 def _soak(soak: Soak, work: Path, mount: Path, rate: float, faults: Sequence[str],
@@ -406,6 +434,9 @@ def main() -> int:
     ap.add_argument("--faults", default=",".join(FAULTS),
                     help=f"comma-separated, in order, from {', '.join(FAULTS)}")
     ap.add_argument("--work", type=Path, default=Path("/var/tmp/gl-soak"))
+    ap.add_argument("--nfs", type=Path, metavar="ROOT",
+                    help="the spool on NFS: ROOT is this host's NFSv4 root export")
+    ap.add_argument("--out", type=Path, default=REPO / "bench" / "results" / "soak")
     args = ap.parse_args()
     faults = [f for f in args.faults.split(",") if f]
     if unknown := set(faults) - set(FAULTS):
@@ -415,8 +446,8 @@ def main() -> int:
     args.work.mkdir(parents=True, exist_ok=True)
     from grader.adapters.store.server import LocalServer
     soak = run_soak(args.work, count=args.count, rate=args.rate, faults=faults, db_url=url,
-                    pg=LocalServer(STATE))
-    out = REPO / "bench" / "results" / "soak"
+                    pg=LocalServer(STATE), nfs_root=args.nfs)
+    out = args.out
     out.mkdir(parents=True, exist_ok=True)
     summary = {k: v for k, v in soak.__dict__.items() if k != "rss_kb"}
     rss = [r for _, r in soak.rss_kb]
@@ -430,7 +461,8 @@ def main() -> int:
           and r["new_left"] == 0 and r["cur_left"] == 0
           and r["in_database"] == soak.count and r["unstamped"] == 0 and r["zombies"] == 0
           and r["stray_processes"] == 0)
-    print(f"soak: {soak.count} submissions, faults {faults}: lost {r['lost']}, doubled "
+    where = " over NFS" if args.nfs else ""
+    print(f"soak{where}: {soak.count} submissions, faults {faults}: lost {r['lost']}, doubled "
           f"{r['doubled']}, peak RSS of serve {soak.peak_rss_kb / 1024:.0f} MB, "
           f"{soak.duration_s:.0f} s -- {'OK' if ok else 'FAILED'}")
     return 0 if ok else 1

@@ -28,7 +28,7 @@ MODS=/lib/modules/$KVER/kernel
 WORK=$(mktemp -d /var/tmp/gl-cgroup2-node.XXXXXX)
 LOG=${GRADELINE_CGROUP2_LOG:-$ROOT/bench/results/cgroup2/node.log}
 mkdir -p "$(dirname "$LOG")"
-cleanup() { [ -n "${VFSD:-}" ] && kill "$VFSD" 2>/dev/null; rm -rf "$WORK"; }
+cleanup() { if [ -n "${VFSD:-}" ]; then kill "$VFSD" 2>/dev/null || true; fi; rm -rf "$WORK"; }
 trap cleanup EXIT
 
 # The initrd: Debian's (busybox, switch_root, virtio_pci) plus a second archive with

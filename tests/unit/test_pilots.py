@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import threading
 import time
+from dataclasses import replace
 from pathlib import Path
 
 import pytest
@@ -133,6 +134,16 @@ def test_a_batch_on_pilots_gets_every_outcome_once(tmp_path, bigsum):
     while not all(s.state == "COMPLETED" for s in pool.scheduler.tasks("101").values()):
         assert time.monotonic() < deadline, pool.scheduler.tasks("101")
         time.sleep(0.1)
+
+
+def test_pilots_charge_the_courses_account_under_its_live_qos(tmp_path, bigsum):
+    sched = ThreadScheduler(grading(FakeExecutor(bigsum), set()))
+    spec = replace(SPEC, account="cs101", qos="live")
+    pool = PilotPool(sched, tmp_path / "pool", spec)
+    list(PilotExecutor(pool, tmp_path / "b1").run(
+        [GradingJob(bigsum.path, p) for p in sources(tmp_path, 2)]))
+    script = next((tmp_path / "pool").glob("array-*/job.sbatch")).read_text().splitlines()
+    assert "#SBATCH --account=cs101" in script and "#SBATCH --qos=live" in script
 
 
 def test_a_poison_shard_is_dropped_as_je_and_the_rest_is_graded(tmp_path, bigsum):
