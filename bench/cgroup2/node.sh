@@ -71,6 +71,9 @@ cat "$WORK/extra.cpio" >> "$WORK/initrd"
 ARGS=${1:-}
 # the runtimes to test (default: both)
 printf '%s\n' "$ROOT" "$ARGS" "${GRADELINE_CGROUP2_RUNTIMES:-bwrap apptainer}" > "$WORK/args"
+# and the GRADELINE_NODE_* settings, as KEY=VALUE lines (the guest starts with no
+# environment of ours)
+env | grep '^GRADELINE_NODE_[A-Z_]*=' >> "$WORK/args" || true
 sync  # the guest reads the host's files through virtiofs
 
 /usr/lib/qemu/virtiofsd --socket-path="$WORK/vfsd.sock" -o source=/ -o cache=auto \
