@@ -11,6 +11,7 @@ import shutil
 import socket
 import subprocess
 import tempfile
+from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
@@ -203,6 +204,32 @@ def free_port() -> int:
     with socket.socket() as s:
         s.bind(("127.0.0.1", 0))
         return int(s.getsockname()[1])
+
+
+@contextlib.contextmanager
+def running_web(args: list[str], env: dict[str, str]) -> Iterator[str]:
+    """``gradeline web ARGS`` on a free port until the block ends; yields its base URL
+    once it answers."""
+    import sys
+    import time
+    import urllib.request
+
+    port = free_port()
+    web = subprocess.Popen([str(Path(sys.executable).parent / "gradeline"), "web", *args,
+                            "--port", str(port)], env=env, stdout=subprocess.DEVNULL,
+                           stderr=subprocess.DEVNULL)
+    base = f"http://127.0.0.1:{port}"
+    try:
+        for _ in range(100):
+            try:
+                urllib.request.urlopen(f"{base}/healthz", timeout=2).close()
+                break
+            except OSError:
+                time.sleep(0.2)
+        yield base
+    finally:
+        web.terminate()
+        web.wait(timeout=30)
 
 
 ALICE, BOB = "gradeline-alice", "gradeline-bob"

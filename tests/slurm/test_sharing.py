@@ -12,7 +12,6 @@ import shutil
 import subprocess
 import sys
 import time
-import urllib.request
 from pathlib import Path
 
 import psycopg
@@ -21,7 +20,7 @@ import yaml
 
 from grader.adapters.browser import render_check
 
-from ..conftest import EXAMPLES, ROOT, SLURM_NODES, free_port
+from ..conftest import EXAMPLES, ROOT, SLURM_NODES, running_web
 
 BIN = Path(sys.executable).parent / "gradeline"
 pytestmark = [pytest.mark.sandbox, pytest.mark.slow]
@@ -160,26 +159,13 @@ def test_a_courses_live_feedback_is_not_queued_behind_another_courses_flood(
 
 def _staff_page(tmp_path: Path, opts: list[str], env: dict[str, str]) -> None:
     """Course A's staff see its account's core-hours, live and bulk apart, in a browser."""
-    port = free_port()
-    web = subprocess.Popen([str(BIN), "web", *opts, "--port", str(port)], env=env,
-                           stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
-    base = f"http://127.0.0.1:{port}"
-    try:
-        for _ in range(100):
-            try:
-                urllib.request.urlopen(f"{base}/healthz", timeout=2).close()
-                break
-            except OSError:
-                time.sleep(0.2)
+    with running_web(opts, env) as base:
         shots = Path(os.environ.get("GRADELINE_SCREENSHOTS") or tmp_path)
         shots.mkdir(parents=True, exist_ok=True)
         page = str(render_check(f"{base}/usage", shots / "staff-usage.png",
                                 title="cluster use", size=(900, 400))["dom"])
         assert "cs101" in page and "bulk" in page and "core-hours" in page
         assert "cs202" not in page  # another course's use is not this course's business
-    finally:
-        web.terminate()
-        web.wait(timeout=30)
 
 
 def test_an_account_the_course_may_not_charge_is_refused_and_nothing_is_lost(

@@ -8,8 +8,6 @@ import os
 import shutil
 import subprocess
 import sys
-import time
-import urllib.request
 from pathlib import Path
 
 import pytest
@@ -17,7 +15,7 @@ import yaml
 
 from grader.adapters.browser import render_check
 
-from ..conftest import EXAMPLES, free_port
+from ..conftest import EXAMPLES, running_web
 
 BIN = Path(sys.executable).parent / "gradeline"
 pytestmark = [pytest.mark.slow]
@@ -121,17 +119,7 @@ def test_a_copied_pair_is_found_and_shared_starter_code_is_not(tmp_path, db, slu
 
 
 def _staff_page(tmp_path: Path, opts: list[str], env: dict[str, str]) -> None:
-    port = free_port()
-    web = subprocess.Popen([str(BIN), "web", *opts, "--port", str(port)], env=env,
-                           stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
-    base = f"http://127.0.0.1:{port}"
-    try:
-        for _ in range(100):
-            try:
-                urllib.request.urlopen(f"{base}/healthz", timeout=2).close()
-                break
-            except OSError:
-                time.sleep(0.2)
+    with running_web(opts, env) as base:
         shots = Path(os.environ.get("GRADELINE_SCREENSHOTS") or tmp_path)
         shots.mkdir(parents=True, exist_ok=True)
         listed = str(render_check(f"{base}/a/bigsum/similarity", shots / "staff-similarity.png",
@@ -142,6 +130,3 @@ def _staff_page(tmp_path: Path, opts: list[str], env: dict[str, str]) -> None:
                             title="ann and ben", size=(1100, 900))
         assert "compute" in str(pair["dom"]) and "solve" in str(pair["dom"])
         assert int(str(pair["screenshot_bytes"])) > 5000
-    finally:
-        web.terminate()
-        web.wait(timeout=30)
