@@ -6,7 +6,6 @@ from __future__ import annotations
 import argparse
 from typing import Any
 
-from grader.adapters.scheduler.slurm import detect_scheduler, local_cluster_conf
 from grader.adapters.store.postgres import Store, recreate_database
 from grader.cli.checkenv import checks
 from grader.cli.common import Context
@@ -63,7 +62,7 @@ def cmd_settings(args: argparse.Namespace, ctx: Context) -> int:
 
 def cmd_usage(args: argparse.Namespace, ctx: Context) -> int:
     """Core-hours per course account and QOS from Slurm's accounting database."""
-    sched = detect_scheduler(local_cluster_conf(ctx.state_dir, ctx.settings.slurm_conf))
+    sched = ctx.scheduler()
     if sched is None:
         raise GradelineError("no Slurm controller answers (set SLURM_CONF, or start the "
                              "local cluster: slurm/local-cluster.sh start --accounting)")

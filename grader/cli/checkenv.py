@@ -15,7 +15,6 @@ from grader.adapters.resctrl import Resctrl
 from grader.adapters.sandbox import choose_runtime
 from grader.adapters.sandbox.bwrap import bwrap_works
 from grader.adapters.sandbox.cgroups import CgroupManager
-from grader.adapters.scheduler.slurm import detect_scheduler, local_cluster_conf
 from grader.adapters.spool import shared_dir_problem
 from grader.cli.common import Context
 from grader.core.errors import GradelineError
@@ -179,7 +178,7 @@ def _state_check(ctx: Context) -> Check:
 
 
 def _slurm_check(ctx: Context) -> Check:
-    sched = detect_scheduler(local_cluster_conf(ctx.state_dir, ctx.settings.slurm_conf))
+    sched = ctx.scheduler()
     if sched is not None:
         return Check("slurm", True, f"controller answers ({sched.name}); batches run on "
                                     "Slurm pilot tasks (or one array job each)")

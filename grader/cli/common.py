@@ -12,7 +12,7 @@ from dataclasses import dataclass, replace
 from pathlib import Path
 
 from grader.adapters.sandbox import SandboxConfig, open_sandbox
-from grader.adapters.scheduler.slurm import detect_scheduler, local_cluster_conf
+from grader.adapters.scheduler.slurm import SlurmCLI, detect_scheduler, local_cluster_conf
 from grader.adapters.spool import Spool, shared_dir_problem
 from grader.adapters.store.postgres import Store
 from grader.adapters.store.server import LocalServer, database_url
@@ -102,12 +102,15 @@ class Context:
     def local_executor(self, cpus: CpuSet, label: str = "grading") -> LocalExecutor:
         return LocalExecutor(cpus, self.worker(), Progress(label))
 
+    def scheduler(self) -> SlurmCLI | None:
+        """The Slurm that answers here (the site's, else the local cluster's), or None."""
+        return detect_scheduler(local_cluster_conf(self.state_dir, self.settings.slurm_conf))
+
     def slurm_available(self, args: argparse.Namespace) -> bool:
         """Whether grading goes through Slurm (--executor, else a controller answers)."""
         if (args.executor or self.settings.executor) == "local":
             return False
-        return detect_scheduler(local_cluster_conf(self.state_dir,
-                                                   self.settings.slurm_conf)) is not None
+        return self.scheduler() is not None
 
     def executor_factory(self, args: argparse.Namespace, cpus: CpuSet, *,
                          serving: bool = False, bulk: BulkSpec | None = None
@@ -121,8 +124,7 @@ class Context:
         course = self.course_file(args)
         charge = course.slurm if course is not None else SlurmSpec()
         if choice in ("auto", "slurm"):
-            sched = detect_scheduler(local_cluster_conf(self.state_dir,
-                                                        self.settings.slurm_conf))
+            sched = self.scheduler()
             if sched is not None:
                 spec = ArraySpec(cpus_per_task=args.cpus_per_task, shard_size=args.shard_size,
                                  throttle=args.throttle, partition=args.partition,

@@ -14,7 +14,6 @@ import uvicorn
 
 from grader.adapters import web
 from grader.adapters.scheduler.accounting import Usage
-from grader.adapters.scheduler.slurm import detect_scheduler, local_cluster_conf
 from grader.adapters.store.postgres import Store
 from grader.cli.common import Context
 from grader.core.errors import GradelineError
@@ -66,8 +65,7 @@ def cmd_web(args: argparse.Namespace, ctx: Context) -> int:
 
 def _usage(ctx: Context, account: str | None) -> Callable[[str], list[Usage]] | None:
     """The course account's core-hours from Slurm's accounting, where both exist."""
-    sched = detect_scheduler(local_cluster_conf(ctx.state_dir, ctx.settings.slurm_conf)) \
-        if account else None
+    sched = ctx.scheduler() if account else None
     if sched is None or account is None:
         return None
     return lambda since: sched.usage(since, [account])

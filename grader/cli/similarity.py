@@ -8,7 +8,6 @@ import sys
 from typing import Any
 
 from grader.adapters import jplag
-from grader.adapters.scheduler.slurm import detect_scheduler, local_cluster_conf
 from grader.cli.common import Context, spool_options
 from grader.core.errors import GradelineError
 from grader.course.similarity import DEFAULT_THRESHOLD
@@ -21,8 +20,7 @@ def cmd_similarity(args: argparse.Namespace, ctx: Context) -> int:
     problem = ctx.problems(args)[args.assignment]
     lib = jplag.ensure(ctx.state_dir)
     runner: Runner = jplag.run
-    sched = None if args.executor == "local" else \
-        detect_scheduler(local_cluster_conf(ctx.state_dir, ctx.settings.slurm_conf))
+    sched = None if args.executor == "local" else ctx.scheduler()
     if sched is not None:
         runner = slurm_runner(sched, course.bulk, args.assignment,
                               account=course.slurm.account)
