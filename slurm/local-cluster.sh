@@ -33,7 +33,17 @@ DBD_PORT=${GRADELINE_SLURMDBD_PORT:-6819}
 MARIADB_PORT=${GRADELINE_MARIADB_PORT:-3307}
 
 die() { echo "local-cluster: $*" >&2; exit 1; }
-alive() { [ -f "$1" ] && kill -0 "$(cat "$1")" 2>/dev/null; }
+# A pid file outlives its daemon (a reboot, a node image that shares this state
+# directory): the pid counts only if it is still one of our daemons, never some
+# other process that got the same number.
+alive() {
+    local pid
+    [ -f "$1" ] && pid=$(cat "$1") && [ -n "$pid" ] && kill -0 "$pid" 2>/dev/null || return 1
+    case "$(cat "/proc/$pid/comm" 2>/dev/null)" in
+        slurmctld|slurmd|slurmdbd|mariadbd|mysqld) return 0 ;;
+        *) return 1 ;;
+    esac
+}
 
 install_packages() {
     local missing="" wanted="slurmctld slurmd slurm-client munge"

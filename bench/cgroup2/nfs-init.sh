@@ -62,7 +62,10 @@ say "shared-fs tests over NFS 4.2, two mounts: rc=$rc in $(( $(date +%s) - t0 ))
 # spool's file system full), under bubblewrap. Small: every instruction is emulated.
 # Off unless GRADELINE_NODE_SOAK=1 (it does not finish yet: see bench/results/nfs).
 if [ "${GRADELINE_NODE_SOAK:-0}" = 1 ]; then
-    export GRADELINE_RUNTIME=bwrap HOME=/root
+    # The guest's root is the host's under an overlay: its own state directory, so
+    # neither the host's pid files nor its database directory are taken for the node's.
+    export GRADELINE_RUNTIME=bwrap HOME=/root GRADELINE_STATE_DIR=/var/tmp/gl-node-state \
+        GRADELINE_IMAGE_DIR=/var/lib/gradeline/images
     t0=$(date +%s)
     say "soak: starting the local Slurm cluster"
     timeout 300 slurm/local-cluster.sh start 2 > /tmp/cluster.out 2>&1
