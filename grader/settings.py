@@ -74,6 +74,9 @@ KNOBS: tuple[Knob, ...] = (
          "around each array task's shard"),
     Knob("GRADELINE_FAULT", "fault", "tests only: arm named crash points "
          "(point[:instance]=crash|crash-once|pause, comma-separated)"),
+    Knob("GRADELINE_NULL_GRADING", "null_grading", "benchmarks only: 1 makes pilots and "
+         "array tasks record every job AC without running anything (results say "
+         "runtime.null_grading), to measure the control plane alone"),
     Knob("GRADELINE_FAULT_DIR", "fault_dir", "tests only: where crash-once markers live"),
     Knob("GRADELINE_RESCTRL_ROOT", "resctrl_root", "resctrl mount (default /sys/fs/resctrl)"),
     Knob("GRADELINE_SYSFS_CPU", "sysfs_cpu", "sysfs CPU tree (default "
@@ -130,6 +133,7 @@ class Settings:
     sandbox_uid_base: int = DEFAULT_UID_BASE
     cgroups: bool = True
     compile_cache: bool = True
+    null_grading: bool = False
     compile_accel: bool = True
     on_reject: Literal["break", "continue"] | None = None  # None: each group's own
     metrics: str | None = None
@@ -219,6 +223,7 @@ class Settings:
             sandbox_uid_base=int(number("GRADELINE_SANDBOX_UID_BASE", DEFAULT_UID_BASE, int)),
             cgroups=get("GRADELINE_CGROUPS") != "0",
             compile_cache=get("GRADELINE_COMPILE_CACHE") != "0",
+            null_grading=get("GRADELINE_NULL_GRADING") == "1",
             compile_accel=get("GRADELINE_COMPILE_ACCEL") != "0",
             on_reject=None if not get("GRADELINE_ON_REJECT") else
             cast(Literal["break", "continue"],

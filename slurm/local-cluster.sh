@@ -2,12 +2,16 @@
 # A one-node (or N fake-node) local Slurm cluster without systemd, for development,
 # tests and the demo. On a real cluster none of this runs: the site's Slurm is used.
 #
-#   slurm/local-cluster.sh start [NODES] [--accounting]
+#   slurm/local-cluster.sh start [NODES] [--accounting] [--oversubscribe K]
 #                                          install if missing, write slurm.conf, start
 #                                          munge, slurmctld, slurmd; wait until idle.
 #                                          --accounting: also MariaDB and slurmdbd, the
 #                                          multifactor priority (fair share, QOS) and
 #                                          enforced associations, as a site runs it
+#                                          --oversubscribe K: up to K jobs share each
+#                                          core (memory per CPU divided by K): many
+#                                          pilots on few cores, for measuring the
+#                                          control plane (bench/control_plane.py)
 #   slurm/local-cluster.sh stop            stop the daemons, clean stale pid files
 #   slurm/local-cluster.sh status          what runs; the SLURM_CONF to export
 #   slurm/local-cluster.sh conf            print the SLURM_CONF path
@@ -22,13 +26,18 @@ CONF=$STATE/slurm.conf
 export SLURM_CONF=$CONF
 NODES=${GRADELINE_SLURM_NODES:-1}
 ACCOUNTING=${GRADELINE_SLURM_ACCOUNTING:-0}
-for a in "${@:2}"; do
+SHARE=${GRADELINE_SLURM_OVERSUBSCRIBE:-1}
+args=("${@:2}")
+for ((i = 0; i < ${#args[@]}; i++)); do
+    a=${args[i]}
     case "$a" in
         --accounting) ACCOUNTING=1 ;;
+        --oversubscribe) i=$((i + 1)); SHARE=${args[i]:-} ;;
         [0-9]*) NODES=$a ;;
         *) echo "local-cluster: unknown argument $a" >&2; exit 2 ;;
     esac
 done
+[[ "$SHARE" =~ ^[1-9][0-9]*$ ]] || { echo "local-cluster: --oversubscribe wants a count" >&2; exit 2; }
 DBD_PORT=${GRADELINE_SLURMDBD_PORT:-6819}
 MARIADB_PORT=${GRADELINE_MARIADB_PORT:-3307}
 
@@ -99,7 +108,8 @@ write_conf() {
         -e "s|@TASK_PLUGIN@|$task|" -e "s|@PROCTRACK@|$proctrack|" \
         -e "s|@CTLD_PORT@|${GRADELINE_SLURMCTLD_PORT:-6817}|" \
         -e "s|@SLURMD_PORT@|${GRADELINE_SLURMD_PORT:-6818}|" \
-        -e "s|@MEM_PER_CPU@|$(( mem / cpus / 2 ))|" \
+        -e "s|@MEM_PER_CPU@|$(( mem / cpus / 2 / SHARE ))|" \
+        -e "s|@OVERSUBSCRIBE@|$([ "$SHARE" -gt 1 ] && echo "FORCE:$SHARE" || echo NO)|" \
         "$REPO/slurm/slurm.conf.in" > "$CONF.tmp"
     local acct=""
     [ "$ACCOUNTING" = 1 ] && acct=$(sed -e "s|@DBD_PORT@|$DBD_PORT|" \
@@ -274,6 +284,6 @@ case "${1:-status}" in
         echo "$CONF"
         ;;
     *)
-        die "usage: $0 start [NODES] [--accounting]|stop|status|conf"
+        die "usage: $0 start [NODES] [--accounting] [--oversubscribe K]|stop|status|conf"
         ;;
 esac

@@ -68,8 +68,12 @@ if [ "${GRADELINE_NODE_SOAK:-0}" = 1 ]; then
         GRADELINE_IMAGE_DIR=/var/lib/gradeline/images
     t0=$(date +%s)
     say "soak: starting the local Slurm cluster"
-    timeout 300 slurm/local-cluster.sh start 2 > /tmp/cluster.out 2>&1
-    say "soak: cluster: rc=$? $(tail -1 /tmp/cluster.out)"
+    timeout 300 bash -x slurm/local-cluster.sh start 2 > /tmp/cluster.out 2>&1
+    crc=$?
+    say "soak: cluster: rc=$crc $(tail -1 /tmp/cluster.out)"
+    if [ "$crc" != 0 ]; then    # what the script did last, and munged's own word
+        tail -25 /tmp/cluster.out; tail -5 /var/log/munge/munged.log 2>/dev/null
+    fi
     say "soak: database: $(timeout 300 "$ROOT/.venv/bin/gradeline" db start 2>&1 | tail -1)"
     # (its lines reach the console as they come: a soak under emulation is long)
     ( "$ROOT/.venv/bin/python" -u bench/soak.py --nfs /srv/nfs \

@@ -20,6 +20,7 @@ from grader.adapters.metrics import source_named
 from grader.cli.wiring import worker_spec
 from grader.core.errors import GradelineError
 from grader.cpuset import CpuSet
+from grader.pipeline.slurm.node.null import null_grading
 from grader.pipeline.slurm.node.pilot import run_pilot
 from grader.pipeline.slurm.node.task import OUR_FAULT, local_grading, persistent_grading, run_shard
 from grader.pipeline.slurm.shards import ArrayDir
@@ -46,7 +47,8 @@ def main(argv: Sequence[str] | None = None) -> int:
         if args.array_dir is None:
             p.error("ARRAY_DIR or --pilot POOL is required")
         task = args.task if args.task is not None else int(settings.slurm.array_task_id or "")
-        grade = local_grading(cpus, worker_spec(settings), settings.slurm)
+        grade = null_grading(settings.slurm) if settings.null_grading else \
+            local_grading(cpus, worker_spec(settings), settings.slurm)
         return run_shard(ArrayDir(args.array_dir).shard(task), cpus=cpus, grade=grade,
                          slurm=settings.slurm,
                          metrics=source_named(settings.metrics),
@@ -61,7 +63,8 @@ def pilot(pool: Path, cpus: CpuSet, settings: Settings) -> int:
     slurm = settings.slurm
     name = f"{slurm.array_job_id or 'local'}_{slurm.array_task_id or '0'}"
     try:
-        grade, close = persistent_grading(cpus.first, worker_spec(settings), slurm)
+        grade, close = (null_grading(slurm), lambda: None) if settings.null_grading else \
+            persistent_grading(cpus.first, worker_spec(settings), slurm)
     except GradelineError as e:  # this node cannot grade at all: say so, then fail
         SickReports(pool).report(slurm.node or "unknown", name, f"cannot start: {e}",
                                  "start")
