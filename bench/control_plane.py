@@ -114,7 +114,7 @@ def one_rate(work: Path, rate: float, seconds: float, pilots: int, seed: int) ->
         gl("trace", "replay", str(warm), "--mode", "open", "--spool", str(spool), env=env)
         wait_drained(spool, 600)
         time.sleep(2)
-        since = dt.datetime.now(dt.timezone.utc).isoformat()
+        since = dt.datetime.now(dt.UTC).isoformat()
         cpu0, busy0 = cpu_by_part(), machine_busy()
         t0 = time.monotonic()
         gl("trace", "replay", str(trace), "--mode", "open", "--spool", str(spool), env=env)

@@ -72,7 +72,9 @@ if [ "${GRADELINE_NODE_SOAK:-0}" = 1 ]; then
     crc=$?
     say "soak: cluster: rc=$crc $(tail -1 /tmp/cluster.out)"
     if [ "$crc" != 0 ]; then    # what the script did last, and munged's own word
-        tail -25 /tmp/cluster.out; tail -5 /var/log/munge/munged.log 2>/dev/null
+        tail -12 /tmp/cluster.out; tail -5 /var/log/munge/munged.log 2>/dev/null
+        tail -n 12 "$GRADELINE_STATE_DIR"/slurm/slurmd-n1.log \
+            "$GRADELINE_STATE_DIR"/slurm/slurmctld.log 2>/dev/null
     fi
     say "soak: database: $(timeout 300 "$ROOT/.venv/bin/gradeline" db start 2>&1 | tail -1)"
     # (its lines reach the console as they come: a soak under emulation is long)

@@ -58,13 +58,19 @@ def main(argv: Sequence[str] | None = None) -> int:
         return OUR_FAULT
 
 
+def _nothing() -> None:
+    """What ends a pilot's null grading: there is no container."""
+
+
 def pilot(pool: Path, cpus: CpuSet, settings: Settings) -> int:
     """A pilot task: one container on its first core for every ticket it takes."""
     slurm = settings.slurm
     name = f"{slurm.array_job_id or 'local'}_{slurm.array_task_id or '0'}"
     try:
-        grade, close = (null_grading(slurm), lambda: None) if settings.null_grading else \
-            persistent_grading(cpus.first, worker_spec(settings), slurm)
+        if settings.null_grading:
+            grade, close = null_grading(slurm), _nothing
+        else:
+            grade, close = persistent_grading(cpus.first, worker_spec(settings), slurm)
     except GradelineError as e:  # this node cannot grade at all: say so, then fail
         SickReports(pool).report(slurm.node or "unknown", name, f"cannot start: {e}",
                                  "start")
