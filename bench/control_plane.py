@@ -177,9 +177,11 @@ def main() -> int:
             base = runs[0]
             host = sum(v for k, v in base["cpu_s_per_submission"].items() if k != "replay")
             for r in runs:
-                p = predict(r, base, args.pilots, host)
+                p = predict(r, base, args.pilots, host)["prediction"]
                 r["predicted"] = p
-                print(f"simulator at {r['rate']:g}/s: {json.dumps(p)[:300]}", flush=True)
+                print(f"simulator at {r['rate']:g}/s: X {p['throughput']:.1f}/s, response "
+                      f"p50 {p['p50']:.2f} p95 {p['p95']:.2f} s (measured X "
+                      f"{r['throughput']:.1f}/s, p95 {r['response']['p95']:.2f} s)", flush=True)
     finally:
         subprocess.run([str(CLUSTER), "start", "2"], check=False)
     (OUT / "summary.json").write_text(json.dumps({"pilots": args.pilots, "runs": runs},

@@ -100,8 +100,18 @@ write_conf() {
             "ConstrainSwapSpace=no" > "$STATE/cgroup.conf.tmp"
         cmp -s "$STATE/cgroup.conf" "$STATE/cgroup.conf.tmp" || stop_daemons
         mv "$STATE/cgroup.conf.tmp" "$STATE/cgroup.conf"
+    elif [ "$(stat -fc %T /sys/fs/cgroup 2>/dev/null)" = cgroup2fs ] && \
+            grep -qw memory /sys/fs/cgroup/cgroup.controllers 2>/dev/null; then
+        # cgroup v2 (a unified hierarchy with memory): Slurm's cgroup/v2 plugin, without
+        # systemd (no dbus here: slurmd makes its own scope under the root)
+        task=task/cgroup,task/affinity proctrack=proctrack/cgroup
+        printf '%s\n' "# written by slurm/local-cluster.sh" "CgroupPlugin=cgroup/v2" \
+            "IgnoreSystemd=yes" "ConstrainCores=yes" "ConstrainRAMSpace=yes" \
+            "ConstrainSwapSpace=no" > "$STATE/cgroup.conf.tmp"
+        cmp -s "$STATE/cgroup.conf" "$STATE/cgroup.conf.tmp" || stop_daemons
+        mv "$STATE/cgroup.conf.tmp" "$STATE/cgroup.conf"
     else
-        echo "local-cluster: no cgroup v1 memory controller here: tasks are pinned, not" \
+        echo "local-cluster: no cgroup memory controller here: tasks are pinned, not" \
              "confined (task/affinity)" >&2
     fi
     sed -e "s|@HOST@|$host|" -e "s|@STATE@|$STATE|g" -e "s|@REPO@|$REPO|g" \
@@ -225,6 +235,7 @@ start_daemons() {
     for n in $(node_names); do
         if ! alive "$STATE/slurmd-$n.pid"; then
             rm -f "$STATE/slurmd-$n.pid"
+            mkdir -p "$STATE/slurmd-$n"     # its spool (a fresh state directory has none)
             if [ "$(node_names | wc -l)" -gt 1 ]; then slurmd -f "$CONF" -N "$n"; else slurmd -f "$CONF"; fi
         fi
     done
