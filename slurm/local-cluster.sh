@@ -110,6 +110,7 @@ write_conf() {
             "ConstrainSwapSpace=no" > "$STATE/cgroup.conf.tmp"
         cmp -s "$STATE/cgroup.conf" "$STATE/cgroup.conf.tmp" || stop_daemons
         mv "$STATE/cgroup.conf.tmp" "$STATE/cgroup.conf"
+        mkdir -p /sys/fs/cgroup/system.slice     # where slurmd puts its stepd scope
     else
         echo "local-cluster: no cgroup memory controller here: tasks are pinned, not" \
              "confined (task/affinity)" >&2
