@@ -21,6 +21,9 @@ mount -t tmpfs tmpfs /run
 hostname gl-node
 echo "127.0.0.1 gl-node" >> /etc/hosts  # no DNS here: munge and Slurm look the name up
 ip link set lo up 2>/dev/null
+# The node has no network but loopback, and glibc's getaddrinfo(AI_ADDRCONFIG), which
+# Slurm uses, finds no IPv4 name while no non-loopback IPv4 address exists: one on lo.
+ip addr add 10.99.0.1/32 dev lo 2>/dev/null
 say() { echo "GL-NODE: $*"; }
 say "kernel $(uname -r)"
 cd "$ROOT" || { say "no checkout at $ROOT"; poweroff -f; }
