@@ -309,7 +309,10 @@ def _soak(soak: Soak, work: Path, mount: Path, rate: float, faults: Sequence[str
         p = proc["serve"]
         if p.poll() is not None and not killing.is_set():
             soak.serve_exits += 1
-            say(f"soak: serve exited by itself (status {p.returncode}); restarting it")
+            log.flush()
+            last = (work / "serve.log").read_text(errors="replace").splitlines()[-4:]
+            say(f"soak: serve exited by itself (status {p.returncode}); restarting it; its "
+                "last words: " + " | ".join(last))
             start_serve()
 
     killing = threading.Event()
