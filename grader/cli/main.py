@@ -85,6 +85,8 @@ def _errors(verbose: bool) -> Iterator[None]:
         print(f"gradeline: error: {e}", file=sys.stderr)
         raise SystemExit(2) from e
     except OSError as e:  # a file or program the environment lacks: say which
+        if verbose:  # an errno without a file name (ENOSPC) says where only here
+            traceback.print_exc()
         print(f"gradeline: error: {e}", file=sys.stderr)
         raise SystemExit(2) from e
     except Exception as e:  # a bug of ours: one line, the traceback with -v

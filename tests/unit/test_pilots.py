@@ -270,3 +270,19 @@ def test_a_sick_node_that_may_not_be_drained_is_reported(tmp_path, bigsum):
     pool.tend(force=True)
     (h,) = SickReports(tmp_path / "pool").handled()
     assert h["node"] == "n2" and h["drained"] is False and "Invalid user" in str(h["error"])
+
+
+def test_a_full_spool_keeps_the_previous_pilot_spec_and_the_server_starting(
+        tmp_path, monkeypatch):
+    from grader.pipeline.slurm import tickets as tk
+
+    tk.write_spec(tmp_path, PilotSpec(idle_s=5.0))
+
+    def full(self: Path, *a: object, **k: object) -> int:
+        raise OSError(28, "No space left on device")
+
+    monkeypatch.setattr(Path, "write_text", full)
+    tk.write_spec(tmp_path, PilotSpec(idle_s=99.0))  # no exception: serve starts
+    monkeypatch.undo()
+    assert read_spec(tmp_path).idle_s == 5.0
+    assert [p.name for p in tmp_path.iterdir()] == ["spec.json"]

@@ -54,10 +54,21 @@ class PilotSpec:
 
 
 def write_spec(pool_dir: Path, spec: PilotSpec) -> None:
-    """What pilots read of the spec (the serving side's settings reach them here)."""
-    (pool_dir / "spec.json").write_text(json.dumps(
-        {"idle_s": spec.idle_s, "minutes": spec.minutes, "margin_s": spec.margin_s,
-         "poll_s": spec.poll_s, "sick_after": spec.sick_after}))
+    """What pilots read of the spec (the serving side's settings reach them here).
+
+    Written aside and renamed; when the shared file system is full the previous spec
+    stays (or pilots use the defaults) and the server starts anyway: a restart during
+    a full spool must not become a crash loop (the soak over NFS found one)."""
+    tmp = pool_dir / ".spec.json.tmp"
+    try:
+        tmp.write_text(json.dumps(
+            {"idle_s": spec.idle_s, "minutes": spec.minutes, "margin_s": spec.margin_s,
+             "poll_s": spec.poll_s, "sick_after": spec.sick_after}))
+        tmp.replace(pool_dir / "spec.json")
+    except OSError as e:
+        tmp.unlink(missing_ok=True)
+        log.warning("pilots: cannot write %s (%s); pilots keep the previous settings",
+                    pool_dir / "spec.json", e)
 
 
 def read_spec(pool_dir: Path) -> PilotSpec:
