@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import json
 import logging
+import os
 import sys
 import time
 from dataclasses import dataclass
@@ -106,8 +107,8 @@ class Tickets:
         tmp.replace(self.queue / name)
 
     def waiting(self) -> list[str]:
-        try:
-            return sorted(p.name for p in self.queue.iterdir() if not p.name.startswith("."))
+        try:  # names, not Paths: every idle pilot lists the queue ten times a second
+            return sorted(n for n in os.listdir(self.queue) if not n.startswith("."))
         except FileNotFoundError:
             return []
 

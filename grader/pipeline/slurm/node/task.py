@@ -91,7 +91,7 @@ def run_shard(shard: Shard, *, cpus: CpuSet, grade: Grade, slurm: SlurmTask,
     """Grade what ``shard`` still lacks; returns the exit status above."""
     try:
         jobs = shard.jobs()
-        done = shard.graded_in_array()
+        done = shard.graded_here()
     except (OSError, ValueError, KeyError, TypeError) as e:
         say(f"{shard.name}: cannot read the shard: {e!r}")
         return OUR_FAULT
