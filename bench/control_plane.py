@@ -74,6 +74,12 @@ def cpu_by_part() -> dict[str, float]:
     return out
 
 
+def _children_cpu() -> float:
+    """CPU seconds of this process's ended children (the replaying client)."""
+    t = os.times()
+    return t.children_user + t.children_system
+
+
 def machine_busy() -> tuple[float, float]:
     """(busy, total) jiffies of the whole machine since boot."""
     v = [int(x) for x in Path("/proc/stat").read_text().split("\n", 1)[0].split()[1:]]
@@ -115,12 +121,13 @@ def one_rate(work: Path, rate: float, seconds: float, pilots: int, seed: int) ->
         wait_drained(spool, 600)
         time.sleep(2)
         since = dt.datetime.now(dt.UTC).isoformat()
-        cpu0, busy0 = cpu_by_part(), machine_busy()
+        cpu0, busy0, kids0 = cpu_by_part(), machine_busy(), _children_cpu()
         t0 = time.monotonic()
         gl("trace", "replay", str(trace), "--mode", "open", "--spool", str(spool), env=env)
         wait_drained(spool, 600 + 10 * seconds)
         wall = time.monotonic() - t0
         cpu1, busy1 = cpu_by_part(), machine_busy()
+        cpu1["replay"] = cpu1.get("replay", 0.0) + _children_cpu() - kids0  # it has ended
     finally:
         os.killpg(serve.pid, signal.SIGTERM)
         serve.wait(timeout=600)
@@ -137,6 +144,8 @@ def one_rate(work: Path, rate: float, seconds: float, pilots: int, seed: int) ->
             "throughput": a["throughput"], "response": a["response"], "wall_s": wall,
             "cpu_s_per_submission": {k: v / max(1, a["count"]) for k, v in sorted(cpu.items())},
             "machine_busy": (busy1[0] - busy0[0]) / max(1.0, busy1[1] - busy0[1]),
+            "machine_cpu_s_per_submission": (busy1[0] - busy0[0]) / os.sysconf("SC_CLK_TCK")
+            / max(1, a["count"]),
             "trace": str(trace), "demands": str(demands)}
 
 
@@ -145,7 +154,8 @@ def predict(run: dict[str, Any], base: dict[str, Any], pilots: int, host_cpu: fl
     """The simulator's throughput and p95 for ``run``'s trace, from ``base``'s delays."""
     out = Path(run["trace"]).with_suffix(".predict.json")
     gl("plan", "predict", "--trace", run["trace"], "--demands", base["demands"], "--nodes",
-       "1", "--cores", str(pilots), "--host-cpu", f"{host_cpu:.6f}", "--json", str(out))
+       "1", "--cores", str(pilots), "--host-cpu", f"{host_cpu:.6f}", "--host-cores",
+       str(os.cpu_count() or 1), "--json", str(out))
     return dict(json.loads(out.read_text()))
 
 
@@ -174,8 +184,11 @@ def main() -> int:
                       f"busy {r['machine_busy']:.0%}, CPU ms/submission " + ", ".join(
                           f"{k} {v * 1000:.1f}" for k, v in
                           r["cpu_s_per_submission"].items()), flush=True)
+            # the lightest run's CPU per submission of the whole machine (serve, the
+            # database, pilots, Slurm, the client, the kernel): the simulator's control
+            # plane on this machine's cores
             base = runs[0]
-            host = sum(v for k, v in base["cpu_s_per_submission"].items() if k != "replay")
+            host = base["machine_cpu_s_per_submission"]
             for r in runs:
                 p = predict(r, base, args.pilots, host)["prediction"]
                 r["predicted"] = p
@@ -186,7 +199,27 @@ def main() -> int:
         subprocess.run([str(CLUSTER), "start", "2"], check=False)
     (OUT / "summary.json").write_text(json.dumps({"pilots": args.pilots, "runs": runs},
                                                  indent=1))
+    (OUT / "summary.txt").write_text(table(runs, args.pilots))
+    print(table(runs, args.pilots))
     return 0
+
+
+def table(runs: list[dict[str, Any]], pilots: int) -> str:
+    """The README's table: measured and simulated, per offered rate."""
+    parts = sorted({k for r in runs for k in r["cpu_s_per_submission"]})
+    lines = [f"control plane, {pilots} pilots, null grading, {os.cpu_count()} cores; CPU ms "
+             "per submission by part; simulator: plan predict --host-cpu (the lightest "
+             "run's machine CPU per submission) --host-cores " + str(os.cpu_count()), "",
+             "offered/s  X/s    p50 s  p95 s  busy  " + "  ".join(f"{p:>8}" for p in parts)
+             + "  sim X/s  sim p95 s"]
+    for r in runs:
+        p = r.get("predicted", {})
+        lines.append(
+            f"{r['rate']:9.0f}  {r['throughput']:5.1f}  {r['response']['p50']:5.2f}  "
+            f"{r['response']['p95']:5.2f}  {r['machine_busy']:4.0%}  "
+            + "  ".join(f"{r['cpu_s_per_submission'].get(k, 0) * 1000:8.1f}" for k in parts)
+            + f"  {p.get('throughput', float('nan')):7.1f}  {p.get('p95', float('nan')):9.2f}")
+    return "\n".join(lines) + "\n"
 
 
 if __name__ == "__main__":

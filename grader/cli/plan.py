@@ -41,6 +41,10 @@ def register(sub: Any) -> None:
     r.add_argument("--host-cpu", type=float, default=0.0,
                    help="CPU seconds serve spends per submission on the same cores (a "
                         "one-machine setup); 0 when serve has a host of its own")
+    r.add_argument("--host-cores", type=int, default=0,
+                   help="cores that --host-cpu's work queues for (a control plane that "
+                        "saturates: its ceiling is host-cores / host-cpu submissions/s); "
+                        "0: it only slows grading")
     r.add_argument("--replications", type=int, default=10)
     r.add_argument("--seed", type=int, default=1)
     r.add_argument("--target-p95", type=float,

@@ -58,7 +58,8 @@ def cmd_predict(args: argparse.Namespace, ctx: Context) -> int:
     keys = sim.trace_keys(rows, path.parent)
     known = sum(1 for k in keys if k is not None and k in d.by_content)
     infl = dm.inflation_from_speedup(dm.parse_speedup(args.speedup)) if args.speedup else {}
-    lay = sim.Layout(args.nodes, args.cores, infl, host_cpu_s=args.host_cpu)
+    lay = sim.Layout(args.nodes, args.cores, infl, host_cpu_s=args.host_cpu,
+                     host_cores=args.host_cores)
     closed = args.mode == "closed"
     print(f"{len(rows)} submissions ({args.mode} loop), {known} with their own measured "
           f"grading time, the rest drawn from their assignment's; {args.replications} "

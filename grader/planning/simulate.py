@@ -73,6 +73,11 @@ class Layout:
     # CPU seconds the serving side spends per submission (intake, store) on the same
     # cores as the pilots -- as on a one-machine setup; 0 where serve has its own host
     host_cpu_s: float = 0.0
+    # Cores the control plane's CPU work (``host_cpu_s`` per submission: half at intake,
+    # half at store) queues for, FIFO: its ceiling is host_cores / host_cpu_s
+    # submissions/s (``bench/control_plane.py``); 0: not a resource (the work only
+    # slows grading, as above)
+    host_cores: int = 0
 
     def multiplier(self, busy: int) -> float:
         if not self.inflation or busy <= 1:
@@ -128,6 +133,7 @@ class _Model:
         self.done_events: dict[int, simpy.Event] = {}
         self.live_pilots = [False] * (layout.nodes * layout.cores)
         self.host_work: list[tuple[float, float]] = []  # (time, cpu seconds)
+        self.host = simpy.Resource(self.env, layout.host_cores) if layout.host_cores else None
         self.kick = self.env.event()
         self.busy_pickup = float(np.median(demands.pickup)) if demands.pickup else 0.0
 
@@ -188,6 +194,7 @@ class _Model:
 
     def dispatch(self, batch: list[int]) -> Proc:
         yield self.env.timeout(self.rng.choice(self.d.intake))
+        yield from self.host_cpu(self.lay.host_cpu_s * len(batch) / 2)
         pilots = self.lay.nodes * self.lay.cores
         at = 0
         for k in ticket_sizes(len(batch), pilots):
@@ -260,8 +267,17 @@ class _Model:
         mine = self.d.service.get(self.rows[i].assignment)
         return self.rng.choice(mine) if mine else self.rng.choice(self.pooled)
 
+    def host_cpu(self, seconds: float) -> Proc:
+        """``seconds`` of the control plane's CPU on its ``host_cores`` (queued)."""
+        if self.host is None or seconds <= 0:
+            return
+        with self.host.request() as req:
+            yield req
+            yield self.env.timeout(seconds)
+
     def store(self, i: int) -> Proc:
         yield self.env.timeout(self.rng.choice(self.d.storing))
+        yield from self.host_cpu(self.lay.host_cpu_s / 2)
         if self.lay.host_cpu_s:
             self.host_work.append((self.env.now, self.lay.host_cpu_s / 2))
         self.stored[i] = self.env.now
@@ -349,7 +365,7 @@ def smallest_layout(demands: Demands, rows: Sequence[TraceRow], target_p95_s: fl
     def at(nodes: int) -> Prediction:
         lay = Layout(nodes, cores_per_node, base.inflation, base.poll_s,
                      base.submit_interval_s, base.batch_max, base.in_flight,
-                     base.pilot_poll_s, base.pilot_idle_s, base.host_cpu_s)
+                     base.pilot_poll_s, base.pilot_idle_s, base.host_cpu_s, base.host_cores)
         return predict(demands, lay, rows, closed=closed, replications=replications, keys=keys)
 
     hi = max(1, max_cores // cores_per_node)

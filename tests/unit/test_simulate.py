@@ -196,3 +196,18 @@ def test_the_simulated_layout_runs_serves_and_the_pilots_policies() -> None:
     assert (lay.poll_s, lay.submit_interval_s, lay.batch_max, lay.in_flight) == \
         (serve.poll_s, serve.submit_interval_s, serve.batch_max, serve.in_flight)
     assert (lay.pilot_poll_s, lay.pilot_idle_s) == (pilot.poll_s, pilot.idle_s)
+
+
+def test_a_saturated_control_plane_caps_throughput_at_its_cores_over_its_cpu() -> None:
+    # grading that costs nothing, 20 ms of control-plane CPU per submission on 2 cores:
+    # the ceiling is 2 / 0.02 = 100/s; offered 50/s passes, offered 200/s is held to it
+    d = dm.Demands({"a": [0.0]}, intake=(0.0,), storing=(0.0,), gap=0.0, pilot_start_s=0.0)
+    lay = {**IDEAL, "batch_max": 10**6, "host_cpu_s": 0.02, "host_cores": 2}
+    light = sim.simulate(d, sim.Layout(1, 64, **lay), _poisson(50.0, 2000)).summary()
+    heavy = sim.simulate(d, sim.Layout(1, 64, **lay), _poisson(200.0, 4000)).summary()
+    assert light["throughput"] == pytest.approx(50.0, rel=0.1)
+    assert heavy["throughput"] == pytest.approx(100.0, rel=0.05)
+    assert heavy["p95"] > 10 * light["p95"]  # the backlog grows
+    free = sim.simulate(d, sim.Layout(1, 64, **{**lay, "host_cores": 0}),
+                        _poisson(200.0, 4000)).summary()
+    assert free["throughput"] == pytest.approx(200.0, rel=0.1)  # as before: no ceiling

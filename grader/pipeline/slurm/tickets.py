@@ -108,7 +108,8 @@ class Tickets:
 
     def waiting(self) -> list[str]:
         try:  # names, not Paths: every idle pilot lists the queue ten times a second
-            return sorted(n for n in os.listdir(self.queue) if not n.startswith("."))
+            return sorted(n for n in os.listdir(self.queue)  # noqa: PTH208
+                          if not n.startswith("."))
         except FileNotFoundError:
             return []
 
