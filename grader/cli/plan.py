@@ -25,33 +25,7 @@ def register(sub: Any) -> None:
                                      "content (the cold and warm factors predict uses)")
     d.set_defaults(func=lazy(M, "cmd_demands"))
 
-    r = ps.add_parser("predict", help="simulate a trace on a cluster layout: makespan and "
-                                      "response-time percentiles")
-    r.add_argument("--trace", required=True, help="a trace CSV (gradeline trace gen/capture)")
-    r.add_argument("--demands", required=True, help="'plan demands' JSON: grading times")
-    r.add_argument("--overheads", help="'plan demands' JSON whose pipeline delays (intake, "
-                                       "store, pilot start) replace those of --demands")
-    r.add_argument("--mode", choices=["open", "closed"], default="open",
-                   help="closed: each attempt waits for the previous result + think time")
-    r.add_argument("--nodes", type=int, default=1)
-    r.add_argument("--cores", type=int, default=1, help="cores per node (one pilot each)")
-    r.add_argument("--speedup", default="",
-                   help="measured S(N) of a node as N:S pairs, e.g. 16:11.2,64:29.6 (the "
-                        "service inflation N/S(N)); none: perfect scaling")
-    r.add_argument("--host-cpu", type=float, default=0.0,
-                   help="CPU seconds serve spends per submission on the same cores (a "
-                        "one-machine setup); 0 when serve has a host of its own")
-    r.add_argument("--host-cores", type=int, default=0,
-                   help="cores that --host-cpu's work queues for (a control plane that "
-                        "saturates: its ceiling is host-cores / host-cpu submissions/s); "
-                        "0: it only slows grading")
-    r.add_argument("--replications", type=int, default=10)
-    r.add_argument("--seed", type=int, default=1)
-    r.add_argument("--target-p95", type=float,
-                   help="search the fewest nodes of --cores whose p95 response meets this (s)")
-    r.add_argument("--max-cores", type=int, default=4096, help="--target-p95: give up above")
-    r.add_argument("--json", help="also write the prediction here")
-    r.set_defaults(func=lazy(M, "cmd_predict"))
+    _predict(ps)
 
     q = ps.add_parser("models", help="analytic answers: Erlang C / M/G/m for an arrival "
                                      "rate, exact MVA for N students")
@@ -95,3 +69,34 @@ def register(sub: Any) -> None:
     rp.add_argument("--check", action="store_true",
                     help="load the page in headless Chromium; fail unless it renders")
     rp.set_defaults(func=lazy("grader.cli.plan_report", "cmd_report"))
+
+
+def _predict(ps: Any) -> None:
+    """``plan predict``: the simulator's options."""
+    r = ps.add_parser("predict", help="simulate a trace on a cluster layout: makespan and "
+                                      "response-time percentiles")
+    r.add_argument("--trace", required=True, help="a trace CSV (gradeline trace gen/capture)")
+    r.add_argument("--demands", required=True, help="'plan demands' JSON: grading times")
+    r.add_argument("--overheads", help="'plan demands' JSON whose pipeline delays (intake, "
+                                       "store, pilot start) replace those of --demands")
+    r.add_argument("--mode", choices=["open", "closed"], default="open",
+                   help="closed: each attempt waits for the previous result + think time")
+    r.add_argument("--nodes", type=int, default=1)
+    r.add_argument("--cores", type=int, default=1, help="cores per node (one pilot each)")
+    r.add_argument("--speedup", default="",
+                   help="measured S(N) of a node as N:S pairs, e.g. 16:11.2,64:29.6 (the "
+                        "service inflation N/S(N)); none: perfect scaling")
+    r.add_argument("--host-cpu", type=float, default=0.0,
+                   help="CPU seconds serve spends per submission on the same cores (a "
+                        "one-machine setup); 0 when serve has a host of its own")
+    r.add_argument("--host-cores", type=int, default=0,
+                   help="cores that --host-cpu's work queues for (a control plane that "
+                        "saturates: its ceiling is host-cores / host-cpu submissions/s); "
+                        "0: it only slows grading")
+    r.add_argument("--replications", type=int, default=10)
+    r.add_argument("--seed", type=int, default=1)
+    r.add_argument("--target-p95", type=float,
+                   help="search the fewest nodes of --cores whose p95 response meets this (s)")
+    r.add_argument("--max-cores", type=int, default=4096, help="--target-p95: give up above")
+    r.add_argument("--json", help="also write the prediction here")
+    r.set_defaults(func=lazy(M, "cmd_predict"))
