@@ -377,10 +377,16 @@ def _soak(soak: Soak, work: Path, mount: Path, rate: float, faults: Sequence[str
     for th in fault_threads:
         th.join()
     deadline = time.monotonic() + timeout_s
+    last_word = time.monotonic()
     while any(any(spool.dir(d).iterdir()) for d in ("new", "cur")):
         if time.monotonic() > deadline:
             break
         supervise()
+        if time.monotonic() - last_word > 60:  # a slow machine (an emulated node) says why
+            last_word = time.monotonic()
+            say(f"soak: waiting: {len(list(spool.dir('new').iterdir()))} new, "
+                f"{len(list(spool.dir('cur').iterdir()))} batch(es) in cur/ "
+                f"({time.monotonic() - t0:.0f} s)")
         time.sleep(1)
     p = proc["serve"]
     soak.peak_rss_kb = max(soak.peak_rss_kb, _vm(p.pid, "VmHWM"))
