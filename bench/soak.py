@@ -386,7 +386,9 @@ def _soak(soak: Soak, work: Path, mount: Path, rate: float, faults: Sequence[str
             last_word = time.monotonic()
             say(f"soak: waiting: {len(list(spool.dir('new').iterdir()))} new, "
                 f"{len(list(spool.dir('cur').iterdir()))} batch(es) in cur/ "
-                f"({time.monotonic() - t0:.0f} s)")
+                f"({time.monotonic() - t0:.0f} s); serve: "
+                + " | ".join((work / "serve.log").read_text(errors="replace")
+                             .splitlines()[-2:]))
         time.sleep(1)
     p = proc["serve"]
     soak.peak_rss_kb = max(soak.peak_rss_kb, _vm(p.pid, "VmHWM"))
