@@ -241,6 +241,15 @@ class Faults:
         return {"filled_mb": written >> 20}
 
 
+def _slurm_word(env: dict[str, str]) -> str:
+    """The nodes' states and the jobs' (what a stalled soak waits for)."""
+    out = []
+    for argv in (["sinfo", "-h", "-N", "-o", "%N %t %E"], ["squeue", "-h", "-o", "%i %T %R"]):
+        r = subprocess.run(argv, capture_output=True, text=True, env=env, check=False)
+        out.append(", ".join(r.stdout.split("\n")[:8]).strip(", ") or r.stderr.strip())
+    return " / ".join(out)
+
+
 def run_soak(work: Path, *, count: int, rate: float, faults: Sequence[str],
              db_url: str, pg: Any, serve_args: Sequence[str] = (),
              timeout_s: float = 7200, say: Callable[[str], None] = print,
@@ -388,7 +397,7 @@ def _soak(soak: Soak, work: Path, mount: Path, rate: float, faults: Sequence[str
                 f"{len(list(spool.dir('cur').iterdir()))} batch(es) in cur/ "
                 f"({time.monotonic() - t0:.0f} s); serve: "
                 + " | ".join((work / "serve.log").read_text(errors="replace")
-                             .splitlines()[-2:]))
+                             .splitlines()[-2:]) + "; Slurm: " + _slurm_word(env))
         time.sleep(1)
     p = proc["serve"]
     soak.peak_rss_kb = max(soak.peak_rss_kb, _vm(p.pid, "VmHWM"))
