@@ -428,7 +428,7 @@ def check(spool: Any, db_url: str, count: int) -> dict[str, Any]:
         stored = s.count("SELECT count(*) FROM submissions")
         results = s.count("SELECT count(*) FROM results")
         unstamped = s.count("SELECT count(*) FROM submissions WHERE stored_at IS NULL")
-        verdicts = dict(s.conn.execute(
+        verdicts: dict[str, int] = dict(s.conn.execute(
             "SELECT verdict, count(*) FROM results GROUP BY verdict").fetchall())
     deadline = time.monotonic() + 30  # cancelled pilots get Slurm's KillWait to end
     while True:
