@@ -79,8 +79,9 @@ class Shard:
         Enough to skip what is done: a job is graded only by the task whose claim holds
         it (``claim``), and that task records it in its own file; jobs another task
         graded fail this task's claim. (Reading every shard's outcomes instead made a
-        ticket cost O(shards): 34 ms of a pilot's CPU per ticket in a 300-ticket
-        batch, the control plane's first ceiling; ``bench/control_plane.py``.)"""
+        ticket cost O(shards): 18.7 ms of a pilot's CPU per ticket in a 300-ticket
+        batch against 5.2 ms in a 30-ticket one, the control plane's first ceiling;
+        ``bench/pilot_tickets.py``, ``bench/control_plane.py``.)"""
         return {o.key for o in self.read_outcomes()[0]}
 
     def claim(self, job: GradingJob) -> bool:
