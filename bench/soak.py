@@ -247,6 +247,11 @@ def _slurm_word(env: dict[str, str]) -> str:
     for argv in (["sinfo", "-h", "-N", "-o", "%N %t %E"], ["squeue", "-h", "-o", "%i %T %R"]):
         r = subprocess.run(argv, capture_output=True, text=True, env=env, check=False)
         out.append(", ".join(r.stdout.split("\n")[:8]).strip(", ") or r.stderr.strip())
+    if "drain" in out[0]:  # why: each slurmd's last errors
+        for log in sorted((STATE / "slurm").glob("slurmd-*.log")):
+            errors = [ln for ln in log.read_text(errors="replace").splitlines()
+                      if "error" in ln][-3:]
+            out.append(f"{log.name}: " + " | ".join(errors))
     return " / ".join(out)
 
 
