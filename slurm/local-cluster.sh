@@ -111,6 +111,13 @@ write_conf() {
         cmp -s "$STATE/cgroup.conf" "$STATE/cgroup.conf.tmp" || stop_daemons
         mv "$STATE/cgroup.conf.tmp" "$STATE/cgroup.conf"
         mkdir -p /sys/fs/cgroup/system.slice     # where slurmd puts its stepd scope
+        # the controllers the task plugin needs, enabled down to it (systemd does this
+        # on a booted host; without it task/cgroup cannot create a step's context)
+        local c
+        for c in cpuset cpu memory pids; do
+            echo "+$c" > /sys/fs/cgroup/cgroup.subtree_control 2>/dev/null || true
+            echo "+$c" > /sys/fs/cgroup/system.slice/cgroup.subtree_control 2>/dev/null || true
+        done
     else
         echo "local-cluster: no cgroup memory controller here: tasks are pinned, not" \
              "confined (task/affinity)" >&2
