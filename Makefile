@@ -16,7 +16,7 @@ ACCOUNTING_PACKAGES := slurmdbd mariadb-server
 MEASURE_PACKAGES := g++ valgrind linux-perf likwid chromium
 DEMO_DIR ?= demo
 
-.PHONY: all demo test deps venv apptainer image lint docs unit slurm db clean campaign test-cgroup2 \
+.PHONY: all demo test deps venv apptainer image lint docs unit slurm db clean campaign test-cgroup2 test-nfs-soak \
 	test-sharing test-nfs
 
 all: test
@@ -103,12 +103,19 @@ test-sharing: deps venv image
 	$(TEST_ENV) $(BIN)/pytest -q -s tests/slurm/test_sharing.py
 
 # The spool on NFS: the emulated node (as below) runs the kernel NFS server over
-# loopback, the shared-file-system tests on two NFS mounts and the soak with the spool
-# on NFS. Minutes; run from a checkout nobody edits meanwhile (the node reads it live).
+# loopback and the shared-file-system tests on two NFS mounts; test-nfs-soak runs the
+# soak there instead (the spool on NFS, the local Slurm, the five faults; ~6 min).
+# Run from a checkout nobody edits meanwhile (the node reads it live).
 test-nfs: deps venv image
 	$(call apt_install,nfs-kernel-server,--no-install-recommends)
 	GRADELINE_NODE_INIT=$(CURDIR)/bench/cgroup2/nfs-init.sh \
 	GRADELINE_CGROUP2_LOG=$(CURDIR)/bench/results/nfs/node.log bench/cgroup2/node.sh
+
+test-nfs-soak: deps venv image
+	$(call apt_install,nfs-kernel-server,--no-install-recommends)
+	GRADELINE_NODE_TESTS=0 GRADELINE_NODE_SOAK=1 GRADELINE_NODE_SOAK_COUNT=30 \
+	GRADELINE_NODE_INIT=$(CURDIR)/bench/cgroup2/nfs-init.sh \
+	GRADELINE_CGROUP2_LOG=$(CURDIR)/bench/results/nfs/soak-node.log bench/cgroup2/node.sh
 
 # A cgroup v2 node booted under QEMU's emulation (this VM's cgroups are v1): the
 # sandbox contract and the hostile corpus as root and as an ordinary user with a

@@ -66,7 +66,7 @@ fi
 # The soak with the spool on NFS: serve, the pilots of a two-node local Slurm and the
 # five faults (slurmd killed, PostgreSQL crashed, serve killed, a node lost, the
 # spool's file system full), under bubblewrap. Small: every instruction is emulated.
-# Off unless GRADELINE_NODE_SOAK=1 (it does not finish yet: see bench/results/nfs).
+# Off unless GRADELINE_NODE_SOAK=1 (minutes more under emulation: see bench/results/nfs).
 if [ "${GRADELINE_NODE_SOAK:-0}" = 1 ]; then
     # The guest's root is the host's under an overlay: its own state directory, so
     # neither the host's pid files nor its database directory are taken for the node's.

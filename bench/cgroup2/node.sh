@@ -94,7 +94,9 @@ timeout "${GRADELINE_CGROUP2_TIMEOUT:-7200}" qemu-system-x86_64 -accel tcg -m "$
 took=$(( $(date +%s) - start ))
 # The console, without the terminal's escape codes and carriage returns.
 sed 's/\x1b\[[0-9;?]*[A-Za-z]//g; s/\x1b[c=>]//g; s/\r$//' "$WORK/console" > "$LOG"
-SUMMARY="$(dirname "$LOG")/summary.txt"
+# node.log -> summary.txt, soak-node.log -> soak-summary.txt (beside it)
+log_name=$(basename "$LOG")
+SUMMARY="$(dirname "$LOG")/${log_name%node.log}summary.txt"
 {
     echo "# $(date -u +%FT%TZ) $(git -C "$ROOT" rev-parse --short HEAD) bench/cgroup2/node.sh $ARGS"
     echo "# the node ran $took s (QEMU TCG, ${MEM} MiB, 2 CPUs); full console log: $(basename "$LOG")"
