@@ -92,28 +92,17 @@ write_conf() {
             nodes_conf+=$'\n'
         done
     fi
-    local task=task/affinity proctrack=proctrack/linuxproc
+    local task=task/affinity proctrack=proctrack/linuxproc plugin=() c
     if grep -q '^cgroup [^ ]* cgroup .*memory' /proc/mounts; then  # cgroup v1 with memory
-        task=task/cgroup,task/affinity proctrack=proctrack/cgroup
-        printf '%s\n' "# written by slurm/local-cluster.sh" "CgroupPlugin=cgroup/v1" \
-            "CgroupMountpoint=/sys/fs/cgroup" "ConstrainCores=yes" "ConstrainRAMSpace=yes" \
-            "ConstrainSwapSpace=no" > "$STATE/cgroup.conf.tmp"
-        cmp -s "$STATE/cgroup.conf" "$STATE/cgroup.conf.tmp" || stop_daemons
-        mv "$STATE/cgroup.conf.tmp" "$STATE/cgroup.conf"
+        plugin=("CgroupPlugin=cgroup/v1" "CgroupMountpoint=/sys/fs/cgroup")
     elif [ "$(stat -fc %T /sys/fs/cgroup 2>/dev/null)" = cgroup2fs ] && \
             grep -qw memory /sys/fs/cgroup/cgroup.controllers 2>/dev/null; then
         # cgroup v2 (a unified hierarchy with memory): Slurm's cgroup/v2 plugin, without
-        # systemd (no dbus here: slurmd makes its own scope under the root)
-        task=task/cgroup,task/affinity proctrack=proctrack/cgroup
-        printf '%s\n' "# written by slurm/local-cluster.sh" "CgroupPlugin=cgroup/v2" \
-            "IgnoreSystemd=yes" "ConstrainCores=yes" "ConstrainRAMSpace=yes" \
-            "ConstrainSwapSpace=no" > "$STATE/cgroup.conf.tmp"
-        cmp -s "$STATE/cgroup.conf" "$STATE/cgroup.conf.tmp" || stop_daemons
-        mv "$STATE/cgroup.conf.tmp" "$STATE/cgroup.conf"
-        mkdir -p /sys/fs/cgroup/system.slice     # where slurmd puts its stepd scope
-        # the controllers the task plugin needs, enabled down to it (systemd does this
-        # on a booted host; without it task/cgroup cannot create a step's context)
-        local c
+        # systemd (no dbus here: slurmd makes its own scope in system.slice, and the
+        # controllers the task plugin needs are enabled down to it, as systemd would on
+        # a booted host; without them task/cgroup cannot create a step's context)
+        plugin=("CgroupPlugin=cgroup/v2" "IgnoreSystemd=yes")
+        mkdir -p /sys/fs/cgroup/system.slice
         for c in cpuset cpu memory pids; do
             echo "+$c" > /sys/fs/cgroup/cgroup.subtree_control 2>/dev/null || true
             echo "+$c" > /sys/fs/cgroup/system.slice/cgroup.subtree_control 2>/dev/null || true
@@ -121,6 +110,13 @@ write_conf() {
     else
         echo "local-cluster: no cgroup memory controller here: tasks are pinned, not" \
              "confined (task/affinity)" >&2
+    fi
+    if [ ${#plugin[@]} -gt 0 ]; then  # confine each task's cores and memory by cgroup
+        task=task/cgroup,task/affinity proctrack=proctrack/cgroup
+        printf '%s\n' "# written by slurm/local-cluster.sh" "${plugin[@]}" "ConstrainCores=yes" \
+            "ConstrainRAMSpace=yes" "ConstrainSwapSpace=no" > "$STATE/cgroup.conf.tmp"
+        cmp -s "$STATE/cgroup.conf" "$STATE/cgroup.conf.tmp" || stop_daemons
+        mv "$STATE/cgroup.conf.tmp" "$STATE/cgroup.conf"
     fi
     sed -e "s|@HOST@|$host|" -e "s|@STATE@|$STATE|g" -e "s|@REPO@|$REPO|g" \
         -e "s|@TASK_PLUGIN@|$task|" -e "s|@PROCTRACK@|$proctrack|" \
