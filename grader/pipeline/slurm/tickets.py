@@ -60,7 +60,7 @@ def write_spec(pool_dir: Path, spec: PilotSpec) -> None:
     Written aside and renamed; when the shared file system is full the previous spec
     stays (or pilots use the defaults) and the server starts anyway: a restart during
     a full spool must not become a crash loop (the soak over NFS found one)."""
-    tmp = pool_dir / ".spec.json.tmp"
+    tmp = pool_dir / f".spec.json.{os.getpid()}.tmp"  # two servers on one spool: theirs
     try:
         tmp.write_text(json.dumps(
             {"idle_s": spec.idle_s, "minutes": spec.minutes, "margin_s": spec.margin_s,
