@@ -1,9 +1,12 @@
-"""What the sandbox benchmarks share: the inputs of a problem copied where the
-container can see them, and the submission compiled inside the image."""
+"""What the benchmarks share: the inputs of a problem copied where the container can
+see them, the submission compiled inside the image, and the command line run from the
+venv (a failure ends the benchmark with its output)."""
 
 from __future__ import annotations
 
 import shutil
+import subprocess
+import sys
 from pathlib import Path
 from typing import Any
 
@@ -28,3 +31,16 @@ def compile_sum(box: Any, build: Path, problem: Problem, scratch: Path, cpu: int
                               problem.compile_limits, stdout=scratch / "c.out",
                               stderr=scratch / "c.err", workdir_writable=True, cpus=[cpu]))
     assert meta.ok, (scratch / "c.err").read_text()
+
+
+#: the venv's command line (the benchmarks run with the venv's Python)
+BIN = Path(sys.executable).parent / "gradeline"
+
+
+def gl(*args: str, env: dict[str, str] | None = None, timeout: float = 3600) -> str:
+    """``gradeline ARGS``'s output; its stdout and stderr on failure, then exit."""
+    r = subprocess.run([str(BIN), *args], capture_output=True, text=True, env=env,
+                       timeout=timeout)
+    if r.returncode != 0:
+        sys.exit(f"gradeline {' '.join(args)} failed:\n{r.stdout}\n{r.stderr}")
+    return r.stdout

@@ -39,21 +39,15 @@ import time
 from pathlib import Path
 from typing import Any
 
+from benchlib import BIN, gl
+
 REPO = Path(__file__).resolve().parent.parent
-BIN = Path(sys.executable).parent / "gradeline"
 OUT = REPO / "bench" / "results" / "control_plane"
 CLUSTER = REPO / "slurm" / "local-cluster.sh"
 CONF = Path(os.environ.get("GRADELINE_STATE_DIR", "/var/lib/gradeline")) / "slurm" / "slurm.conf"
 #: which part of the control plane a process is, by its command line
 PARTS = (("pilots", "grader.cli.task"), ("serve", " serve "), ("replay", " trace replay"),
          ("postgres", "postgres"), ("slurm", "slurmctld"), ("slurm", "slurmd"))
-
-
-def gl(*args: str, env: dict[str, str] | None = None) -> str:
-    r = subprocess.run([str(BIN), *args], capture_output=True, text=True, env=env)
-    if r.returncode != 0:
-        sys.exit(f"gradeline {' '.join(args)} failed:\n{r.stdout}\n{r.stderr}")
-    return r.stdout
 
 
 def cpu_by_part() -> dict[str, float]:
@@ -132,7 +126,7 @@ def one_rate(work: Path, rate: float, seconds: float, pilots: int, seed: int) ->
         os.killpg(serve.pid, signal.SIGTERM)
         serve.wait(timeout=600)
         log.close()
-        subprocess.run(["scancel", "--name", "gradeline-pilots"], env=env, check=False)
+        subprocess.run(["scancel", "--name", "gradeline-pilot"], env=env, check=False)
     out = work / f"{label}.json"
     gl("trace", "analyse", "--since", since, "--offered", f"{rate:g}", "--json", str(out),
        env=env)

@@ -33,16 +33,9 @@ import time
 from pathlib import Path
 from typing import Any
 
-BIN = Path(sys.executable).parent / "gradeline"
+from benchlib import BIN, gl
+
 OUT = Path(__file__).resolve().parent / "results" / "serve"
-
-
-def gl(*args: str, env: dict[str, str] | None = None, timeout: float = 3600) -> str:
-    r = subprocess.run([str(BIN), *args], capture_output=True, text=True, env=env,
-                       timeout=timeout)
-    if r.returncode != 0:
-        sys.exit(f"gradeline {' '.join(args)} failed:\n{r.stdout}\n{r.stderr}")
-    return r.stdout
 
 
 def fresh_env(name: str) -> dict[str, str]:
