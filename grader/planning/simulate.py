@@ -35,7 +35,7 @@ import math
 import random
 from collections import defaultdict
 from collections.abc import Generator, Mapping, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
@@ -363,9 +363,7 @@ def smallest_layout(demands: Demands, rows: Sequence[TraceRow], target_p95_s: fl
     ``max_cores`` do not. Binary search over whole nodes."""
 
     def at(nodes: int) -> Prediction:
-        lay = Layout(nodes, cores_per_node, base.inflation, base.poll_s,
-                     base.submit_interval_s, base.batch_max, base.in_flight,
-                     base.pilot_poll_s, base.pilot_idle_s, base.host_cpu_s, base.host_cores)
+        lay = replace(base, nodes=nodes, cores=cores_per_node)
         return predict(demands, lay, rows, closed=closed, replications=replications, keys=keys)
 
     hi = max(1, max_cores // cores_per_node)
