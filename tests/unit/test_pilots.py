@@ -136,6 +136,39 @@ def test_a_batch_on_pilots_gets_every_outcome_once(tmp_path, bigsum):
         time.sleep(0.1)
 
 
+def test_a_finished_ticket_is_not_read_again(tmp_path, bigsum, monkeypatch):
+    """The collector reads a ticket's outcomes until all it owes are in, then never
+    again, however long the batch's other tickets take."""
+    from grader.pipeline.slurm.shards import Shard
+    ex = FakeExecutor(bigsum)
+    jobs = [GradingJob(bigsum.path, p) for p in sources(tmp_path, 3)]
+    slow = jobs[2].key
+    real_run = ex.run
+
+    def run(batch):
+        batch = list(batch)
+        if any(j.key == slow for j in batch):
+            time.sleep(1.0)  # the last ticket is graded a second after the others
+        return real_run(batch)
+
+    ex.run = run  # type: ignore[method-assign]
+    reads: dict[int, int] = {}
+    real_read = Shard.read_outcomes
+
+    def counted(self, offset=0):
+        reads[self.index] = reads.get(self.index, 0) + 1
+        return real_read(self, offset)
+
+    monkeypatch.setattr(Shard, "read_outcomes", counted)
+    pool = PilotPool(ThreadScheduler(grading(ex, set())), tmp_path / "pool",
+                     replace(SPEC, ticket_size=1))
+    outs = list(PilotExecutor(pool, tmp_path / "b1").run(jobs))
+    assert sorted(o.key for o in outs) == sorted(j.key for j in jobs)
+    # the slow ticket is read for its whole second (every 20 ms), a finished one only
+    # until its outcome is in (before this, each was read as often as the slow one)
+    assert max(reads[0], reads[1]) < reads[2] / 2, reads
+
+
 def test_pilots_charge_the_courses_account_under_its_live_qos(tmp_path, bigsum):
     sched = ThreadScheduler(grading(FakeExecutor(bigsum), set()))
     spec = replace(SPEC, account="cs101", qos="live")
