@@ -25,7 +25,7 @@ def test_check_passes_on_every_bundled_assignment(sandbox_factory, sbx_tmp):
     r = run_cli("--state-dir", os.environ.get("GRADELINE_STATE_DIR", "/var/lib/gradeline"),
                 "check", *(str(EXAMPLES / n)
                           for n in ("bigsum", "meanstd", "spread", "wordfreq", "stats",
-                                    "intstack", "strutil", "romans")))
+                                    "intstack", "strutil", "romans", "ringbuf")))
     assert r.returncode == 0, r.stdout + r.stderr
     assert "0 mismatched" in r.stdout and "MISMATCH" not in r.stdout
 

@@ -145,10 +145,10 @@ def test_a_course_graded_through_slurm_as_an_ordinary_user(site_user, slurm_conf
 
 def test_gradescope_autograders_on_pilot_tasks_as_an_ordinary_user(site_user, slurm_conf):
     """Autograders written for Gradescope, through Slurm pilot tasks that run as the
-    user under Apptainer: one on the grading image, one on the image its setup.sh built
-    (root builds images; the user grades with them); and the unit-test assignments
-    (pytest, Java with JUnit 5, C with CMake and CTest, a cargo crate, a Maven project
-    on its own image) the same way."""
+    user under Apptainer: two on the grading image (Python, Java), one on the image its
+    setup.sh built (root builds images; the user grades with them); and the unit-test
+    assignments (pytest, Java with JUnit 5, C with CMake and CTest, a cargo crate, a
+    Maven project on its own image) the same way."""
     build = subprocess.run([str(BIN), "image", "build", "--assignment",
                             str(ROOT / "grader/examples/gsutils"), "--assignment",
                             str(ROOT / "grader/examples/bank")],
@@ -162,7 +162,7 @@ def test_gradescope_autograders_on_pilot_tasks_as_an_ordinary_user(site_user, sl
     for assignment, module in (("gsutils", "temps.py"), ("wordfreq", "wordfreq.py"),
                                ("stats", "stats.py"), ("intstack", "IntStack.java"),
                                ("strutil", "strutil.c"), ("romans", "romans"),
-                               ("bank", "account")):
+                               ("bank", "account"), ("ringbuf", "RingBuffer.java")):
         for student, kind in (("alice", "accepted"), ("bob", "wrong_answer")):
             path = ROOT / "grader/examples" / assignment / "submissions" / kind / module
             steps.append([BIN, "submit", assignment, student, path, "--spool", spool,
@@ -172,7 +172,7 @@ def test_gradescope_autograders_on_pilot_tasks_as_an_ordinary_user(site_user, sl
     _steps(run, extra, steps)
     scores = {}
     for assignment in ("gsutils", "wordfreq", "stats", "intstack", "strutil", "romans",
-                       "bank"):
+                       "bank", "ringbuf"):
         r = run([BIN, "results", "--spool", spool, "--course", "ag", "--assignment",
                  assignment], extra)
         assert r.returncode == 0, r.stderr[-1000:]
@@ -185,7 +185,8 @@ def test_gradescope_autograders_on_pilot_tasks_as_an_ordinary_user(site_user, sl
                       ("intstack", "alice"): ("9", "9"), ("intstack", "bob"): ("7", "9"),
                       ("strutil", "alice"): ("6", "6"), ("strutil", "bob"): ("4", "6"),
                       ("romans", "alice"): ("7", "7"), ("romans", "bob"): ("5", "7"),
-                      ("bank", "alice"): ("7", "7"), ("bank", "bob"): ("5", "7")}
+                      ("bank", "alice"): ("7", "7"), ("bank", "bob"): ("5", "7"),
+                      ("ringbuf", "alice"): ("10", "10"), ("ringbuf", "bob"): ("5", "10")}
     jobs = [line for line in Path(slurm_conf).with_name("jobcomp.log").read_text().splitlines()
             if "Name=gradeline-pilot" in line and f"UserId={USER}(" in line]
     assert jobs, "no pilot task ran as the user"
