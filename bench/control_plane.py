@@ -89,7 +89,8 @@ def wait_drained(spool: Path, limit_s: float) -> None:
         time.sleep(0.2)
 
 
-def one_rate(work: Path, rate: float, seconds: float, pilots: int, seed: int) -> dict[str, Any]:
+def one_rate(work: Path, rate: float, seconds: float, pilots: int, seed: int,
+             serve_args: list[str]) -> dict[str, Any]:
     """Warm the pilots, offer ``rate``/s for ``seconds``; the stream's analysis."""
     label = f"rate{rate:g}"
     name = f"gl_cp_{label}".replace(".", "_")
@@ -108,7 +109,7 @@ def one_rate(work: Path, rate: float, seconds: float, pilots: int, seed: int) ->
     serve = subprocess.Popen(
         [str(BIN), "serve", "--spool", str(spool), "--executor", "slurm", "--dispatch",
          "pilots", "--pilots", str(pilots), "--pilot-idle", "600", "--no-dedupe",
-         "--per-student", "0", "--report", "5"],
+         "--per-student", "0", "--report", "5", *serve_args],
         env=env, stdout=log, stderr=subprocess.STDOUT, start_new_session=True)
     try:
         gl("trace", "replay", str(warm), "--mode", "open", "--spool", str(spool), env=env)
@@ -159,10 +160,14 @@ def main() -> int:
     ap.add_argument("--seconds", type=float, default=20.0, help="arrivals per rate (s)")
     ap.add_argument("--pilots", type=int, default=64)
     ap.add_argument("--seed", type=int, default=1)
+    ap.add_argument("--serve-args", default="",
+                    help="more options for serve, e.g. '--submit-interval 0.25'")
+    ap.add_argument("--out", type=Path, default=OUT, help="where the summary goes")
     args = ap.parse_args()
     if os.geteuid() != 0:
         sys.exit("run as root: the local cluster is restarted with oversubscribed cores")
-    OUT.mkdir(parents=True, exist_ok=True)
+    out_dir: Path = args.out
+    out_dir.mkdir(parents=True, exist_ok=True)
     share = max(1, -(-args.pilots // 2))
     subprocess.run([str(CLUSTER), "start", "2", "--oversubscribe", str(share)], check=True)
     runs: list[dict[str, Any]] = []
@@ -171,7 +176,8 @@ def main() -> int:
             work = Path(tmp)
             gl("corpus", str(work / "course"), "--count", "240", "--seed", str(args.seed))
             for i, rate in enumerate(float(r) for r in args.rates.split(",")):
-                r = one_rate(work, rate, args.seconds, args.pilots, args.seed + i)
+                r = one_rate(work, rate, args.seconds, args.pilots, args.seed + i,
+                             args.serve_args.split())
                 runs.append(r)
                 print(f"offered {rate:g}/s: X {r['throughput']:.1f}/s, response p50 "
                       f"{r['response']['p50']:.2f} p95 {r['response']['p95']:.2f} s, machine "
@@ -191,9 +197,9 @@ def main() -> int:
                       f"{r['throughput']:.1f}/s, p95 {r['response']['p95']:.2f} s)", flush=True)
     finally:
         subprocess.run([str(CLUSTER), "start", "2"], check=False)
-    (OUT / "summary.json").write_text(json.dumps({"pilots": args.pilots, "runs": runs},
-                                                 indent=1))
-    (OUT / "summary.txt").write_text(table(runs, args.pilots))
+    (out_dir / "summary.json").write_text(json.dumps(
+        {"pilots": args.pilots, "serve_args": args.serve_args, "runs": runs}, indent=1))
+    (out_dir / "summary.txt").write_text(table(runs, args.pilots))
     print(table(runs, args.pilots))
     return 0
 
