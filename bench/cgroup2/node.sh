@@ -7,7 +7,8 @@
 #   bench/cgroup2/node.sh ["pytest options"]   (root; `make test-cgroup2`)
 #   e.g. bench/cgroup2/node.sh "-k 'memory or fork'"
 #
-# GRADELINE_CGROUP2_RUNTIMES="bwrap" (or "apptainer") tests one runtime only.
+# GRADELINE_CGROUP2_RUNTIMES="bwrap" (or "apptainer") tests one runtime only;
+# GRADELINE_NODE_MODES="root" (or "user") one privilege only.
 # The node is this machine's own file system, shared read-only with virtiofs and
 # made writable in the guest by an overlay on tmpfs (nothing the guest writes reaches
 # the host), so it runs this checkout, its venv and the images `make image` built.
