@@ -25,7 +25,7 @@ import shutil
 import socket
 import stat
 import time
-from collections.abc import Iterator
+from collections.abc import Iterable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -272,6 +272,11 @@ class Spool:
         """Entries still in a batch (array-*/ and other bookkeeping are not entries)."""
         return [Entry(p.name, p) for p in sorted(batch.iterdir())
                 if p.is_dir() and (p / "meta.json").exists()]
+
+    def entries_of(self, batch: Path, ids: Iterable[str]) -> list[Entry]:
+        """Those of ``ids`` still in ``batch`` (without listing it: a flush of a few
+        results in a batch of hundreds)."""
+        return [Entry(i, batch / i) for i in ids if (batch / i / "meta.json").exists()]
 
     def finish(self, entry: Entry) -> Entry:
         """Stored: drop the unpacked sources and move the entry to done/."""

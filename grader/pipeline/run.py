@@ -241,7 +241,9 @@ class Pipeline:
             return
         faults.point("before-ingest")
         try:
-            self.summary.stored += store.ingest(records.values())
+            # what the flush stored as it landed is not stored again (it was, before:
+            # every result copied and merged twice)
+            self.summary.stored += store.ingest(flush.unstored(records))
             store.ingest_metrics(batch.name, samples)
         except StoreError as e:
             log.error("ingest of %s failed (%s); it stays in %s for the next run",
@@ -315,6 +317,7 @@ class _Flush:
         self.pipe, self.enabled, self.batch = pipe, enabled, batch
         self.store: ResultStore | None = None  # its own connection, opened when needed
         self.pending: list[SubmissionRecord] = []
+        self.stored: dict[str, SubmissionRecord] = {}  # spool id -> the record stored
         self.lock = threading.Lock()
         self.done = threading.Event()
         self.thread: threading.Thread | None = None
@@ -360,12 +363,17 @@ class _Flush:
                 if self.store is None:
                     return  # logged; the batch's end retries
                 self.pipe.summary.stored += self.store.ingest(recs)
+                self.stored.update((r.spool_id, r) for r in recs)
             except StoreError as e:  # the journal keeps them: the batch's end retries
                 log.warning("storing %d results of %s failed (%s); retried at the end of "
                             "the batch", len(recs), self.batch.name, e)
                 self._drop_store()  # the server may be back by the next flush
                 return
-            ids = {r.spool_id for r in recs if r.state == "graded"}
-            for entry in self.pipe.spool.batch_entries(self.batch):
-                if entry.id in ids:
-                    self.pipe.spool.finish(entry)
+            for entry in self.pipe.spool.entries_of(
+                    self.batch, [r.spool_id for r in recs if r.state == "graded"]):
+                self.pipe.spool.finish(entry)
+
+    def unstored(self, records: dict[str, SubmissionRecord]) -> list[SubmissionRecord]:
+        """The batch's records this flush has not stored as they are now (all of them
+        for a batch resumed from its journal, or when the store was away)."""
+        return [r for r in records.values() if self.stored.get(r.spool_id) is not r]

@@ -43,6 +43,7 @@ class MemoryStore:
         self.reused: dict[tuple[str, str], str | None] = {}
         self.metrics: dict[str, list[ShardSample]] = {}
         self.down = False
+        self.times_stored: dict[str, int] = {}  # spool id -> records of it ingested
 
     def _check(self) -> None:
         if self.down:
@@ -59,6 +60,7 @@ class MemoryStore:
         self._check()
         new = 0
         for r in records:
+            self.times_stored[r.spool_id] = self.times_stored.get(r.spool_id, 0) + 1
             self.subs[r.spool_id] = r
             if r.result is not None and (r.spool_id, r.result.problem_version) not in \
                     self.results:
@@ -182,6 +184,13 @@ def test_every_entry_ends_graded_or_quarantined_exactly_once(course, bigsum):
     # a second run finds nothing to do
     again = make_pipeline(course, bigsum, store, ex).run()
     assert (again.graded, again.stored) == (0, 0) and len(ex.dispatched) == 3
+
+
+def test_each_record_is_stored_once_when_nothing_fails(course, bigsum):
+    # as results land they are stored; the batch's end stores only what is left
+    store = MemoryStore()
+    make_pipeline(course, bigsum, store, FakeExecutor(bigsum)).run()
+    assert len(store.times_stored) == 5 and set(store.times_stored.values()) == {1}
 
 
 class PrestartFactory:
