@@ -8,9 +8,9 @@ from grader.adapters.scheduler.accounting import (
     parse_usage,
     sacct_argv,
 )
-from grader.adapters.scheduler.base import SchedulerError, expand_tasks
+from grader.adapters.scheduler.base import SchedulerError, TaskState
 from grader.adapters.scheduler.script import ArrayRequest, array_script
-from grader.adapters.scheduler.slurm import parse_job_cpus
+from grader.adapters.scheduler.slurm import parse_job_cpus, parse_tasks
 from grader.pipeline.slurm.submit.arrays import shard_size, task_command
 
 
@@ -27,9 +27,13 @@ def test_shard_size_keeps_small_batches_balanced():
     assert shard_size([1.0] * 3, 1, total_cpus=2) == 1
 
 
-def test_expand_array_task_strings():
-    assert expand_tasks("0-3,7,9-10%2") == [0, 1, 2, 3, 7, 9, 10]
-    assert expand_tasks("") == []
+def test_squeue_lines_become_the_arrays_task_states():
+    text = ("2972|2|PENDING|\n2972|1|RUNNING|n2\n2972|0|COMPLETED|n1\n"
+            "2977|N/A|PENDING|\n29720|5|RUNNING|n1\n")
+    tasks = parse_tasks(text, "2972")
+    assert sorted(tasks) == [0, 1, 2]  # not another job's, nor a job without tasks
+    assert tasks[1] == TaskState(1, "RUNNING", "n2") and tasks[0].final
+    assert parse_tasks("2977|N/A|PENDING|\n", "2977") == {}
 
 
 def test_array_script_runs_the_lean_task_entry_with_every_argument_quoted():

@@ -58,17 +58,3 @@ class Scheduler(Protocol):
     def total_cpus(self) -> int:
         """CPUs in the partition(s) this user can submit to."""
         ...
-
-
-def expand_tasks(spec: str) -> list[int]:
-    """Slurm's array task string ``"0-3,7,9-10%2"`` -> [0, 1, 2, 3, 7, 9, 10]."""
-    out: list[int] = []
-    for part in spec.split("%")[0].split(","):
-        if not part:
-            continue
-        if "-" in part:
-            a, b = part.split("-", 1)
-            out.extend(range(int(a), int(b) + 1))
-        else:
-            out.append(int(part))
-    return out
