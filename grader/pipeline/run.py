@@ -214,7 +214,7 @@ class Pipeline:
             entries = [e for e in entries if e.id not in already]
         if isinstance(self.executor, Prestart):  # its workers start while intake runs
             self.executor.expect(sum(1 for e in entries if e.id not in records))
-        flush = _Flush(self, ingest and store is not None, batch)
+        flush = _Flush(self, ingest and store is not None, batch, journal)
         todo: list[tuple[dedupe.Candidate, SubmissionRecord]] = []
         for e in entries:
             if e.id in records:
@@ -301,7 +301,8 @@ class Pipeline:
             rec = base[c.key].graded(result, reused_from=g.reused_from,
                                      started_at=g.outcome.started_at or None,
                                      finished_at=g.outcome.finished_at or None)
-            journal.append(rec)
+            # a flush syncs the journal before it stores (grading does not wait on it)
+            journal.append(rec, sync=flush is None or not flush.enabled)
             records[c.key] = rec
             self.summary.count(rec.assignment, result.verdict.value, result.score)
             if flush is not None:
@@ -313,8 +314,8 @@ class _Flush:
     own, so a record never waits for the next one) and moves their entries to
     done/. Without a store it keeps nothing: the journal has them."""
 
-    def __init__(self, pipe: Pipeline, enabled: bool, batch: Path) -> None:
-        self.pipe, self.enabled, self.batch = pipe, enabled, batch
+    def __init__(self, pipe: Pipeline, enabled: bool, batch: Path, journal: Journal) -> None:
+        self.pipe, self.enabled, self.batch, self.journal = pipe, enabled, batch, journal
         self.store: ResultStore | None = None  # its own connection, opened when needed
         self.pending: list[SubmissionRecord] = []
         self.stored: dict[str, SubmissionRecord] = {}  # spool id -> the record stored
@@ -353,25 +354,29 @@ class _Flush:
             self.store = None
 
     def flush(self) -> None:
+        """Store what landed since the last flush. One thread at a time calls it (the
+        loop, then ``close`` after joining it); the lock guards only ``pending``, so
+        grading never waits for the database."""
         with self.lock:
             recs, self.pending = self.pending, []
-            if not recs:
-                return
-            try:
-                if self.store is None:
-                    self.store = self.pipe._store()
-                if self.store is None:
-                    return  # logged; the batch's end retries
-                self.pipe.summary.stored += self.store.ingest(recs)
-                self.stored.update((r.spool_id, r) for r in recs)
-            except StoreError as e:  # the journal keeps them: the batch's end retries
-                log.warning("storing %d results of %s failed (%s); retried at the end of "
-                            "the batch", len(recs), self.batch.name, e)
-                self._drop_store()  # the server may be back by the next flush
-                return
-            for entry in self.pipe.spool.entries_of(
-                    self.batch, [r.spool_id for r in recs if r.state == "graded"]):
-                self.pipe.spool.finish(entry)
+        if not recs:
+            return
+        self.journal.sync()  # their lines are durable before anything depends on them
+        try:
+            if self.store is None:
+                self.store = self.pipe._store()
+            if self.store is None:
+                return  # logged; the batch's end retries
+            self.pipe.summary.stored += self.store.ingest(recs)
+            self.stored.update((r.spool_id, r) for r in recs)
+        except StoreError as e:  # the journal keeps them: the batch's end retries
+            log.warning("storing %d results of %s failed (%s); retried at the end of "
+                        "the batch", len(recs), self.batch.name, e)
+            self._drop_store()  # the server may be back by the next flush
+            return
+        for entry in self.pipe.spool.entries_of(
+                self.batch, [r.spool_id for r in recs if r.state == "graded"]):
+            self.pipe.spool.finish(entry)
 
     def unstored(self, records: dict[str, SubmissionRecord]) -> list[SubmissionRecord]:
         """The batch's records this flush has not stored as they are now (all of them
