@@ -122,6 +122,35 @@ def test_tickets_are_taken_once_and_given_back_then_dropped(tmp_path, bigsum):
     assert not t.waiting() and (t.dropped / "0001.b.array-0.00000").exists()
 
 
+def test_pilots_looking_at_once_spread_over_the_oldest_tickets(tmp_path, monkeypatch):
+    from grader.pipeline.slurm.shards import Shard
+    renames = 0
+    real = Path.rename
+
+    def counted(self, target):
+        nonlocal renames
+        renames += 1
+        return real(self, target)
+
+    monkeypatch.setattr(Path, "rename", counted)
+
+    def eight_pilots_at_once(spread: int) -> int:
+        nonlocal renames
+        t = Tickets(tmp_path / f"pool{spread}")
+        t.ensure()
+        for i in range(16):
+            t.post(f"{i:05d}", Shard(tmp_path / "b" / "array-0", i))
+        seen = t.waiting()  # what every pilot listed at the same moment
+        monkeypatch.setattr(t, "waiting", lambda: list(seen))
+        renames = 0
+        taken = [t.take(f"4242_{i}", spread) for i in range(8)]
+        assert len(set(taken)) == 8 and None not in taken
+        return renames
+
+    assert eight_pilots_at_once(1) == 36  # all at the oldest: 1 + 2 + ... + 8 renames
+    assert eight_pilots_at_once(8) <= 20  # each from its own place among the oldest 8
+
+
 def test_a_batch_on_pilots_gets_every_outcome_once(tmp_path, bigsum):
     ex = FakeExecutor(bigsum)
     jobs = [GradingJob(bigsum.path, p) for p in sources(tmp_path, 12)]
@@ -319,3 +348,16 @@ def test_a_full_spool_keeps_the_previous_pilot_spec_and_the_server_starting(
     monkeypatch.undo()
     assert read_spec(tmp_path).idle_s == 5.0
     assert [p.name for p in tmp_path.iterdir()] == ["spec.json"]
+
+
+def test_idle_pilots_back_off_so_that_together_they_look_a_bounded_number_of_times():
+    from grader.pipeline.slurm.node.pilot import idle_poll_s
+    few, many = PilotSpec(pilots=2, poll_s=0.1), PilotSpec(pilots=64, poll_s=0.1)
+    # two pilots keep looking every ~0.1 s however long they idle
+    assert all(0.07 < idle_poll_s(few, k, "7_0") < 0.13 for k in range(1, 30))
+    # 64 pilots back off to ~0.8 s each: ~80 looks a second in all, not 640
+    waits = [idle_poll_s(many, k, "7_1") for k in range(1, 30)]
+    assert waits[0] < 0.13 and all(0.6 < w < 1.0 for w in waits[4:])
+    assert waits == sorted(waits[:4]) + waits[4:]  # growing first
+    looks = sum(1 / idle_poll_s(many, 30, f"7_{i}") for i in range(64))
+    assert 60 < looks < 110

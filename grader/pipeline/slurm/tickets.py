@@ -17,6 +17,7 @@ import logging
 import os
 import sys
 import time
+import zlib
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -64,7 +65,7 @@ def write_spec(pool_dir: Path, spec: PilotSpec) -> None:
     try:
         tmp.write_text(json.dumps(
             {"idle_s": spec.idle_s, "minutes": spec.minutes, "margin_s": spec.margin_s,
-             "poll_s": spec.poll_s, "sick_after": spec.sick_after}))
+             "poll_s": spec.poll_s, "sick_after": spec.sick_after, "pilots": spec.pilots}))
         tmp.replace(pool_dir / "spec.json")
     except OSError as e:
         tmp.unlink(missing_ok=True)
@@ -77,7 +78,8 @@ def read_spec(pool_dir: Path) -> PilotSpec:
         d = json.loads((pool_dir / "spec.json").read_text())
         return PilotSpec(idle_s=float(d["idle_s"]), minutes=int(d["minutes"]),
                          margin_s=float(d["margin_s"]), poll_s=float(d["poll_s"]),
-                         sick_after=int(d.get("sick_after", PilotSpec().sick_after)))
+                         sick_after=int(d.get("sick_after", PilotSpec().sick_after)),
+                         pilots=int(d.get("pilots", PilotSpec().pilots)))
     except (OSError, ValueError, KeyError, TypeError):
         return PilotSpec()
 
@@ -121,9 +123,16 @@ class Tickets:
             return []
         return [tuple(n.rsplit("@", 1)) for n in names if "@" in n]  # type: ignore[misc]
 
-    def take(self, pilot: str) -> str | None:
-        """The oldest waiting ticket, now held by ``pilot``; None when none waits."""
-        for name in self.waiting():
+    def take(self, pilot: str, spread: int = 1) -> str | None:
+        """One of the oldest waiting tickets, now held by ``pilot``; None when none
+        waits. Each pilot starts at its own place among the oldest ``spread`` (the
+        number of pilots): pilots that all reached for the oldest one collided, every
+        ticket costing the losers a failed rename each."""
+        names = self.waiting()
+        if not names:
+            return None
+        start = zlib.crc32(pilot.encode()) % max(1, min(len(names), spread))
+        for name in names[start:] + names[:start]:
             try:
                 (self.queue / name).rename(self.taken / f"{name}@{pilot}")
             except FileNotFoundError:
