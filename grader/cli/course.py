@@ -33,6 +33,7 @@ from grader.pipeline.run import Pipeline
 from grader.pipeline.serve import ServePolicy, Server
 from grader.pipeline.slurm.tickets import PilotSpec, SickReports
 from grader.pipeline.status import STATES, course_status
+from grader.pipeline.store_pool import StorePool
 
 log = logging.getLogger("gradeline")
 SERVE = ServePolicy()  # the defaults
@@ -129,7 +130,8 @@ def cmd_serve(args: argparse.Namespace, ctx: Context) -> int:
             closeable[id(ex)] = ex
         return ex
 
-    pipe = Pipeline(ctx.spool(args), problems, open_store=functools.partial(Store, url),
+    stores = StorePool(functools.partial(Store, url))  # kept open between batches
+    pipe = Pipeline(ctx.spool(args), problems, open_store=stores,
                     executor=executor, dedupe=not args.no_dedupe)
     server = Server(pipe, ServePolicy(
         batch_max=args.batch_max, in_flight=args.in_flight,
@@ -161,6 +163,7 @@ def cmd_serve(args: argparse.Namespace, ctx: Context) -> int:
             ex.close()
         if hasattr(factory, "close"):
             factory.close()  # pilots with no work left are cancelled
+        stores.close()
     t = s.total
     print(verdict_table(t.verdicts, t.scores))
     print(f"served {s.batches} batches: graded {t.graded}, reused {t.reused} identical, "
