@@ -30,7 +30,7 @@ from grader.pipeline.pages import preview_path
 from grader.pipeline.ports import StoreOpener
 from grader.pipeline.regrade import grade_again, preview, regrade
 from grader.pipeline.run import Pipeline
-from grader.pipeline.serve import ServePolicy, Server
+from grader.pipeline.serve import ARRAYS_SUBMIT_INTERVAL_S, ServePolicy, Server, submit_interval
 from grader.pipeline.slurm.tickets import PilotSpec, SickReports
 from grader.pipeline.status import STATES, course_status
 from grader.pipeline.store_pool import StorePool
@@ -135,7 +135,9 @@ def cmd_serve(args: argparse.Namespace, ctx: Context) -> int:
                     executor=executor, dedupe=not args.no_dedupe)
     server = Server(pipe, ServePolicy(
         batch_max=args.batch_max, in_flight=args.in_flight,
-        submit_interval_s=args.submit_interval, per_student=args.per_student or None,
+        submit_interval_s=submit_interval(args.submit_interval, args.executor != "local"
+                                          and args.dispatch == "arrays"),
+        per_student=args.per_student or None,
         idle_exit=args.exit_when_idle, report_s=args.report),
         say=lambda m: print(m, file=sys.stderr, flush=True))
     for sig in (signal.SIGTERM, signal.SIGINT):
@@ -369,8 +371,10 @@ def _register_grading(sub: Any) -> None:
                     help="submissions per micro-batch at most (default %(default)s)")
     sv.add_argument("--in-flight", type=int, default=SERVE.in_flight,
                     help="batches in flight at once at most (default %(default)s)")
-    sv.add_argument("--submit-interval", type=float, default=SERVE.submit_interval_s,
-                    help="seconds between two new batches at least (default %(default)s)")
+    sv.add_argument("--submit-interval", type=float,
+                    help=f"seconds between two new batches at least (default "
+                         f"{SERVE.submit_interval_s}; {ARRAYS_SUBMIT_INTERVAL_S} with "
+                         f"--dispatch arrays)")
     sv.add_argument("--per-student", type=int, default=SERVE.per_student,
                     help="submissions of one student per batch at most; 0: no cap "
                          "(default %(default)s)")

@@ -468,3 +468,10 @@ def test_serve_outlives_a_full_spool_file_system(course, bigsum):
     assert len(failures) == 3
     assert s.total.graded + s.total.reused == 4 and s.total.quarantined == 1
     assert not course.new_entries() and not course.batches()
+
+
+def test_serve_claims_every_quarter_second_but_an_sbatch_per_batch_every_second():
+    from grader.pipeline.serve import submit_interval
+    assert submit_interval(None, arrays=False) == 0.25  # pilots, local workers
+    assert submit_interval(None, arrays=True) == 1.0  # one job array per batch
+    assert submit_interval(2.0, arrays=False) == 2.0
