@@ -3,7 +3,8 @@ its own Slurm account, live feedback under a QOS that outranks bulk grading. Cou
 after-deadline flood holds both cores and queues more; course B's live submission is
 graded before A's queued work, within its bound; ``sacct`` (``gradeline usage``) gives
 each course's core-hours; an account a course may not charge is a clear refusal with
-nothing lost. (``make test-sharing`` runs this module alone.)"""
+nothing lost; between courses of one QOS, fair share puts the one that used less first.
+(``make test-sharing`` runs this module alone.)"""
 
 from __future__ import annotations
 
@@ -192,3 +193,78 @@ def test_an_account_the_course_may_not_charge_is_refused_and_nothing_is_lost(
                             "arrays"], env=e, capture_output=True, text=True, timeout=600)
     assert again.returncode == 0, again.stderr[-2000:]
     assert "graded 1," in again.stdout
+
+
+def _slurm(conf: str, *argv: str, user: str | None = None) -> str:
+    """A Slurm command's output (as ``user`` through runuser when given)."""
+    cmd = ["runuser", "-u", user, "--", *argv] if user else list(argv)
+    r = subprocess.run(cmd, env={**os.environ, "SLURM_CONF": conf}, capture_output=True,
+                       text=True, timeout=60)
+    assert r.returncode == 0, (argv, r.stdout, r.stderr)
+    return r.stdout.strip()
+
+
+def _raw_usage(conf: str, account: str) -> int:
+    out = _slurm(conf, "sshare", "-n", "-P", "-A", account, "-o", "Account,User,RawUsage")
+    return sum(int(f[2] or 0) for f in (ln.split("|") for ln in out.splitlines())
+               if f[0].strip() == account and not f[1])
+
+
+def test_fair_share_puts_the_course_that_used_less_first(accounting_conf):
+    """Two courses with the same QOS: the one that has used the cluster (cs401 held
+    both cores for a while) waits behind the one that has not (cs402, submitting as
+    the ordinary user gradeline-ci, as a site's course account does), although its job
+    was queued first: Slurm's fair share factor, as the local cluster configures it."""
+    conf = accounting_conf
+    if subprocess.run(["id", "gradeline-ci"], capture_output=True).returncode != 0:
+        subprocess.run(["useradd", "--create-home", "--shell", "/bin/sh", "gradeline-ci"],
+                       check=True)
+    for acct in ("cs401", "cs402"):  # their own: the tests above charged cs101 and cs202
+        _sacctmgr(conf, "add", "account", acct, "Parent=gradeline", "Organization=local")
+    _sacctmgr(conf, "add", "user", "root", "Account=cs401")
+    _sacctmgr(conf, "add", "user", "gradeline-ci", "Account=cs402")
+    for user, acct in (("root", "cs401"), ("gradeline-ci", "cs402")):
+        _sacctmgr(conf, "modify", "user", "where", f"name={user}", f"account={acct}",
+                  "set", "QOS=normal,live")  # a new association has the default QOS only
+    for acct in ("cs401", "cs402"):  # an interrupted earlier run's jobs
+        _slurm(conf, "scancel", f"--account={acct}")
+    job = ["sbatch", "--parsable", "--qos=live", "--cpus-per-task=1", "--output=/dev/null",
+           "--chdir=/tmp"]
+    holders = [_slurm(conf, *job, "--account=cs401", "--wrap", "sleep 300")
+               for _ in range(SLURM_NODES)]
+    try:
+        # usage accrues while jobs run, folded in every PriorityCalcPeriod (a minute)
+        until = time.monotonic() + 200
+        while _raw_usage(conf, "cs401") < _raw_usage(conf, "cs402") + 60:  # a core-minute
+            assert time.monotonic() < until, _slurm(conf, "sshare", "-a")
+            time.sleep(5)
+        first = _slurm(conf, *job, "--account=cs401", "--wrap", "sleep 1")
+        second = _slurm(conf, *job, "--account=cs402", "--wrap", "sleep 1",
+                        user="gradeline-ci")
+        factors = {}
+        for line in _slurm(conf, "sprio", "-h", "-o", "%i %Y %F", "-j",
+                           f"{first},{second}").splitlines():
+            jid, prio, fs = line.split()
+            factors[jid] = (int(prio), int(fs))
+        print(f"sprio (priority, fair share): cs401 {factors[first]}, cs402 {factors[second]}; "
+              f"cs401 RawUsage {_raw_usage(conf, 'cs401')}")
+        assert factors[second][1] > factors[first][1]
+        assert factors[second][0] > factors[first][0]
+        _slurm(conf, "scancel", holders[0])  # one core comes free
+        until = time.monotonic() + 60
+        while True:
+            states = dict(ln.split() for ln in _slurm(
+                conf, "squeue", "-h", "--states=all", "-o", "%i %t", "-j",
+                f"{first},{second}").splitlines())
+            if states.get(second) in ("R", "CG", "CD") or states.get(first) != "PD":
+                break
+            assert time.monotonic() < until, (states, _slurm(
+                conf, "squeue", "--states=all", "-o", "%i %a %t %r %N %S"),
+                _slurm(conf, "sinfo", "-N", "-o", "%N %t %C %E"))
+            time.sleep(0.5)
+        assert states.get(first) == "PD", f"cs401's job ran before cs402's: {states}"
+        owner = _slurm(conf, "sacct", "-n", "-X", "-P", "-j", second, "-o", "User,Account")
+        assert owner.splitlines()[0] == "gradeline-ci|cs402", owner
+    finally:
+        _slurm(conf, "scancel", "--account=cs401")
+        _slurm(conf, "scancel", "--account=cs402")
