@@ -215,8 +215,9 @@ def test_database_down_then_back(course, pg_url):
 
 
 def test_stopping_postgres_mid_run(course, pg_url):
-    """The real server stops between grading and ingest (the run is paused at that
-    named point while the test stops it); the next run stores everything."""
+    """The real server stops while the run stores its first results (paused inside the
+    transaction, after the COPY, while the test stops the server): nothing half-stored,
+    the run says what is not stored yet, and the next run stores everything."""
     from grader.adapters.store.server import LocalServer
 
     if os.environ.get("GRADELINE_TEST_DB_URL"):
@@ -229,7 +230,7 @@ def test_stopping_postgres_mid_run(course, pg_url):
     assert state is not None
     server = LocalServer(state)
     env = {**os.environ, "GRADELINE_DB_URL": url, "GRADELINE_COURSE": "c",
-           "GRADELINE_FAULT": "before-ingest=pause"}
+           "GRADELINE_FAULT": "ingest-after-copy=pause"}
     p = subprocess.Popen([str(BIN), "run", "--spool", str(tmp_path / "spool"), "--cpus", "0",
                           "--executor", "local"], stdout=subprocess.PIPE,
                          stderr=subprocess.PIPE, text=True, env=env)
@@ -237,7 +238,7 @@ def test_stopping_postgres_mid_run(course, pg_url):
     while time.monotonic() < deadline and _state(p.pid) != "T":
         assert p.poll() is None, p.communicate()
         time.sleep(0.05)
-    assert _state(p.pid) == "T", "the run never reached the before-ingest point"
+    assert _state(p.pid) == "T", "the run never reached the ingest-after-copy point"
     server.stop("immediate")
     os.kill(p.pid, signal.SIGCONT)
     out, err = p.communicate(timeout=300)
