@@ -16,9 +16,9 @@ from grader.adapters.scheduler.base import SchedulerError, TaskState
 from grader.core.jobs import GradingJob, JudgeFault, Outcome
 from grader.cpuset import CpuSet
 from grader.kattis.problem import Problem, load_problem
-from grader.pipeline.slurm.node.pilot import run_pilot
+from grader.pipeline.slurm.node.pilot import idle_poll_s, run_pilot
 from grader.pipeline.slurm.node.task import run_shard
-from grader.pipeline.slurm.shards import ArrayDir
+from grader.pipeline.slurm.shards import ArrayDir, Shard
 from grader.pipeline.slurm.submit.pool import PilotExecutor, PilotPool, ticket_sizes
 from grader.pipeline.slurm.tickets import PilotSpec, SickReports, Tickets, read_spec
 from grader.settings import SlurmTask
@@ -123,7 +123,6 @@ def test_tickets_are_taken_once_and_given_back_then_dropped(tmp_path, bigsum):
 
 
 def test_pilots_looking_at_once_spread_over_the_oldest_tickets(tmp_path, monkeypatch):
-    from grader.pipeline.slurm.shards import Shard
     renames = 0
     real = Path.rename
 
@@ -168,7 +167,6 @@ def test_a_batch_on_pilots_gets_every_outcome_once(tmp_path, bigsum):
 def test_a_finished_ticket_is_not_read_again(tmp_path, bigsum, monkeypatch):
     """The collector reads a ticket's outcomes until all it owes are in, then never
     again, however long the batch's other tickets take."""
-    from grader.pipeline.slurm.shards import Shard
     ex = FakeExecutor(bigsum)
     jobs = [GradingJob(bigsum.path, p) for p in sources(tmp_path, 3)]
     slow = jobs[2].key
@@ -351,7 +349,6 @@ def test_a_full_spool_keeps_the_previous_pilot_spec_and_the_server_starting(
 
 
 def test_idle_pilots_back_off_so_that_together_they_look_a_bounded_number_of_times():
-    from grader.pipeline.slurm.node.pilot import idle_poll_s
     few, many = PilotSpec(pilots=2, poll_s=0.1), PilotSpec(pilots=64, poll_s=0.1)
     # two pilots keep looking every ~0.1 s however long they idle
     assert all(0.07 < idle_poll_s(few, k, "7_0") < 0.13 for k in range(1, 30))
