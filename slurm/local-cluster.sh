@@ -230,7 +230,20 @@ start_munge() {
     runuser -u munge -- /usr/sbin/munged
 }
 
+# A controller of another state directory (another checkout's or CI's cluster) holds the
+# ports: say which and how to stop it, rather than fail later with a bind error.
+refuse_other_cluster() {
+    local pid conf
+    for pid in $(pgrep -x slurmctld 2>/dev/null); do
+        conf=$(tr '\0' '\n' < "/proc/$pid/cmdline" 2>/dev/null | sed -n '/^-f$/{n;p;q}')
+        [ -n "$conf" ] && [ "$conf" != "$CONF" ] || continue
+        die "another local cluster runs (slurmctld $pid, $conf): stop it first with" \
+            "GRADELINE_STATE_DIR=$(dirname "$(dirname "$conf")") $0 stop"
+    done
+}
+
 start_daemons() {
+    refuse_other_cluster
     if ! alive "$STATE/slurmctld.pid"; then
         rm -f "$STATE/slurmctld.pid"
         slurmctld -f "$CONF"

@@ -5,6 +5,7 @@ without them they skip with the reason -- unless GRADELINE_REQUIRE_SANDBOX=1
 from __future__ import annotations
 
 import contextlib
+import itertools
 import os
 import pwd
 import shutil
@@ -25,6 +26,37 @@ FIXTURES = Path(__file__).resolve().parent / "fixtures"
 SLOWDOWN = float(os.environ.get("GRADELINE_TEST_SLOWDOWN", "1"))
 
 
+def pytest_addoption(parser):
+    parser.addoption(
+        "--module-order", default=os.environ.get("GRADELINE_TEST_ORDER", "file"),
+        help="file (default), reverse, or random:SEED: the order of the test modules "
+             "(each module's tests keep theirs), to show that no tier depends on another "
+             "having run first ($GRADELINE_TEST_ORDER)")
+
+
+def pytest_collection_modifyitems(config, items):
+    """Reorder whole modules as --module-order asks (see pytest_addoption)."""
+    order = config.getoption("--module-order")
+    if order == "file":
+        return
+    modules: dict[str, list] = {}
+    for item in items:
+        modules.setdefault(item.nodeid.split("::")[0], []).append(item)
+    names = list(modules)
+    if order == "reverse":
+        names.reverse()
+    elif order.startswith("random:"):
+        import random
+
+        random.Random(order.removeprefix("random:")).shuffle(names)
+    else:
+        raise pytest.UsageError(f"--module-order {order!r}: file, reverse or random:SEED")
+    items[:] = [item for name in names for item in modules[name]]
+    reporter = config.pluginmanager.get_plugin("terminalreporter")
+    if reporter is not None and names:
+        reporter.write_line(f"module order: {order} ({names[0]} first)")
+
+
 def proc_files(name: str):
     """(pid, bytes of /proc/<pid>/<name>) for every process still readable: the one
     scan behind the "nothing survives" checks (a process may exit mid-scan)."""
@@ -33,6 +65,42 @@ def proc_files(name: str):
             yield pid, Path(f"/proc/{pid}/{name}").read_bytes()
         except OSError:
             continue
+
+
+def descendants(root: int | None = None) -> set[str]:
+    """The pids below ``root`` (default: this test process) in the process tree. A
+    sandboxed run's processes stay below the container that this process started (an
+    orphan inside a PID namespace goes to that namespace's init, not to the machine's),
+    so a leak check over these sees its own test's processes and nobody else's."""
+    parent: dict[str, str] = {}
+    for pid, stat in proc_files("stat"):
+        fields = stat.rsplit(b")", 1)[-1].split()
+        if len(fields) > 1:
+            parent[pid] = fields[1].decode()
+    below: set[str] = set()
+    frontier = {str(root if root is not None else os.getpid())}
+    while frontier:
+        frontier = {pid for pid, pp in parent.items() if pp in frontier} - below
+        below |= frontier
+    return below
+
+
+_SLEEPS = itertools.count(1)
+
+
+def own_sleep(seconds: int) -> str:
+    """A ``sleep`` duration no other process on the machine has: ``seconds`` and a
+    fraction unique to this test process and call, so that a "nothing survived" check
+    finds what its own test started and never another test's (a Slurm job's ``sleep
+    300``, a person's shell)."""
+    return f"{seconds}.{os.getpid():07d}{next(_SLEEPS):03d}"
+
+
+def sleeping(duration: str) -> list[str]:
+    """The pids of ``sleep DURATION`` processes still alive (see ``own_sleep``)."""
+    want = f"sleep\0{duration}\0".encode()
+    return [pid for pid, cmd in proc_files("cmdline") if cmd == want or
+            cmd.endswith(b"/" + want)]
 
 
 def _unavailable(reason: str) -> None:
@@ -197,6 +265,38 @@ def slurm_conf():
     conf = subprocess.run([str(ROOT / "slurm/local-cluster.sh"), "conf"], capture_output=True,
                           text=True).stdout.strip()
     return conf
+
+
+def _slurm_jobs(conf: str) -> set[str]:
+    """Every job Slurm holds (an array as its job id), or nothing when it does not answer."""
+    r = subprocess.run(["squeue", "-h", "-o", "%i"], capture_output=True, text=True,
+                       timeout=60, env={**os.environ, "SLURM_CONF": conf}, check=False)
+    return {line.split("_")[0] for line in r.stdout.split()} if r.returncode == 0 else set()
+
+
+@pytest.fixture(autouse=True)
+def _own_slurm_jobs(request):
+    """A test that uses the local cluster leaves no job behind: what it submitted (every
+    job that appeared while it ran: tests run one at a time) is cancelled after it, and
+    the next test starts once Slurm has let them go, so that no test sees another's jobs
+    or processes (a pilot idling out, a holder's ``sleep 300``)."""
+    if "slurm_conf" not in request.fixturenames:
+        yield
+        return
+    conf = request.getfixturevalue("slurm_conf")
+    before = _slurm_jobs(conf)
+    yield
+    import time
+
+    mine = _slurm_jobs(conf) - before
+    if mine:
+        subprocess.run(["scancel", *sorted(mine)], capture_output=True, timeout=60,
+                       env={**os.environ, "SLURM_CONF": conf}, check=False)
+    deadline = time.monotonic() + 120
+    while mine and time.monotonic() < deadline:
+        time.sleep(0.5)
+        mine &= _slurm_jobs(conf)
+    assert not mine, f"Slurm jobs {sorted(mine)} of this test outlived scancel by 120 s"
 
 
 def free_port() -> int:

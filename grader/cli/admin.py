@@ -102,6 +102,9 @@ def register(sub: Any) -> None:
     i.add_argument("--assignment", action="append", default=[], metavar="PACKAGE",
                    help="build: also the image of this autograder package (its setup.sh "
                         "run once, with the network); prune: keep its image (repeatable)")
+    i.add_argument("--examples", action="store_true",
+                   help="build/status/prune: as --assignment for every bundled example "
+                        "that has an image of its own (what 'make demo' and the tests grade)")
     i.add_argument("--force", action="store_true", help="rebuild even when cached")
     i.set_defaults(func=cmd_image)
 

@@ -7,11 +7,12 @@ import argparse
 import importlib
 import logging
 import sys
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, replace
 from pathlib import Path
 
-from grader.adapters.sandbox import SandboxConfig, open_sandbox
+from grader.adapters.sandbox import SandboxConfig, choose_runtime, open_sandbox
+from grader.adapters.sandbox.assignment_image import ensure_assignment_images
 from grader.adapters.scheduler.slurm import SlurmCLI, detect_scheduler, local_cluster_conf
 from grader.adapters.spool import Spool, shared_dir_problem
 from grader.adapters.store.postgres import Store
@@ -83,13 +84,24 @@ class Context:
     def worker(self) -> WorkerSpec:
         return wiring.worker_spec(self.settings, self.state_dir)
 
-    def prepare_image(self, runtime: str | None = None) -> None:
-        """Build the grading image once, up front (workers only look it up); for
-        ``runtime`` instead of the settings' one when given (an experiment varies it)."""
+    def prepare_image(self, runtime: str | None = None,
+                      problems: Mapping[str, Problem] | None = None) -> None:
+        """Build the grading image once, up front (workers only look it up), and the
+        images of ``problems`` that grade on one of their own; for ``runtime`` instead of
+        the settings' one when given (an experiment varies it).
+
+        :raises ImageError: before anything is graded, when an image is missing and
+            cannot be built here (it names the command that builds it).
+        """
         cfg = self.sandbox_config
         if runtime is not None:
             cfg = replace(cfg, runtime=runtime)
         open_sandbox(cfg, self.workroot, build=True).close()
+        if problems:
+            ensure_assignment_images(
+                cfg.images(), cfg.definition_path, choose_runtime(cfg.runtime)[0],
+                sorted(problems.items()), self.workroot / ".autograders",
+                lambda line: print(line, file=sys.stderr, flush=True))
 
     def judge(self, cpus: CpuSet, *, keep_workdirs: bool = False) -> Judge:
         cache = CompileCache(self.workroot / "compile-cache") \

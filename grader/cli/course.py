@@ -75,7 +75,7 @@ def cmd_run(args: argparse.Namespace, ctx: Context) -> int:
     """Intake + grading + store of everything in the spool."""
     cpus = ctx.cpus(args.cpus)
     problems = ctx.problems(args, live=True)
-    ctx.prepare_image()
+    ctx.prepare_image(problems=problems)
     opener: StoreOpener | None
     try:
         url = ctx.db_url()
@@ -119,7 +119,7 @@ def cmd_serve(args: argparse.Namespace, ctx: Context) -> int:
     """Grade continuously as submissions arrive (SIGTERM or Ctrl-C drains and stops)."""
     cpus = ctx.cpus(args.cpus)
     problems = ctx.problems(args, live=True)
-    ctx.prepare_image()
+    ctx.prepare_image(problems=problems)
     url = ctx.db_url()  # serving without a database would leave students without results
     factory = ctx.executor_factory(args, cpus, serving=True)
     closeable: dict[int, Any] = {}  # the local pool (one for all batches); arrays need none
@@ -267,7 +267,7 @@ def cmd_regrade(args: argparse.Namespace, ctx: Context) -> int:
         raise GradelineError(f"unknown assignment {args.assignment!r}")
     course = ctx.course_file(args)
     cpus = ctx.cpus(args.cpus)
-    ctx.prepare_image()
+    ctx.prepare_image(problems={n: phases[-1][n] for n in names})
     factory = ctx.executor_factory(args, cpus, bulk=course.bulk if course else BulkSpec())
     n, changes, name = 0, [], ctx.course(args)
     with ctx.store() as store:

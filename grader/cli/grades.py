@@ -97,7 +97,7 @@ def cmd_deadline(args: argparse.Namespace, ctx: Context) -> int:
         course.assignment(n)  # before the image and the executor are prepared
     problems = ctx.problems(args)  # the full suites
     cpus = ctx.cpus(args.cpus)
-    ctx.prepare_image()
+    ctx.prepare_image(problems={n: problems[n] for n in names})
     factory = ctx.executor_factory(args, cpus, bulk=course.bulk)
     pipe = Pipeline(ctx.spool(args), problems, open_store=None, executor=factory)
     with ctx.store() as store:

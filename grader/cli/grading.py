@@ -12,13 +12,13 @@ from typing import Any
 from grader.adapters.spool import Spool
 from grader.cli.common import Context
 from grader.cli.format import result_table, verdict_table
-from grader.core.errors import SubmissionError
+from grader.core.errors import ConfigError, SubmissionError
 from grader.core.export import csv_rows, gradescope, junit_xml
 from grader.core.jobs import GradingJob, JudgeFault
 from grader.core.submission import load_submission
 from grader.core.verdict import EXPECTED_DIRS
 from grader.examples import all_example_dirs, copy_examples, example_dirs
-from grader.kattis.problem import load_problem
+from grader.kattis.problem import Problem, load_problem
 from grader.kattis.scoring import fault_result
 from grader.measure.corpus import generate_course
 from grader.pipeline.batch import grade_manifest
@@ -27,6 +27,7 @@ from grader.pipeline.selfcheck import check_packages
 
 def cmd_grade(args: argparse.Namespace, ctx: Context) -> int:
     problem = load_problem(args.assignment)
+    ctx.prepare_image(problems={problem.short_name: problem})
     judge = ctx.judge(ctx.cpus(args.cpus), keep_workdirs=args.keep)
     try:
         # grade_job, not grade: whatever goes wrong in grading is a JE (or CE) result
@@ -60,9 +61,10 @@ def cmd_check(args: argparse.Namespace, ctx: Context) -> int:
     """Grade every example submission against its package's expectations; derive and
     record a missing time limit; exit 1 on any mismatch."""
     cpus = ctx.cpus(args.cpus)
-    ctx.prepare_image()
+    packages = [Path(a).resolve() for a in args.assignments]
+    ctx.prepare_image(problems=_loadable(packages))
     t0 = time.monotonic()
-    reports = check_packages([Path(a).resolve() for a in args.assignments],
+    reports = check_packages(packages,
                              ctx.local_executor(cpus, "checking"), record=not args.no_record)
     total = bad = 0
     for rep in reports:
@@ -95,6 +97,17 @@ def cmd_check(args: argparse.Namespace, ctx: Context) -> int:
           + (f", {sum(len(r.skipped) for r in reports)} skipped (not graded here)"
              if any(r.skipped for r in reports) else ""))
     return 1 if bad else 0
+
+
+def _loadable(packages: list[Path]) -> dict[str, Problem]:
+    """The packages that load (a defective one is reported by the check itself)."""
+    out = {}
+    for path in packages:
+        try:
+            out[path.name] = load_problem(path, require_time_limit=False)
+        except ConfigError:
+            continue
+    return out
 
 
 def cmd_batch(args: argparse.Namespace, ctx: Context) -> int:

@@ -14,22 +14,28 @@ from grader.adapters.sandbox.assignment_image import (
     MARK,
     assignment_image_path,
     build_assignment_image,
+    image_autograder,
 )
 from grader.cli.common import Context
 from grader.core.errors import ConfigError
-from grader.gradescope.autograder import Autograder, load_setup, open_autograder
+from grader.examples import all_example_dirs
+from grader.gradescope.autograder import Autograder
 from grader.kattis.problem import load_problem
 
 
 def _autograder(package: str, scratch: Path) -> Autograder:
-    problem = load_problem(package, require_time_limit=False)
-    unit = problem.unit_tests
-    if unit is not None and unit.setup is not None:
-        return load_setup(unit.setup)
-    if problem.autograder is None:
+    ag = image_autograder(load_problem(package, require_time_limit=False), scratch)
+    if ag is None:
         raise ConfigError(f"{package}: needs no image of its own (only type gradescope, or "
-                          "type unittest with a setup directory, has one)")
-    return open_autograder(problem.autograder, scratch)
+                          "type unittest with a setup directory, has one, unless it says "
+                          "image: base)")
+    return ag
+
+
+def _examples_with_images(scratch: Path) -> list[str]:
+    """The bundled examples that grade on an image of their own."""
+    return [str(d) for d in all_example_dirs()
+            if image_autograder(load_problem(d, require_time_limit=False), scratch)]
 
 
 def _size(path: Path) -> int:
@@ -43,13 +49,14 @@ def cmd_image(args: argparse.Namespace, ctx: Context) -> int:
     runtime, reason = choose_runtime(config.runtime)
     store = config.images()
     d = Path(args.definition) if args.definition else config.definition_path
-    scratch = store.root / ".autograders"
+    scratch = ctx.workroot / ".autograders"  # the image dir may be root's, read-only
+    packages = [*args.assignment, *(_examples_with_images(scratch) if args.examples else [])]
     if args.action == "build":
         t0 = time.monotonic()
-        img = store.ensure(d, runtime, force=args.force and not args.assignment)
+        img = store.ensure(d, runtime, force=args.force and not packages)
         print(f"image {img.image_id} ({runtime}: {reason}) at {img.path} "
               f"[{time.monotonic() - t0:.1f} s]")
-        for package in args.assignment:
+        for package in packages:
             b = build_assignment_image(store, d, runtime, _autograder(package, scratch),
                                        force=args.force)
             print(f"image {b.image.image_id} for {package} ({'built' if b.built else 'cached'})"
@@ -58,20 +65,20 @@ def cmd_image(args: argparse.Namespace, ctx: Context) -> int:
     found = store.find(d, runtime)
     if args.action == "status":
         print(f"{runtime}: {found.path if found else 'not built'}")
-        for package in args.assignment:
+        for package in packages:
             path = assignment_image_path(found.path, _autograder(package, scratch).digest) \
                 if found else None
             print(f"{package}: {path if path and path.exists() else 'not built'}")
         return 0 if found else 1
     base = f"{d.stem}-{store.load_def(d).content_hash[:12]}"
     keep = {assignment_image_path(Path(base), _autograder(p, scratch).digest).name
-            for p in args.assignment}
+            for p in packages}
     images = sorted(p for p in store.root.iterdir() if p.name.startswith(f"{d.stem}-")
                     and not p.name.endswith(".tmp")) if store.root.is_dir() else []
     for path in images:
         name = path.name.removesuffix(".sif")
         current = name == base or (name.startswith(base + MARK) and
-                                   (not args.assignment or name in keep))
+                                   (not packages or name in keep))
         if args.action == "list":
             kind = "assignment" if MARK in path.name else "grading"
             print(f"{path.name:<48} {kind:<10} {_size(path) / 2**20:8.0f} MiB  "

@@ -23,7 +23,9 @@ Assignments graded by an autograder the course wrote for Gradescope (``AUTOGRADE
   tests of each visibility (``image: base``: its setup.sh installs nothing).
 - ``gsutils``: written as Gradescope's documentation shows: setup.sh installs pip and
   gradescope-utils, run_tests.py uses its JSONTestRunner (its image is built first:
-  ``gradeline image build --assignment``).
+  ``gradeline image build --assignment``, or by the first ``check``/``run`` as root).
+- ``ringbuf``: Java, JUnit 5's XML report turned into results.json by the autograder
+  (``image: base``: the grading image has the JDK and JUnit 5).
 
 Assignments graded by the course's unit tests and their JUnit report (``UNIT_TESTS``):
 
@@ -44,7 +46,7 @@ from pathlib import Path
 
 EXAMPLES = ("bigsum", "meanstd", "spread")
 FORMATS = ("guess", "codec", "subtasks", "parts")
-AUTOGRADERS = ("wordfreq", "gsutils")
+AUTOGRADERS = ("wordfreq", "gsutils", "ringbuf")
 UNIT_TESTS = ("stats", "intstack", "strutil", "romans", "bank")
 
 

@@ -10,7 +10,7 @@ import pytest
 from grader.core.limits import MIB, Limits
 from grader.judge.ports import RunRequest
 
-from ..conftest import SLOWDOWN, proc_files
+from ..conftest import SLOWDOWN, own_sleep, sleeping
 
 pytestmark = pytest.mark.sandbox
 
@@ -260,13 +260,13 @@ def test_setup_failure_is_a_sandbox_error_not_a_verdict(box, sbx_tmp, tmp_path):
 
 
 def test_nothing_outlives_the_run(run):
-    # an odd duration: the check scans the whole machine, where an unrelated
-    # `sleep 300` (someone waiting in a shell) once looked like a survivor
-    meta, out, _ = run("(setsid sh -c 'sleep 301.7' &) ; sleep 0.2; echo started")
+    # a duration only this run has: the scan must find what this test started, never an
+    # unrelated `sleep 300` (another test's Slurm job, someone waiting in a shell)
+    duration = own_sleep(301)
+    meta, out, _ = run(f"(setsid sh -c 'sleep {duration}' &) ; sleep 0.2; echo started")
     assert out == "started\n" and meta.ok
-    for pid, cmd in proc_files("cmdline"):
-        if cmd == b"sleep\x00301.7\x00":
-            pytest.fail(f"process {pid} survived its run: {_describe(pid)}")
+    for pid in sleeping(duration):
+        pytest.fail(f"process {pid} survived its run: {_describe(pid)}")
 
 
 def _describe(pid: str) -> str:

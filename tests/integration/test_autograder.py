@@ -14,6 +14,8 @@ from grader.core.jobs import GradingJob, JudgeFault
 from grader.core.verdict import Verdict
 from grader.kattis.problem import load_problem
 
+from ..conftest import own_sleep, sleeping
+
 pytestmark = pytest.mark.sandbox
 
 
@@ -106,15 +108,16 @@ def test_hostile_autograder_runs_end_in_a_verdict_and_leave_nothing(judge, probl
           "\"max_score\": 1}]}' > /autograder/results/results.json")
     # a process left running in the background ends with the run, not at the time-out
     t0 = time.monotonic()
-    r = _grade(judge, _script(problem_copy, f"setsid sleep 300 & disown\n{ok}", timeout_s=30),
-               "accepted")
+    long, short = own_sleep(300), own_sleep(60)  # durations only this test's runs have
+    r = _grade(judge, _script(problem_copy, f"setsid sleep {long} & disown\n{ok}",
+                              timeout_s=30), "accepted")
     assert r.verdict is Verdict.AC and time.monotonic() - t0 < 20
-    assert subprocess.run(["pgrep", "-f", "sleep 300"], check=False).returncode == 1
+    assert sleeping(long) == []
     # a fork bomb meets the process limit and the time-out
-    r = _grade(judge, _script(problem_copy, "f() { f | f & }; f; sleep 60", timeout_s=3,
-                              processes=64), "accepted")
+    r = _grade(judge, _script(problem_copy, f"f() {{ f | f & }}; f; sleep {short}",
+                              timeout_s=3, processes=64), "accepted")
     assert r.verdict in (Verdict.TLE, Verdict.JE)
-    assert subprocess.run(["pgrep", "-f", "sleep 60"], check=False).returncode == 1
+    assert sleeping(short) == []
     # no network: no route out, only loopback
     net = ("python3 -c \"import socket,json\ns=socket.socket(socket.AF_INET,"
            "socket.SOCK_DGRAM)\ntry:\n    s.connect(('192.0.2.1',53)); ok=0\n"

@@ -12,7 +12,7 @@ import pytest
 
 from grader.kattis.problem import load_problem
 
-from ..conftest import FIXTURES, SLOWDOWN, proc_files
+from ..conftest import FIXTURES, SLOWDOWN, descendants, proc_files
 
 HOSTILE = Path(__file__).resolve().parent.parent / "hostile"
 PROGRAMS = sorted(p for p in HOSTILE.iterdir() if p.suffix in (".c", ".cpp", ".py"))
@@ -40,9 +40,13 @@ def _depth(status: str) -> int:
 def sandbox_processes() -> list[str]:
     """Processes of a run still alive: a sandbox uid, deeper than the container's
     gl-runner (each run has a PID namespace below the runner's, which a program
-    cannot leave). The container itself (bwrap, gl-runner) lives on between runs."""
+    cannot leave). The container itself (bwrap, gl-runner) lives on between runs. Only
+    this test process's descendants count: another test's pilots run the same uids."""
     procs = []
+    mine = descendants()
     for pid, raw in proc_files("status"):
+        if pid not in mine:
+            continue
         status = raw.decode(errors="replace")
         uid = int(re.search(r"^Uid:\s+(\d+)", status, re.M).group(1))
         procs.append((pid, uid, status.splitlines()[0], _depth(status)))

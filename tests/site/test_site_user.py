@@ -7,6 +7,7 @@ import contextlib
 import csv
 import os
 import pwd
+import shutil
 import subprocess
 import time
 from collections.abc import Iterator
@@ -20,18 +21,28 @@ from .conftest import BIN, PY, USER, _require
 pytestmark = [pytest.mark.sandbox, pytest.mark.slow]
 
 
-def _survivors(grace_s: float = 10.0) -> list[str]:
-    """Processes of the grading account still alive (its PostgreSQL aside, which the
-    later tests start and stop): after a command, none should be."""
+def _uptime() -> float:
+    """Seconds since boot, the clock of a process's start time in /proc."""
+    return float(Path("/proc/uptime").read_text().split()[0])
+
+
+def _survivors(since: float, grace_s: float = 10.0) -> list[str]:
+    """Processes of the grading account started after ``since`` (seconds since boot)
+    still alive, its PostgreSQL aside (the later tests start and stop it): after a
+    command, none should be. Processes the account had before (another test's) do not
+    count."""
     uid = pwd.getpwnam(USER).pw_uid
+    tick = os.sysconf("SC_CLK_TCK")
     deadline = time.monotonic() + grace_s
     while True:
         left = []
         for d in Path("/proc").iterdir():
-            with contextlib.suppress(OSError):
+            with contextlib.suppress(OSError, IndexError, ValueError):
                 if d.name.isdigit() and d.stat().st_uid == uid:
+                    started = int((d / "stat").read_bytes().rsplit(b")", 1)[1].split()[19])
                     cmd = (d / "cmdline").read_bytes().replace(b"\0", b" ").decode(errors="replace")
-                    if not cmd.startswith("postgres") and "/postgres" not in cmd.split(" ")[0]:
+                    if started / tick >= since and not cmd.startswith("postgres") and \
+                            "/postgres" not in cmd.split(" ")[0]:
                         left.append(f"{d.name}: {cmd.strip()}")
         if not left or time.monotonic() > deadline:
             return left
@@ -67,13 +78,14 @@ def test_sandbox_contract_and_hostile_corpus_hold_for_an_ordinary_user(site_user
     if load == "idle":  # every language within its memory limit under rlimits
         tests.append(ROOT / "tests/integration/test_examples.py::"
                      "test_every_language_runs_its_accepted_solution")
+    since = _uptime()
     with _cpu_hogs(load):
         r = run([PY, "-m", "pytest", "-q", "-p", "no:cacheprovider", "-x", *tests],
                 {"GRADELINE_RUNTIME": runtime})
     tail = (r.stdout + r.stderr)[-3000:]
     assert r.returncode == 0, f"as {USER} under {runtime}, {load}:\n{tail}"
     assert " passed" in tail and "skipped" not in tail, tail
-    left = _survivors()
+    left = _survivors(since)
     assert not left, f"processes of {USER} outlived the run under {runtime}: {left}"
 
 
@@ -100,6 +112,38 @@ def _verdicts_as_expected(run, extra, course: str, manifest_csv: Path) -> None:
             assert row["verdict"] == expected, (row, expected)
             graded += 1
     assert graded == len(latest)
+
+
+@pytest.mark.parametrize("command", ["run", "check"])
+def test_a_missing_assignment_image_is_refused_before_grading(site_user, settings, command):
+    """The grading account may not build images (root does): an assignment whose image
+    nobody built is refused before anything is graded, with the command that builds it,
+    and its submission waits in the spool -- never a judge error for every student."""
+    run, scratch = site_user
+    images = settings.image_dir or settings.state_dir / "images"
+    base_only = scratch / f"images-base-only-{command}"
+    base_only.mkdir()
+    for built in images.glob("grader-*"):  # the grading image, none of an assignment's
+        if "+ag-" not in built.name and not built.name.endswith(".tmp"):
+            (base_only / built.name).symlink_to(built)
+    extra = {"GRADELINE_IMAGE_DIR": str(base_only)}
+    gsutils = scratch / f"packages-{command}" / "gsutils"  # the one package of the course
+    shutil.copytree(ROOT / "grader/examples/gsutils", gsutils)
+    subprocess.run(["chown", "-R", USER, gsutils.parent], check=True)
+    spool = scratch / f"spool-noimage-{command}"
+    if command == "run":
+        _steps(run, extra, [[BIN, "submit", "gsutils", "alice", gsutils /
+                             "submissions/accepted/temps.py", "--spool", spool,
+                             "--course", "noimage"]])
+        r = run([BIN, "run", "--spool", spool, "--course", "noimage", "--executor", "local",
+                 "--assignments", gsutils.parent], extra)
+    else:
+        r = run([BIN, "check", gsutils], extra)
+    assert r.returncode != 0 and "Traceback" not in r.stderr, r.stdout + r.stderr
+    assert f"run 'gradeline image build --assignment {gsutils}' as root" in r.stderr, r.stderr
+    assert "nothing was graded" in r.stderr and "checked" not in r.stdout, r.stdout
+    if command == "run":
+        assert len(list((spool / "new").iterdir())) == 1  # waiting, not quarantined
 
 
 def test_serve_on_pilot_tasks_as_an_ordinary_user(site_user, slurm_conf):

@@ -1,6 +1,7 @@
 """A package of type gradescope loads as a problem with the autograder's groups and
 limits; every mistake in its gradeline.yaml is an error naming the file and the fix."""
 import shutil
+from pathlib import Path
 
 import pytest
 
@@ -105,3 +106,20 @@ def test_a_visible_phase_shows_only_its_groups_when_the_autograder_gives_no_scor
     assert g.verdict is (Verdict.TLE if termination else Verdict.JE)
     full = outcome(p, meta, "", tmp_path / "results.json")
     assert [x.name for x in full.groups] == list(GROUPS)
+
+
+def test_every_bundled_package_is_listed_and_its_own_image_known(tmp_path):
+    """What `gradeline examples` lists is every package under grader/examples (the demo's
+    self-check grades that list, so an unlisted example is never graded on a fresh
+    machine), and the ones that grade on an image of their own are the ones the
+    commands build before grading."""
+    from grader.adapters.sandbox.assignment_image import image_autograder
+    from grader.examples import all_example_dirs
+
+    here = Path(all_example_dirs()[0]).parent
+    packages = {d.name for d in here.iterdir()
+                if (d / "problem.yaml").is_file() or (d / "gradeline.yaml").is_file()}
+    assert {d.name for d in all_example_dirs()} == packages
+    own = {d.name for d in all_example_dirs()
+           if image_autograder(load_problem(d, require_time_limit=False), tmp_path)}
+    assert own == {"gsutils", "bank"}

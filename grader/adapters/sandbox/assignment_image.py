@@ -24,6 +24,7 @@ import stat
 import subprocess
 import tempfile
 import time
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -37,7 +38,8 @@ from grader.adapters.sandbox.image import (
     install_tree,
 )
 from grader.core.errors import ImageError
-from grader.gradescope.autograder import Autograder
+from grader.gradescope.autograder import Autograder, load_setup, open_autograder
+from grader.kattis.problem import Problem
 
 log = logging.getLogger(__name__)
 
@@ -72,6 +74,56 @@ class Built:
     image: Image
     built: bool
     seconds: float
+
+
+def image_autograder(problem: Problem, scratch: Path) -> Autograder | None:
+    """The autograder whose ``setup.sh`` makes the package's own image, or None when the
+    package is graded on the grading image itself (Kattis, ``image: base``, unit tests
+    without a setup directory). A zip is unpacked under ``scratch``."""
+    if problem.autograder_image != "assignment":
+        return None
+    unit = problem.unit_tests
+    if unit is not None:
+        return load_setup(unit.setup) if unit.setup is not None else None
+    return open_autograder(problem.autograder, scratch) if problem.autograder else None
+
+
+def ensure_assignment_images(store: ImageStore, definition: Path, runtime: Runtime,
+                             problems: Iterable[tuple[str, Problem]], scratch: Path,
+                             say: Callable[[str], None]) -> list[Built]:
+    """Every image the named packages grade on, built where missing, before any grading:
+    a batch must not turn a missing image into a judge error for each of its students.
+    Runs on the serving host (``check``, ``run``, ``serve``, ``deadline``, ``regrade``),
+    never in a Slurm task: a task only looks its image up.
+
+    :param say: a progress line per image it builds (a build takes minutes).
+    :raises ImageError: when one is missing and cannot be built here (not root, or its
+        setup.sh failed), naming the package and the command that builds it.
+    """
+    out: list[Built] = []
+    seen: set[str] = set()
+    for name, problem in problems:
+        ag = image_autograder(problem, scratch)
+        if ag is None or ag.digest in seen:
+            continue
+        seen.add(ag.digest)
+        target = assignment_image_path(store.ensure(definition, runtime).path, ag.digest)
+        if not _marker(target, runtime).exists():
+            if os.geteuid() != 0:
+                raise ImageError(
+                    f"{name}: the image its setup.sh makes ({target.name}) is not built, "
+                    "and only root builds one: run 'gradeline image build --assignment "
+                    f"{problem.path}' as root (nothing was graded)")
+            say(f"{name}: building its image (setup.sh in a copy of the grading image; "
+                "once, then kept by content hash) ...")
+        try:
+            built = build_assignment_image(store, definition, runtime, ag)
+        except ImageError as e:
+            raise ImageError(f"{name}: {e} (nothing was graded)") from e
+        if built.built:
+            say(f"{name}: image {built.image.image_id} built in {built.seconds:.0f} s")
+        out.append(built)
+    return out
 
 
 def _marker(path: Path, runtime: Runtime) -> Path:
