@@ -42,10 +42,10 @@ from grader.adapters.sandbox.assignment_image import assignment_image_path
 from grader.cli.wiring import sandbox_config
 from grader.core.submission import load_submission
 from grader.core.verdict import Verdict
-from grader.gradescope.autograder import load_setup, open_autograder
+from grader.formats.gradescope.autograder import load_setup, open_autograder
+from grader.formats.load import load_problem
 from grader.judge.autograde import metadata
 from grader.judge.judge import Judge
-from grader.kattis.problem import load_problem
 from grader.settings import load
 
 ROOT = Path(__file__).resolve().parent.parent

@@ -11,8 +11,8 @@ from pathlib import Path
 from typing import Any
 
 from grader.core.languages import get_language
+from grader.formats.problem import Problem
 from grader.judge.ports import RunRequest
-from grader.kattis.problem import Problem
 
 
 def copy_inputs(problem: Problem, dest: Path) -> list[Path]:

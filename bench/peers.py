@@ -37,8 +37,8 @@ from grader.adapters.sandbox import open_sandbox
 from grader.adapters.sandbox.image import default_definition
 from grader.cli.wiring import sandbox_config
 from grader.core.limits import Limits
+from grader.formats.load import load_problem
 from grader.judge.ports import RunRequest
-from grader.kattis.problem import load_problem
 from grader.settings import load
 
 ROOT = Path(__file__).resolve().parent.parent

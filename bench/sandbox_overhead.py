@@ -30,10 +30,10 @@ from grader.adapters.sandbox import open_sandbox
 from grader.cli.wiring import sandbox_config
 from grader.core.languages import get_language
 from grader.core.limits import Limits
+from grader.formats.kattis.validate import validate_files
+from grader.formats.load import load_problem
 from grader.judge.judge import Judge
 from grader.judge.ports import RunRequest
-from grader.kattis.problem import load_problem
-from grader.kattis.validate import validate_files
 from grader.settings import load
 
 ROOT = Path(__file__).resolve().parent.parent

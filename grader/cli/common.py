@@ -25,9 +25,10 @@ from grader.course.spec import BulkSpec, SlurmSpec
 from grader.course.visibility import visible_groups
 from grader.cpuset import CpuSet
 from grader.examples import example_dirs
+from grader.formats.load import load_problem
+from grader.formats.problem import Problem
 from grader.judge.compile_cache import CompileCache
 from grader.judge.judge import Judge
-from grader.kattis.problem import Problem, load_problem
 from grader.pipeline.local_executor import LocalExecutor, WorkerSpec
 from grader.pipeline.ports import ExecutorFactory
 from grader.pipeline.slurm.submit.arrays import ArraySpec, SlurmExecutor

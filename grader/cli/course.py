@@ -23,7 +23,7 @@ from grader.core.jobs import now_iso
 from grader.course.spec import BulkSpec
 from grader.course.staffview import regrade_changes
 from grader.cpuset import CpuSet
-from grader.kattis.problem import Problem
+from grader.formats.problem import Problem
 from grader.pipeline.deadline import DeadlineWatcher, after_deadline
 from grader.pipeline.observe import Observer
 from grader.pipeline.pages import preview_path

@@ -16,7 +16,8 @@ from grader.course.load import Course
 from grader.course.policy import grade_course
 from grader.course.sheets import assignment_sheet, canvas_csv, course_sheet, moodle_csv
 from grader.course.visibility import group_visibility, unknown_rules
-from grader.kattis.problem import Problem, load_problem
+from grader.formats.load import load_problem
+from grader.formats.problem import Problem
 from grader.pipeline.deadline import after_deadline
 from grader.pipeline.run import Pipeline
 

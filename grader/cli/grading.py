@@ -18,8 +18,9 @@ from grader.core.jobs import GradingJob, JudgeFault
 from grader.core.submission import load_submission
 from grader.core.verdict import EXPECTED_DIRS
 from grader.examples import all_example_dirs, copy_examples, example_dirs
-from grader.kattis.problem import Problem, load_problem
-from grader.kattis.scoring import fault_result
+from grader.formats.load import load_problem
+from grader.formats.problem import Problem
+from grader.formats.scoring import fault_result
 from grader.measure.corpus import generate_course
 from grader.pipeline.batch import grade_manifest
 from grader.pipeline.selfcheck import check_packages

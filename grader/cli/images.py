@@ -19,8 +19,8 @@ from grader.adapters.sandbox.assignment_image import (
 from grader.cli.common import Context
 from grader.core.errors import ConfigError
 from grader.examples import all_example_dirs
-from grader.gradescope.autograder import Autograder
-from grader.kattis.problem import load_problem
+from grader.formats.gradescope.autograder import Autograder
+from grader.formats.load import load_problem
 
 
 def _autograder(package: str, scratch: Path) -> Autograder:

@@ -33,20 +33,20 @@ from grader.core.result import CompileResult, SubmissionResult, TestResult
 from grader.core.runmeta import RunMeta
 from grader.core.submission import Submission
 from grader.core.verdict import Verdict, submission_verdict
-from grader.gradescope.autograder import Autograder, load_setup, open_autograder
-from grader.gradescope.results import (
+from grader.formats.gradescope.autograder import Autograder, load_setup, open_autograder
+from grader.formats.gradescope.package import GROUPS
+from grader.formats.gradescope.results import (
     MAX_BYTES,
     GsResults,
     ResultsError,
     parse_results,
     to_test_results,
 )
+from grader.formats.problem import Problem
 from grader.judge.graded import Graded, kept_groups, visibility_groups
 from grader.judge.ports import DEFAULT_ENV, Bind, RunRequest, Sandbox
 from grader.judge.unittests import Expected, expected_tests, grade_unit_tests
 from grader.judge.validators import describe_termination, head, tail
-from grader.kattis.autograder_package import GROUPS
-from grader.kattis.problem import Problem
 
 log = logging.getLogger(__name__)
 

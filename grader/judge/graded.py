@@ -9,8 +9,8 @@ from typing import Any
 
 from grader.core.result import CompileResult, GroupResult, TestResult
 from grader.core.verdict import Verdict, submission_verdict
-from grader.kattis.autograder_package import GROUPS
-from grader.kattis.problem import Problem
+from grader.formats.gradescope.package import GROUPS
+from grader.formats.problem import Problem
 
 
 @dataclass(frozen=True, slots=True)

@@ -35,15 +35,16 @@ from grader.core.result import (
 )
 from grader.core.submission import Submission, load_submission
 from grader.core.verdict import Validation, Verdict, determine_verdict, submission_verdict
+from grader.formats.kattis.constants import substitute_file
+from grader.formats.kattis.runplan import RunPlan
+from grader.formats.load import load_problem
+from grader.formats.problem import OnReject, Problem, TestCase, TestGroup
+from grader.formats.scoring import score_kattis, score_submission
 from grader.judge.autograde import Autograders
 from grader.judge.compile_cache import CompileCache, cache_key
 from grader.judge.passes import Passes
 from grader.judge.ports import DEFAULT_ENV, RunRequest, Sandbox
 from grader.judge.validators import Validators, describe_termination, head, tail
-from grader.kattis.constants import substitute_file
-from grader.kattis.problem import OnReject, Problem, TestCase, TestGroup, load_problem
-from grader.kattis.runplan import RunPlan
-from grader.kattis.scoring import score_kattis, score_submission
 
 log = logging.getLogger(__name__)
 

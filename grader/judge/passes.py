@@ -39,10 +39,10 @@ from grader.core.errors import SandboxError
 from grader.core.limits import Limits
 from grader.core.runmeta import RunMeta
 from grader.core.verdict import Validation, Verdict, determine_verdict
+from grader.formats.kattis.metadata import LEGACY
+from grader.formats.problem import Problem, TestCase
 from grader.judge.ports import DEFAULT_ENV, RunRequest, Sandbox
 from grader.judge.validators import JudgeDir, Validators, judgement
-from grader.kattis.metadata import LEGACY
-from grader.kattis.problem import Problem, TestCase
 
 #: the validator's wall clock beyond the submission's: it outlives a submission that
 #: stops reading, and sees EOF when the judge lets go of the pipes

@@ -39,12 +39,12 @@ from grader.core.result import FEEDBACK_LIMIT, CompileResult, TestResult
 from grader.core.runmeta import RunMeta
 from grader.core.submission import Submission, load_submission
 from grader.core.verdict import Verdict, submission_verdict
+from grader.formats.gradescope.package import GROUPS
+from grader.formats.problem import Problem
+from grader.formats.unittests.package import VISIBILITIES, UnitTests
 from grader.judge.graded import Graded, kept_groups, visibility_groups
 from grader.judge.ports import DEFAULT_ENV, Bind, RunRequest, Sandbox
 from grader.judge.validators import describe_termination, head, tail
-from grader.kattis.autograder_package import GROUPS
-from grader.kattis.problem import Problem
-from grader.kattis.unittest_package import VISIBILITIES, UnitTests
 
 log = logging.getLogger(__name__)
 

@@ -24,11 +24,11 @@ from grader.core.result import FEEDBACK_LIMIT
 from grader.core.runmeta import RunMeta
 from grader.core.submission import load_submission
 from grader.core.verdict import Validation
+from grader.formats.kattis.constants import substitute_tree
+from grader.formats.kattis.metadata import LEGACY
+from grader.formats.kattis.validate import validate_files
+from grader.formats.problem import Problem, TestCase, TestGroup
 from grader.judge.ports import JUDGE, Bind, RunRequest, Sandbox
-from grader.kattis.constants import substitute_tree
-from grader.kattis.metadata import LEGACY
-from grader.kattis.problem import Problem, TestCase, TestGroup
-from grader.kattis.validate import validate_files
 
 ACCEPT, REJECT = 42, 43
 

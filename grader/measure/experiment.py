@@ -37,7 +37,7 @@ from typing import Any
 
 from grader.adapters.procfs import Monitor
 from grader.core.errors import GradelineError
-from grader.kattis.problem import ON_REJECT, OnReject
+from grader.formats.problem import ON_REJECT, OnReject
 from grader.measure import schema
 from grader.measure.campaign import corpus_jobs, machine_facts, write_csv
 from grader.measure.factorial import levels_grid

@@ -15,7 +15,8 @@ from pathlib import Path
 from grader.core.errors import ConfigError
 from grader.core.jobs import GradingJob, JudgeFault
 from grader.core.submission import load_submission
-from grader.kattis.problem import Problem, load_problem
+from grader.formats.load import load_problem
+from grader.formats.problem import Problem
 from grader.pipeline import dedupe
 from grader.pipeline.journal import append_line
 from grader.pipeline.ports import Executor

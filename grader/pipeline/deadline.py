@@ -15,7 +15,7 @@ from datetime import UTC, datetime
 from grader.core.errors import GradelineError
 from grader.course.load import Course
 from grader.course.policy import Attempt, counting
-from grader.kattis.problem import Problem
+from grader.formats.problem import Problem
 from grader.pipeline.ports import ResultStore
 from grader.pipeline.regrade import grade_again
 from grader.pipeline.run import Pipeline

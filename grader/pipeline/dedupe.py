@@ -15,7 +15,7 @@ from dataclasses import dataclass, field
 
 from grader.core.jobs import GradingJob, Outcome, now_iso
 from grader.core.result import SubmissionResult
-from grader.kattis.problem import Problem
+from grader.formats.problem import Problem
 from grader.pipeline.ports import Executor
 
 #: (assignment version, content hash) -> (key of the source, its stored result), or None.

@@ -26,7 +26,7 @@ from grader.core.errors import GradelineError
 from grader.core.jobs import GradingJob
 from grader.core.languages import Language, detect_language
 from grader.core.submission import Submission, load_submission
-from grader.kattis.problem import Problem
+from grader.formats.problem import Problem
 from grader.pipeline.dedupe import Candidate
 
 MAX_PAYLOAD_BYTES = 16 * 1024 * 1024  # what arrives (archive or files)

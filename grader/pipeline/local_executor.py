@@ -20,9 +20,9 @@ from pathlib import Path
 from grader.adapters.sandbox import SandboxConfig, abort_all, open_sandbox
 from grader.core.jobs import GradingJob, Outcome
 from grader.core.samples import ShardSample
+from grader.formats.problem import OnReject
 from grader.judge.compile_cache import CompileCache
 from grader.judge.judge import Judge
-from grader.kattis.problem import OnReject
 
 Progress = Callable[[int, int], None]
 #: what gradeline sends a worker to stop it now (``grader.cli.stopping``)

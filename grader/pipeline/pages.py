@@ -15,7 +15,7 @@ from grader.core.errors import GradelineError
 from grader.course.load import Course
 from grader.course.policy import Grade, grade_course
 from grader.course.staffview import assignment_table, student_history, submission_page
-from grader.kattis.problem import Problem
+from grader.formats.problem import Problem
 from grader.pipeline.similarity import pair_view, read_report
 
 

@@ -18,7 +18,7 @@ from grader.adapters.spool import Entry
 from grader.core.jobs import now_iso
 from grader.core.record import SubmissionRecord
 from grader.core.samples import ShardSample
-from grader.kattis.problem import Problem
+from grader.formats.problem import Problem
 from grader.pipeline import dedupe
 from grader.pipeline.intake import Rejected, prepare
 from grader.pipeline.journal import Journal

@@ -47,8 +47,8 @@ from grader.core.fairness import fair_pick
 from grader.core.jobs import JudgeFault, Outcome, now_iso
 from grader.core.record import SubmissionRecord
 from grader.core.samples import ShardSample
-from grader.kattis.problem import Problem
-from grader.kattis.scoring import fault_result
+from grader.formats.problem import Problem
+from grader.formats.scoring import fault_result
 from grader.pipeline import dedupe
 from grader.pipeline.intake import Rejected, prepare
 from grader.pipeline.journal import Journal

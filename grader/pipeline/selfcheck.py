@@ -1,6 +1,6 @@
 """``gradeline check``: grade a package's example submissions and hold each to what its
 directory and ``submissions.yaml`` require; derive and record the time limit when the
-package gives none (``grader.kattis.expectations`` has the rules and the arithmetic).
+package gives none (``grader.formats.expectations`` has the rules and the arithmetic).
 
 Deriving a limit takes up to three rounds, as a judge would: the submissions that
 bound it from below run under a generous limit to measure ``T_ac``; then every
@@ -25,11 +25,12 @@ from grader.core.jobs import GradingJob, JudgeFault
 from grader.core.languages import detect_language, load_languages
 from grader.core.result import SubmissionResult
 from grader.core.verdict import Verdict
-from grader.kattis import expectations as ex
-from grader.kattis.constants import substitute_tree
-from grader.kattis.package_limits import MEASURING_TIME_LIMIT_S
-from grader.kattis.pkgfs import PackageFS
-from grader.kattis.problem import Problem, load_problem
+from grader.formats import expectations as ex
+from grader.formats.kattis.constants import substitute_tree
+from grader.formats.kattis.package_limits import MEASURING_TIME_LIMIT_S
+from grader.formats.load import load_problem
+from grader.formats.pkgfs import PackageFS
+from grader.formats.problem import Problem
 from grader.pipeline.ports import Executor
 
 

@@ -30,7 +30,7 @@ from grader.course.load import Course
 from grader.course.policy import grade_course
 from grader.course.similarity import flagged, side_by_side
 from grader.course.spec import BulkSpec
-from grader.kattis.problem import Problem
+from grader.formats.problem import Problem
 from grader.pipeline.intake import Rejected, prepare
 
 log = logging.getLogger(__name__)

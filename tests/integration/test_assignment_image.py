@@ -11,7 +11,7 @@ from pathlib import Path
 import pytest
 
 from grader.core.verdict import Verdict
-from grader.kattis.problem import load_problem
+from grader.formats.load import load_problem
 
 from ..conftest import EXAMPLES
 

@@ -12,7 +12,7 @@ import yaml
 
 from grader.core.jobs import GradingJob, JudgeFault
 from grader.core.verdict import Verdict
-from grader.kattis.problem import load_problem
+from grader.formats.load import load_problem
 
 from ..conftest import own_sleep, sleeping
 

@@ -9,7 +9,7 @@ import pytest
 
 from grader.core.verdict import Verdict
 from grader.examples import all_example_dirs
-from grader.kattis.problem import load_problem
+from grader.formats.load import load_problem
 
 from ..conftest import EXAMPLES
 

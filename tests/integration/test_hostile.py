@@ -10,7 +10,7 @@ from pathlib import Path
 
 import pytest
 
-from grader.kattis.problem import load_problem
+from grader.formats.load import load_problem
 
 from ..conftest import FIXTURES, SLOWDOWN, descendants, proc_files
 

@@ -10,7 +10,7 @@ import pytest
 import yaml
 
 from grader.core.verdict import Verdict
-from grader.kattis.problem import load_problem
+from grader.formats.load import load_problem
 
 from ..conftest import EXAMPLES, own_sleep, sleeping
 

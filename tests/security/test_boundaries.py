@@ -15,7 +15,7 @@ import pytest
 from grader.adapters.spool import Spool
 from grader.adapters.store.server import LocalServer, _bindir
 from grader.core.errors import ConfigError
-from grader.kattis.problem import load_problem
+from grader.formats.load import load_problem
 
 from ..conftest import FIXTURES, own_local_server
 

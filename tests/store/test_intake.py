@@ -8,7 +8,7 @@ import zipfile
 import pytest
 
 from grader.adapters.spool import Spool
-from grader.kattis.problem import load_problem
+from grader.formats.load import load_problem
 from grader.pipeline.intake import Reason, Rejected, prepare
 
 from ..conftest import EXAMPLES

@@ -6,8 +6,8 @@ from pathlib import Path
 import pytest
 
 from grader.core.errors import ProblemFormatError
-from grader.kattis.autograder_package import GROUPS
-from grader.kattis.problem import is_package, load_problem
+from grader.formats.gradescope.package import GROUPS
+from grader.formats.load import is_package, load_problem
 
 from ..conftest import EXAMPLES
 

@@ -7,8 +7,8 @@ from pathlib import Path
 import pytest
 
 from grader.core.errors import ProblemFormatError
-from grader.kattis.constants import parse_constants, substitute, substitute_tree
-from grader.kattis.problem import load_problem
+from grader.formats.kattis.constants import parse_constants, substitute, substitute_tree
+from grader.formats.load import load_problem
 
 from .test_package_format import cases, write
 

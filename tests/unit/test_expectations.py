@@ -10,8 +10,8 @@ import pytest
 from grader.core.errors import ProblemFormatError
 from grader.core.result import SubmissionResult, TestResult
 from grader.core.verdict import Verdict
-from grader.kattis import expectations as ex
-from grader.kattis.problem import load_problem
+from grader.formats import expectations as ex
+from grader.formats.load import load_problem
 
 from .test_package_format import cases, write
 

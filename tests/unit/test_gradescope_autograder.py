@@ -9,8 +9,8 @@ from pathlib import Path
 
 import pytest
 
-from grader.gradescope import autograder
-from grader.gradescope.autograder import AutograderError, load_autograder, unpack
+from grader.formats.gradescope import autograder
+from grader.formats.gradescope.autograder import AutograderError, load_autograder, unpack
 
 SETUP = "#!/bin/bash\npip3 install numpy\n"
 RUN = "#!/bin/bash\ncp /autograder/submission/*.py /autograder/source/\npython3 run.py\n"

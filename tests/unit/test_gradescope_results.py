@@ -8,7 +8,7 @@ import json
 import pytest
 
 from grader.core.verdict import Verdict
-from grader.gradescope.results import (
+from grader.formats.gradescope.results import (
     MAX_BYTES,
     ResultsError,
     parse_results,

@@ -19,8 +19,8 @@ from grader.core.errors import ProblemFormatError
 from grader.core.limits import MIB
 from grader.core.result import TestResult
 from grader.core.verdict import Verdict
-from grader.kattis.problem import load_problem
-from grader.kattis.scoring import score_kattis, score_submission
+from grader.formats.load import load_problem
+from grader.formats.scoring import score_kattis, score_submission
 
 from ..conftest import EXAMPLES
 
@@ -283,7 +283,7 @@ def test_include_and_language_restrictions(tmp_path: Path) -> None:
 
 
 def test_legacy_on_reject_break_propagates_up_the_tree(tmp_path: Path) -> None:
-    from grader.kattis.runplan import RunPlan
+    from grader.formats.kattis.runplan import RunPlan
 
     p = load_problem(legacy_scoring(tmp_path))
     plan = RunPlan(p, None)

@@ -15,7 +15,8 @@ import pytest
 from grader.adapters.scheduler.base import SchedulerError, TaskState
 from grader.core.jobs import GradingJob, JudgeFault, Outcome
 from grader.cpuset import CpuSet
-from grader.kattis.problem import Problem, load_problem
+from grader.formats.load import load_problem
+from grader.formats.problem import Problem
 from grader.pipeline.slurm.node.pilot import idle_poll_s, run_pilot
 from grader.pipeline.slurm.node.task import run_shard
 from grader.pipeline.slurm.shards import ArrayDir, Shard

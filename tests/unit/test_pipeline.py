@@ -19,8 +19,9 @@ from grader.core.result import SubmissionResult
 from grader.core.samples import Sample, ShardSample
 from grader.core.verdict import Verdict
 from grader.cpuset import CpuSet
-from grader.kattis.problem import Problem, load_problem
-from grader.kattis.scoring import score_submission
+from grader.formats.load import load_problem
+from grader.formats.problem import Problem
+from grader.formats.scoring import score_submission
 from grader.pipeline import dedupe
 from grader.pipeline.journal import Journal
 from grader.pipeline.regrade import regrade

@@ -10,13 +10,13 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[2]
 TOP = ("grader", "analysis", "tests", "bench", "workflows", "profiles", "containers",
        "slurm", "docs", ".ci")
-#: a path into the tree, e.g. grader/kattis/problem.py or slurm/slurm.conf.in
+#: a path into the tree, e.g. grader/formats/problem.py or slurm/slurm.conf.in
 _TOPS = "|".join(re.escape(t) for t in TOP)
 PATH = re.compile(rf"(?<![\w./-])((?:{_TOPS})/[\w./+-]*\w)")
 #: a module of the package, e.g. grader.pipeline.slurm.tickets (or a name in it)
 MODULE = re.compile(r"(?<![\w.])((?:grader|analysis)(?:\.\w+)+)")
 #: a module named from inside the package in a docstring, e.g. ``pipeline.serve``
-SHORT = re.compile(r"``((?:core|kattis|judge|adapters|pipeline|measure|planning|cli)(?:\.\w+)+)")
+SHORT = re.compile(r"``((?:core|formats|judge|adapters|pipeline|views|compose|measure|planning|cli)(?:\.\w+)+)")
 TEXT = (".py", ".md", ".smk", ".yaml", ".yml", ".sh", ".c", ".def", ".in", ".toml", ".cfg")
 
 
@@ -49,7 +49,7 @@ def _module_exists(ref: str) -> bool:
     if parts[-1] in NOT_MODULES:
         return True
     # the longest prefix that is a module or package; the next part, if any, must be
-    # a name it holds (``grader.kattis.problem.load_problem``)
+    # a name it holds (``grader.formats.load.load_problem``)
     for n in range(len(parts), 0, -1):
         base = ROOT.joinpath(*parts[:n])
         source = base.with_suffix(".py") if base.with_suffix(".py").exists() \
@@ -62,13 +62,13 @@ def _module_exists(ref: str) -> bool:
 
 def test_the_scan_finds_pointers() -> None:
     """The scanner sees the pointers it is meant to check (a scan of nothing passes)."""
-    text = "see grader/kattis/problem.py and ``grader.pipeline.slurm.tickets``"
-    assert PATH.findall(text) == ["grader/kattis/problem.py"]
+    text = "see grader/formats/problem.py and ``grader.pipeline.slurm.tickets``"
+    assert PATH.findall(text) == ["grader/formats/problem.py"]
     assert MODULE.findall(text) == ["grader.pipeline.slurm.tickets"]
     assert SHORT.findall("as ``pipeline.serve`` does") == ["pipeline.serve"]
     assert not _exists("grader/pipeline/pilots.py")
     assert not _module_exists("grader.pipeline.pilots")
-    assert _module_exists("grader.kattis.problem.load_problem")
+    assert _module_exists("grader.formats.load.load_problem")
     assert _module_exists("grader.def")
     assert len(_files()) > 100
 

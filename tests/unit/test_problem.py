@@ -4,7 +4,7 @@ import pytest
 
 from grader.core.errors import ProblemFormatError
 from grader.core.limits import MIB
-from grader.kattis.problem import load_problem
+from grader.formats.load import load_problem
 
 from ..conftest import EXAMPLES
 

@@ -6,8 +6,8 @@ import xml.etree.ElementTree as ET
 from grader.core.export import csv_rows, gradescope, junit_xml
 from grader.core.result import CompileResult, SubmissionResult, TestResult
 from grader.core.verdict import Verdict
-from grader.kattis.problem import load_problem
-from grader.kattis.scoring import score_submission
+from grader.formats.load import load_problem
+from grader.formats.scoring import score_submission
 
 from ..conftest import EXAMPLES
 

@@ -20,7 +20,7 @@ def _sources() -> list[Path]:
 
 def test_the_sources_are_found() -> None:
     names = {p.relative_to(ROOT).as_posix() for p in _sources()}
-    assert {"grader/kattis/problem.py", "grader/cli/main.py", "analysis/report.py"} <= names
+    assert {"grader/formats/problem.py", "grader/cli/main.py", "analysis/report.py"} <= names
 
 
 @pytest.mark.parametrize("path", _sources(), ids=lambda p: p.relative_to(ROOT).as_posix())

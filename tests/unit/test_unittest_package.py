@@ -6,7 +6,7 @@ import pytest
 import yaml
 
 from grader.core.errors import ProblemFormatError
-from grader.kattis.problem import load_problem
+from grader.formats.load import load_problem
 
 from ..conftest import EXAMPLES
 

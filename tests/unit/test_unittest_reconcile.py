@@ -34,8 +34,8 @@ def test_an_unreadable_accepted_submission_leaves_reports_unchecked(tmp_path):
     """A reference that cannot be read is no reference (logged), never a crash."""
     import shutil
 
+    from grader.formats.load import load_problem
     from grader.judge.unittests import expected_tests, reference_submission
-    from grader.kattis.problem import load_problem
 
     from ..conftest import EXAMPLES
     root = tmp_path / "stats"

@@ -1,7 +1,7 @@
 import pytest
 
 from grader.core.errors import ConfigError
-from grader.kattis.validate import DefaultValidatorOptions, compare
+from grader.formats.kattis.validate import DefaultValidatorOptions, compare
 
 
 def check(team: str, judge: str, *flags: str):

@@ -73,8 +73,8 @@ def test_a_group_stopped_at_a_rejection_scores_the_tests_it_skipped_as_failed():
     from pathlib import Path
 
     from grader.core.result import TestResult
-    from grader.kattis.problem import TestCase, TestGroup
-    from grader.kattis.scoring import score_group
+    from grader.formats.problem import TestCase, TestGroup
+    from grader.formats.scoring import score_group
 
     cases = tuple(TestCase(f"g/{i}", "g", Path(f"{i}.in"), Path(f"{i}.ans")) for i in range(4))
     prop = TestGroup("g", 40.0, "proportional", (), cases, on_reject="break")

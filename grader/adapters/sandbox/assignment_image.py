@@ -38,8 +38,8 @@ from grader.adapters.sandbox.image import (
     install_tree,
 )
 from grader.core.errors import ImageError
-from grader.gradescope.autograder import Autograder, load_setup, open_autograder
-from grader.kattis.problem import Problem
+from grader.formats.gradescope.autograder import Autograder, load_setup, open_autograder
+from grader.formats.problem import Problem
 
 log = logging.getLogger(__name__)
 

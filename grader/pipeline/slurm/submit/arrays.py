@@ -21,7 +21,7 @@ from grader.adapters.scheduler.base import Scheduler, SchedulerError
 from grader.adapters.scheduler.script import ArrayRequest, array_script
 from grader.core.jobs import GradingJob, JudgeFault, Outcome
 from grader.core.samples import ShardSample
-from grader.kattis.problem import load_problem
+from grader.formats.load import load_problem
 from grader.pipeline.slurm.shards import ArrayDir, batch_outcomes, batch_samples
 
 log = logging.getLogger(__name__)

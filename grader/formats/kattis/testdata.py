@@ -25,11 +25,11 @@ from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
-from grader.kattis.cases import GROUP_KEYS, NOT_GRADED, CaseLoader, flags
-from grader.kattis.constants import Constants, substitute
-from grader.kattis.legacy_data import LegacyLoader, legacy_keys_in
-from grader.kattis.pkgfs import PackageFS
-from grader.kattis.tree import (
+from grader.formats.kattis.cases import GROUP_KEYS, NOT_GRADED, CaseLoader, flags
+from grader.formats.kattis.constants import Constants, substitute
+from grader.formats.kattis.legacy_data import LegacyLoader, legacy_keys_in
+from grader.formats.pkgfs import PackageFS
+from grader.formats.tree import (
     Aggregation,
     Node,
     OnReject,

@@ -4,7 +4,7 @@
 from __future__ import annotations
 
 from grader.core.verdict import Verdict
-from grader.kattis.problem import OnReject, Problem, TestCase
+from grader.formats.problem import OnReject, Problem, TestCase
 
 
 class RunPlan:

@@ -10,7 +10,7 @@ from pathlib import Path
 from typing import Any
 
 from grader.core.limits import MIB, Limits
-from grader.kattis.pkgfs import PackageFS
+from grader.formats.pkgfs import PackageFS
 
 #: gradeline's time limit when a package gives none and none was derived yet
 #: (``gradeline check`` measures the accepted submissions under this one)

@@ -7,7 +7,7 @@ from pathlib import Path
 from typing import Any
 
 from grader.core.languages import load_languages
-from grader.kattis.pkgfs import PackageFS
+from grader.formats.pkgfs import PackageFS
 
 LEGACY = ("legacy", "legacy-icpc")
 NEW = ("2023-07-draft", "2023-07", "2025-09-draft", "2025-09", "draft")

@@ -8,9 +8,9 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
-from grader.kattis.cases import GROUP_KEYS, NOT_GRADED, CaseLoader, _number, _range, flags
-from grader.kattis.pkgfs import PackageFS
-from grader.kattis.tree import ON_REJECT, Aggregation, Node, TestData, TestGroup, VerdictMode
+from grader.formats.kattis.cases import GROUP_KEYS, NOT_GRADED, CaseLoader, _number, _range, flags
+from grader.formats.pkgfs import PackageFS
+from grader.formats.tree import ON_REJECT, Aggregation, Node, TestData, TestGroup, VerdictMode
 
 LEGACY_KEYS = ("on_reject", "grading", "grader_flags", "input_validator_flags",
                "output_validator_flags", "accept_score", "reject_score", "range")

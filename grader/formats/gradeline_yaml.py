@@ -8,9 +8,9 @@ from pathlib import Path
 from typing import Any
 
 from grader.core.languages import load_languages
-from grader.kattis.cases import flags
-from grader.kattis.pkgfs import PackageFS
-from grader.kattis.tree import ON_REJECT, SCORINGS, OnReject, Scoring, TestGroup
+from grader.formats.kattis.cases import flags
+from grader.formats.pkgfs import PackageFS
+from grader.formats.tree import ON_REJECT, SCORINGS, OnReject, Scoring, TestGroup
 
 GRADELINE_KEYS = {"time_limit_s", "wall_time_s", "languages", "compile_flags", "groups",
                   "total_points", "stack_mib", "processes"}

@@ -14,7 +14,7 @@ directory), run by ``grader.judge.autograde``.
         image: assignment            # its own image, built with setup.sh (default); or
                                      # base: the grading image as it is, setup.sh not run
 
-The package is a :class:`~grader.kattis.problem.Problem` with no test data and one
+The package is a :class:`~grader.formats.problem.Problem` with no test data and one
 test group per visibility the autograder may give its tests (``gradescope/visible``,
 ``gradescope/after_deadline``, ``gradescope/after_release``, ``gradescope/hidden``),
 so that a course's visibility rules, phases, exports and regrades work unchanged.
@@ -26,8 +26,8 @@ from pathlib import Path
 from typing import Any
 
 from grader.core.limits import MIB, Limits
-from grader.kattis.pkgfs import PackageFS
-from grader.kattis.tree import TestGroup
+from grader.formats.pkgfs import PackageFS
+from grader.formats.tree import TestGroup
 
 AUTOGRADER_KEYS = {"type", "autograder", "timeout_s", "memory_mib", "processes",
                    "max_score", "languages", "image"}

@@ -8,9 +8,9 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
-from grader.kattis.constants import Constants
-from grader.kattis.pkgfs import PackageFS
-from grader.kattis.tree import Node, TestCase, TestGroup
+from grader.formats.kattis.constants import Constants
+from grader.formats.pkgfs import PackageFS
+from grader.formats.tree import Node, TestCase, TestGroup
 
 #: test_group.yaml of 2025-09 and of the 2023-07 drafts (which had ``scoring:``)
 GROUP_KEYS = ("max_score", "score_aggregation", "static_validation_score", "require_pass",

@@ -19,8 +19,8 @@ from collections.abc import Sequence
 from grader.core.jobs import JudgeFault
 from grader.core.result import CompileResult, GroupResult, SubmissionResult, TestResult
 from grader.core.verdict import Verdict, submission_verdict
-from grader.kattis.problem import Node, Problem, TestGroup
-from grader.kattis.tree import aggregate
+from grader.formats.problem import Node, Problem, TestGroup
+from grader.formats.tree import aggregate
 
 
 def fault_result(problem: Problem, submission: str, content_hash: str,

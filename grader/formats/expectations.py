@@ -33,8 +33,8 @@ from typing import Any
 from grader.core.errors import ProblemFormatError
 from grader.core.result import SubmissionResult, TestResult
 from grader.core.verdict import Verdict
-from grader.kattis.metadata import NEW
-from grader.kattis.problem import Problem
+from grader.formats.kattis.metadata import NEW
+from grader.formats.problem import Problem
 
 KATTIS = ("AC", "WA", "TLE", "RTE")
 #: Kattis's four test verdicts from gradeline's: exceeding memory or output ends a

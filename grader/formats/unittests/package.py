@@ -31,8 +31,8 @@ from typing import Any
 
 from grader.core.limits import Limits
 from grader.core.visibility import COURSE_VISIBILITY
-from grader.kattis import autograder_package as agp
-from grader.kattis.pkgfs import PackageFS
+from grader.formats.gradescope import package as agp
+from grader.formats.pkgfs import PackageFS
 
 UNITTEST_KEYS = {"type", "command", "tests", "tests_at", "visibility", "points",
                  "default_points", "setup", "timeout_s", "memory_mib", "processes",

@@ -1,0 +1,2 @@
+"""Gradescope autograders: the package that names one (``package``), the autograder
+itself (``autograder``: setup.sh, run_autograder) and what it writes (``results``)."""

@@ -1,0 +1,1 @@
+"""Assignments graded by the course's own unit tests and their JUnit XML report."""

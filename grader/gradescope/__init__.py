@@ -1,1 +1,0 @@
-"""The Gradescope autograder format (pure): what an autograder writes, checked."""

@@ -1,4 +1,0 @@
-"""The ICPC/Kattis problem package format, read as judges read it: ``problem.yaml``
-(legacy, 2023-07 and 2025-09), limits, test data and its scoring tree, constants, the
-default output validator and what example submissions must do. Pure: it reads a
-package's files and runs nothing."""
