@@ -44,7 +44,7 @@ from grader.core.submission import load_submission
 from grader.core.verdict import Verdict
 from grader.formats.gradescope.autograder import load_setup, open_autograder
 from grader.formats.load import load_problem
-from grader.judge.autograde import metadata
+from grader.judge.gradescope import metadata
 from grader.judge.judge import Judge
 from grader.settings import load
 

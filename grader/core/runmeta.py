@@ -9,6 +9,10 @@ from __future__ import annotations
 import signal as _signal
 from dataclasses import dataclass, fields
 from enum import StrEnum
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from grader.core.limits import Limits
 
 
 class TerminationReason(StrEnum):
@@ -96,3 +100,19 @@ class RunMeta:
             )
         except KeyError as e:
             raise ValueError(f"meta lacks required key {e.args[0]!r}") from e
+
+
+def describe_termination(meta: RunMeta, limits: Limits) -> str:
+    """Why a run ended, in words for the student's feedback."""
+    t = meta.termination
+    if t is None:
+        if meta.signal is not None:
+            return f"killed by {meta.signal_name}"
+        return f"exit code {meta.exit_code}" if meta.exit_code else ""
+    if t == "cpu-time":
+        return f"CPU time {meta.cpu_time_s:.2f} s over the {limits.cpu_time_s:g} s limit"
+    if t == "wall-time":
+        return f"wall time {meta.wall_time_s:.2f} s over the {limits.wall_s:g} s limit"
+    if t == "memory":
+        return f"memory over the {(limits.memory_bytes or 0) / 2**20:g} MiB limit"
+    return f"output over the {(limits.output_bytes or 0) / 2**20:g} MiB limit"

@@ -1,5 +1,5 @@
 """What one autograder or unit-test grading gave, and its per-visibility groups: the
-shape both ``grader.judge.autograde`` and ``grader.judge.unittests`` fill in."""
+shape both ``grader.judge.gradescope`` and ``grader.judge.unittests`` fill in."""
 
 from __future__ import annotations
 

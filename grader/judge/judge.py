@@ -7,7 +7,6 @@ JudgeFault with its reason, so no submission can crash a batch.
 
 from __future__ import annotations
 
-import contextlib
 import logging
 import os
 import platform
@@ -20,7 +19,6 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
-from grader.core.entrypoint import JVM_LANGUAGES, main_class
 from grader.core.errors import GradelineError, SandboxError, SubmissionError
 from grader.core.jobs import GradingJob, JudgeFault, Outcome, now_iso
 from grader.core.languages import Language, detect_language, get_language
@@ -33,130 +31,30 @@ from grader.core.result import (
     SubmissionResult,
     TestResult,
 )
+from grader.core.runmeta import describe_termination
 from grader.core.submission import Submission, load_submission
+from grader.core.textfile import head, tail
 from grader.core.verdict import Validation, Verdict, determine_verdict, submission_verdict
-from grader.formats.kattis.constants import substitute_file
 from grader.formats.kattis.runplan import RunPlan
 from grader.formats.load import load_problem
 from grader.formats.problem import OnReject, Problem, TestCase, TestGroup
 from grader.formats.scoring import score_kattis, score_submission
-from grader.judge.autograde import Autograders
 from grader.judge.compile_cache import CompileCache, cache_key
-from grader.judge.passes import Passes
+from grader.judge.gradescope import Autograders
+from grader.judge.kattis import (
+    add_included,
+    case_points,
+    entry_class,
+    link_or_copy,
+    with_test_files,
+)
+from grader.judge.kattis_passes import Passes
+from grader.judge.kattis_validators import Validators
 from grader.judge.ports import DEFAULT_ENV, RunRequest, Sandbox
-from grader.judge.validators import Validators, describe_termination, head, tail
 
 log = logging.getLogger(__name__)
 
 COMPILE_OUTPUT_LIMIT = 8000
-
-
-def add_included(problem: Problem, language: str, build: Path,
-                 files: Sequence[str]) -> list[str]:
-    """Copy the package's ``include/`` files for ``language`` into the build directory
-    (over the submission's own, as the spec says, with the problem's constants
-    substituted); the submission's file list with them."""
-    inc = problem.included_files(language)
-    names = set(files)
-    if inc is None:
-        return list(files)
-    for f in sorted(inc.rglob("*")):
-        rel = f.relative_to(inc)
-        if f.is_dir() or any(p.startswith(".") for p in rel.parts):
-            continue
-        target = build / rel
-        target.parent.mkdir(parents=True, exist_ok=True)
-        with contextlib.suppress(FileNotFoundError):
-            target.unlink()
-        shutil.copyfile(f, target)
-        target.chmod(0o644)
-        substitute_file(target, problem.constants)
-        names.add(str(rel))
-    return sorted(names)
-
-
-def with_test_files(case: TestCase, build: Path, work: Path, index: int) -> Path:
-    """The run's working directory: the build itself, or -- for a test with a ``.files``
-    directory -- a copy of it (hard links) with those files added, so nothing of one
-    test's files is left for the next."""
-    if case.files is None:
-        return build
-    rundir = work / f"run-{index}"
-    shutil.copytree(build, rundir, copy_function=os.link, symlinks=True)
-    for f in sorted(case.files.rglob("*")):
-        rel = f.relative_to(case.files)
-        target = rundir / rel
-        if f.is_dir():
-            target.mkdir(parents=True, exist_ok=True)
-            continue
-        with contextlib.suppress(FileNotFoundError):
-            target.unlink()
-        target.parent.mkdir(parents=True, exist_ok=True)
-        shutil.copyfile(f, target)
-        target.chmod(0o644)
-    rundir.chmod(0o755)
-    return rundir
-
-
-def case_points(problem: Problem, case: TestCase, v: Validation
-                ) -> tuple[float | None, str | None]:
-    """An accepted test's score in a problem of type scoring, and the judge error when
-    the validator's scores break the spec's rules (both files, a multiplier outside
-    [0, 1], an unbounded test without score.txt, a score above the test's maximum)."""
-    if problem.scoring_model != "kattis":
-        return None, None
-    if v.score_txt is not None and v.multiplier is not None:
-        return None, "the validator wrote both score.txt and score_multiplier.txt"
-    node = next((problem.nodes[a] for a in case.ancestors if a in problem.nodes), None)
-    if node is None:
-        return None, None
-    if node.legacy:
-        if v.score_txt is None and problem.validator_scores:
-            return None, "the problem has custom scoring but the validator wrote no score.txt"
-        return v.score_txt, None
-    if case.group == "sample":
-        return None, None  # samples are never scored (their score files are ignored)
-    mx = node.case_max.get(case.name)
-    if node.aggregation == "pass-fail":
-        if v.score_txt is not None or v.multiplier is not None:
-            return None, "the validator gave a score in a group with pass-fail aggregation"
-        return None, None
-    if v.multiplier is not None:
-        if mx is None:
-            return None, "score_multiplier.txt for a test with unbounded maximum score"
-        if not 0.0 <= v.multiplier <= 1.0:
-            return None, f"score_multiplier.txt {v.multiplier:g} is outside [0, 1]"
-        return v.multiplier * mx, None
-    if v.score_txt is not None:
-        if v.score_txt < 0:
-            return None, f"score.txt {v.score_txt:g} is negative"
-        if mx is not None and v.score_txt > mx + 1e-9:
-            return None, f"score.txt {v.score_txt:g} is above the test's maximum {mx:g}"
-        return v.score_txt, None
-    if mx is None:
-        return None, "an accepted test with unbounded maximum score needs a score.txt"
-    return mx, None
-
-
-def _entry_class(lang: Language, files: Sequence[str], build: Path,
-                 own: Sequence[str]) -> str | None:
-    """A JVM submission's entry class, from its sources (the entry file's first)."""
-    if lang.id not in JVM_LANGUAGES:
-        return None
-    names = dict.fromkeys([lang.main_file(files, own), *lang.sources(files)])
-    try:
-        return main_class(lang.id, {n: (build / n).read_text(errors="replace") for n in names})
-    except OSError:
-        return None
-
-
-def _link_or_copy(src: Path, dst: Path) -> None:
-    """Expose ``src`` under a neutral name: the program can readlink its stdin
-    (/proc/self/fd/0), which must not reveal the test's name or the package path."""
-    try:
-        os.link(src, dst)
-    except OSError:
-        shutil.copyfile(src, dst)
 
 
 def _language_of(sub: Submission, problem: Problem) -> str | None:
@@ -291,7 +189,7 @@ class Judge:
             timing["compile_s"] = time.monotonic() - t0
             if not comp.ok:
                 return self._no_tests(problem, sub, lang, Verdict.CE, comp, t_start, timing)
-            entry = _entry_class(lang, files, build, sub.files)
+            entry = entry_class(lang, files, build, sub.files)
             if lang.id == "java" and entry is None:  # javac accepts it; nothing could run
                 comp = replace(comp, ok=False, output=(comp.output + "\n").lstrip() +
                                "no class declares static void main(String[] args): there "
@@ -373,7 +271,7 @@ class Judge:
                 v_s = time.monotonic() - t0 - meta.wall_time_s
                 stderr = out / f"{index}.p{outcome.passes}.err"
             else:
-                _link_or_copy(case.input_path, stdin)
+                link_or_copy(case.input_path, stdin)
                 meta = self.sandbox.run(RunRequest(
                     [*run_argv, *case.args], rundir, limits, stdout=stdout, stderr=stderr,
                     stdin=stdin, cpus=self.cpus, workdir_writable=problem.allow_file_writing,

@@ -36,15 +36,15 @@ from grader.core.junit import (
     weight,
 )
 from grader.core.result import FEEDBACK_LIMIT, CompileResult, TestResult
-from grader.core.runmeta import RunMeta
+from grader.core.runmeta import RunMeta, describe_termination
 from grader.core.submission import Submission, load_submission
+from grader.core.textfile import head, tail
 from grader.core.verdict import Verdict, submission_verdict
 from grader.formats.gradescope.package import GROUPS
 from grader.formats.problem import Problem
 from grader.formats.unittests.package import VISIBILITIES, UnitTests
 from grader.judge.graded import Graded, kept_groups, visibility_groups
 from grader.judge.ports import DEFAULT_ENV, Bind, RunRequest, Sandbox
-from grader.judge.validators import describe_termination, head, tail
 
 log = logging.getLogger(__name__)
 

@@ -26,10 +26,10 @@ from grader.adapters.spool import Spool
 from grader.adapters.store.postgres import Store
 from grader.core.errors import ConfigError, GradelineError, RefusedError
 from grader.core.signing import KEY_BYTES, open_token, signed, token
+from grader.core.textfile import head
 from grader.course.load import Course
 from grader.course.studentview import SHOWN_BYTES, student_view
 from grader.formats.problem import Problem
-from grader.judge.validators import head
 
 log = logging.getLogger(__name__)
 FILE_NAME = re.compile(r"^[A-Za-z0-9_][A-Za-z0-9_.+-]{0,99}$")

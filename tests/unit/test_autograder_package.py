@@ -95,7 +95,7 @@ def test_a_visible_phase_shows_only_its_groups_when_the_autograder_gives_no_scor
 
     from grader.core.runmeta import RunMeta
     from grader.core.verdict import Verdict
-    from grader.judge.autograde import outcome
+    from grader.judge.gradescope import outcome
     p = load_problem(pkg)
     visible = replace(p, groups=tuple(g for g in p.groups if g.name == GROUPS[0]))
     meta = RunMeta(exit_code=None if termination else 1, signal=9 if termination else None,

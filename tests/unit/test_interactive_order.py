@@ -2,7 +2,7 @@
 judge let the validator see the submission's end of output."""
 
 from grader.core.runmeta import RunMeta
-from grader.judge.passes import _validator_first
+from grader.judge.kattis_passes import _validator_first
 
 
 def meta(exited_at: float | None) -> RunMeta:

@@ -16,7 +16,8 @@ PATH = re.compile(rf"(?<![\w./-])((?:{_TOPS})/[\w./+-]*\w)")
 #: a module of the package, e.g. grader.pipeline.slurm.tickets (or a name in it)
 MODULE = re.compile(r"(?<![\w.])((?:grader|analysis)(?:\.\w+)+)")
 #: a module named from inside the package in a docstring, e.g. ``pipeline.serve``
-SHORT = re.compile(r"``((?:core|formats|judge|adapters|pipeline|views|compose|measure|planning|cli)(?:\.\w+)+)")
+SHORT = re.compile(r"``((?:core|formats|judge|adapters|pipeline|views|compose|measure|planning|"
+                   r"cli)(?:\.\w+)+)")
 TEXT = (".py", ".md", ".smk", ".yaml", ".yml", ".sh", ".c", ".def", ".in", ".toml", ".cfg")
 
 

@@ -4,7 +4,7 @@ from pathlib import Path
 
 from grader.core.limits import Limits
 from grader.core.runmeta import RunMeta
-from grader.judge.validators import judgement
+from grader.judge.kattis_validators import judgement
 
 
 def test_a_score_file_beside_a_reject_is_an_error_only_in_newer_formats(tmp_path: Path) -> None:

@@ -1,7 +1,7 @@
 """An assignment graded by a Gradescope autograder rather than by test data: a package
 directory holding ``gradeline.yaml`` with ``type: gradescope`` and the autograder as
 the course wrote it for Gradescope (``autograder.zip``, or an ``autograder/``
-directory), run by ``grader.judge.autograde``.
+directory), run by ``grader.judge.gradescope``.
 
     gradeline.yaml
         type: gradescope

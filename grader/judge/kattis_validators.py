@@ -21,8 +21,9 @@ from grader.core.errors import SandboxError, SubmissionError
 from grader.core.languages import detect_language
 from grader.core.limits import Limits
 from grader.core.result import FEEDBACK_LIMIT
-from grader.core.runmeta import RunMeta
+from grader.core.runmeta import RunMeta, describe_termination
 from grader.core.submission import load_submission
+from grader.core.textfile import head, tail
 from grader.core.verdict import Validation
 from grader.formats.kattis.constants import substitute_tree
 from grader.formats.kattis.metadata import LEGACY
@@ -31,42 +32,6 @@ from grader.formats.problem import Problem, TestCase, TestGroup
 from grader.judge.ports import JUDGE, Bind, RunRequest, Sandbox
 
 ACCEPT, REJECT = 42, 43
-
-
-def head(path: Path, limit: int) -> str:
-    """The first ``limit`` bytes of a file as text ("" when it is missing)."""
-    try:
-        with path.open("rb") as f:
-            return f.read(limit).decode("utf-8", "replace")
-    except OSError:
-        return ""
-
-
-def tail(path: Path, limit: int) -> str:
-    """The last ``limit`` bytes of a file as text ("" when it is missing)."""
-    try:
-        with path.open("rb") as f:
-            size = f.seek(0, os.SEEK_END)
-            f.seek(max(0, size - limit))
-            return f.read().decode("utf-8", "replace")
-    except OSError:
-        return ""
-
-
-def describe_termination(meta: RunMeta, limits: Limits) -> str:
-    """Why a run ended, in words for the student's feedback."""
-    t = meta.termination
-    if t is None:
-        if meta.signal is not None:
-            return f"killed by {meta.signal_name}"
-        return f"exit code {meta.exit_code}" if meta.exit_code else ""
-    if t == "cpu-time":
-        return f"CPU time {meta.cpu_time_s:.2f} s over the {limits.cpu_time_s:g} s limit"
-    if t == "wall-time":
-        return f"wall time {meta.wall_time_s:.2f} s over the {limits.wall_s:g} s limit"
-    if t == "memory":
-        return f"memory over the {(limits.memory_bytes or 0) / 2**20:g} MiB limit"
-    return f"output over the {(limits.output_bytes or 0) / 2**20:g} MiB limit"
 
 
 def _expose(src: Path, dst: Path) -> None:

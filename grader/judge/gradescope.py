@@ -30,8 +30,9 @@ from typing import Any
 from grader.core.errors import SandboxError
 from grader.core.limits import Limits
 from grader.core.result import CompileResult, SubmissionResult, TestResult
-from grader.core.runmeta import RunMeta
+from grader.core.runmeta import RunMeta, describe_termination
 from grader.core.submission import Submission
+from grader.core.textfile import head, tail
 from grader.core.verdict import Verdict, submission_verdict
 from grader.formats.gradescope.autograder import Autograder, load_setup, open_autograder
 from grader.formats.gradescope.package import GROUPS
@@ -46,7 +47,6 @@ from grader.formats.problem import Problem
 from grader.judge.graded import Graded, kept_groups, visibility_groups
 from grader.judge.ports import DEFAULT_ENV, Bind, RunRequest, Sandbox
 from grader.judge.unittests import Expected, expected_tests, grade_unit_tests
-from grader.judge.validators import describe_termination, head, tail
 
 log = logging.getLogger(__name__)
 

@@ -41,8 +41,8 @@ from grader.core.runmeta import RunMeta
 from grader.core.verdict import Validation, Verdict, determine_verdict
 from grader.formats.kattis.metadata import LEGACY
 from grader.formats.problem import Problem, TestCase
+from grader.judge.kattis_validators import JudgeDir, Validators, judgement
 from grader.judge.ports import DEFAULT_ENV, RunRequest, Sandbox
-from grader.judge.validators import JudgeDir, Validators, judgement
 
 #: the validator's wall clock beyond the submission's: it outlives a submission that
 #: stops reading, and sees EOF when the judge lets go of the pipes
