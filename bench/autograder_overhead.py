@@ -39,7 +39,7 @@ from pathlib import Path
 
 from grader.adapters.sandbox import open_sandbox
 from grader.adapters.sandbox.assignment_image import assignment_image_path
-from grader.cli.wiring import sandbox_config
+from grader.compose.worker import sandbox_config
 from grader.core.submission import load_submission
 from grader.core.verdict import Verdict
 from grader.formats.gradescope.autograder import load_setup, open_autograder

@@ -18,7 +18,7 @@ import tempfile
 from pathlib import Path
 
 from grader.adapters.sandbox import open_sandbox
-from grader.cli.wiring import sandbox_config
+from grader.compose.worker import sandbox_config
 from grader.core.languages import get_language
 from grader.core.limits import MIB, Limits
 from grader.judge.ports import DEFAULT_ENV, RunRequest

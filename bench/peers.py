@@ -35,7 +35,7 @@ from benchlib import compile_sum, copy_inputs
 
 from grader.adapters.sandbox import open_sandbox
 from grader.adapters.sandbox.image import default_definition
-from grader.cli.wiring import sandbox_config
+from grader.compose.worker import sandbox_config
 from grader.core.limits import Limits
 from grader.formats.load import load_problem
 from grader.judge.ports import RunRequest

@@ -35,7 +35,7 @@ from sandbox_overhead import empty_run_s
 
 from grader.adapters.sandbox import open_sandbox
 from grader.adapters.sandbox.container import INSIDE
-from grader.cli.wiring import sandbox_config
+from grader.compose.worker import sandbox_config
 from grader.core.limits import Limits
 from grader.judge.ports import RunRequest
 from grader.settings import load

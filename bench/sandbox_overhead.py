@@ -27,7 +27,7 @@ from pathlib import Path
 from benchlib import compile_sum, copy_inputs
 
 from grader.adapters.sandbox import open_sandbox
-from grader.cli.wiring import sandbox_config
+from grader.compose.worker import sandbox_config
 from grader.core.languages import get_language
 from grader.core.limits import Limits
 from grader.formats.kattis.validate import validate_files

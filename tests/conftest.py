@@ -120,7 +120,7 @@ def settings():
 @pytest.fixture(scope="session")
 def worker_spec(settings):
     """How workers build their judge here (the installed image, this state dir)."""
-    from grader.cli.wiring import worker_spec
+    from grader.compose.worker import worker_spec
 
     return worker_spec(settings)
 

@@ -332,3 +332,8 @@ class Spool:
             except (OSError, ValueError):
                 reason = {"code": "unknown", "message": "reason.json missing"}
             yield Entry(p.name, p), reason
+
+
+def similarity_dir(spool: Spool, assignment: str) -> Path:
+    """Where an assignment's similarity report and its work files are kept."""
+    return spool.root / "similarity" / assignment

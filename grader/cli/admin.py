@@ -8,8 +8,8 @@ from typing import Any
 
 from grader.adapters.store.postgres import Store, recreate_database
 from grader.cli.checkenv import checks
-from grader.cli.common import Context
 from grader.cli.images import cmd_image
+from grader.compose.context import Context
 from grader.core.errors import GradelineError
 from grader.core.secret import redact_url
 
@@ -66,7 +66,7 @@ def cmd_usage(args: argparse.Namespace, ctx: Context) -> int:
     if sched is None:
         raise GradelineError("no Slurm controller answers (set SLURM_CONF, or start the "
                              "local cluster: slurm/local-cluster.sh start --accounting)")
-    course = ctx.course_file(args)
+    course = ctx.course_file()
     accounts = args.account or ([course.slurm.account] if course and course.slurm.account
                                 else None)
     if course is not None and not accounts:

@@ -12,8 +12,8 @@ from pathlib import Path
 from analysis.report import write_report
 from grader.adapters.browser import render_check
 from grader.adapters.metrics import hardware_source
-from grader.cli.common import Context
 from grader.cli.format import Progress
+from grader.compose.context import Context
 from grader.measure import persist
 from grader.measure.campaign import Campaign, Config
 

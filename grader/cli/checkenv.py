@@ -16,7 +16,7 @@ from grader.adapters.sandbox import choose_runtime
 from grader.adapters.sandbox.bwrap import bwrap_works
 from grader.adapters.sandbox.cgroups import CgroupManager
 from grader.adapters.spool import shared_dir_problem
-from grader.cli.common import Context
+from grader.compose.context import Context
 from grader.core.errors import GradelineError
 
 

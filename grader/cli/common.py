@@ -1,236 +1,39 @@
-"""What every command needs, built from the settings and the common options: CPUs,
-the sandbox, the spool, the assignments, the database and the executor."""
+"""What the command modules share: the options every course command takes, the typed
+``Options`` of an invocation read from its flags, and handlers imported only when their
+command runs. The wiring itself is a library: ``grader.compose``."""
 
 from __future__ import annotations
 
 import argparse
 import importlib
-import logging
-import sys
-from collections.abc import Callable, Mapping
-from dataclasses import dataclass, replace
+from collections.abc import Callable
 from pathlib import Path
+from typing import Any
 
-from grader.adapters.sandbox import SandboxConfig, choose_runtime, open_sandbox
-from grader.adapters.sandbox.assignment_image import ensure_assignment_images
-from grader.adapters.scheduler.slurm import SlurmCLI, detect_scheduler, local_cluster_conf
-from grader.adapters.spool import Spool, shared_dir_problem
-from grader.adapters.store.postgres import Store
-from grader.adapters.store.server import LocalServer, database_url
-from grader.cli import wiring
-from grader.cli.format import Progress
-from grader.core.errors import ConfigError, GradelineError
-from grader.course.load import Course, load_course
-from grader.course.spec import BulkSpec, SlurmSpec
-from grader.course.visibility import visible_groups
-from grader.cpuset import CpuSet
-from grader.examples import example_dirs
-from grader.formats.load import load_problem
-from grader.formats.problem import Problem
-from grader.judge.compile_cache import CompileCache
-from grader.judge.judge import Judge
-from grader.pipeline.local_executor import LocalExecutor, WorkerSpec
-from grader.pipeline.ports import ExecutorFactory
-from grader.pipeline.slurm.submit.arrays import ArraySpec, SlurmExecutor
-from grader.pipeline.slurm.submit.pool import PilotFactory, PilotPool
-from grader.pipeline.slurm.tickets import PilotSpec
-from grader.settings import Settings
-
-log = logging.getLogger("gradeline")
-
-#: a bulk array task's length: short, so live feedback waits for a core at most this long
-BULK_TASK_S = 10.0
+from grader.compose.context import Context
+from grader.compose.options import PILOT, Options
 
 
-@dataclass(frozen=True)
-class Context:
-    """The settings of this invocation, and the wiring of adapters from them.
+def options_from(args: argparse.Namespace) -> Options:
+    """The flags of any command as ``Options`` (a command without a flag leaves its
+    default: the settings or the course file decide)."""
+    a = vars(args)
 
-    :param state_dir: ``--state-dir``, else the settings' state directory.
-    """
+    def path(name: str) -> Path | None:
+        return Path(a[name]) if a.get(name) else None
 
-    settings: Settings
-    state_dir: Path
+    def given(name: str, default: Any) -> Any:
+        return default if a.get(name) is None else a[name]
 
-    def refuse_shared_state(self) -> None:
-        """Refuse a state dir (images, the local database, work dirs) that another
-        account could change.
-
-        :raises ConfigError: with the remedy.
-        """
-        problem = shared_dir_problem(self.state_dir)
-        if problem:
-            raise ConfigError(f"state dir {self.state_dir}: {problem[0]}: {problem[1]} "
-                              "(or set GRADELINE_STATE_DIR)")
-
-    # -- machine -----------------------------------------------------------------
-    def cpus(self, text: str | None) -> CpuSet:
-        """``--cpus`` (e.g. 0-3), or every CPU this process may use."""
-        if not text:
-            return CpuSet.allowed()
-        try:
-            return CpuSet.parse(text)
-        except ValueError as e:
-            raise GradelineError(f"--cpus: {e}") from e
-
-    # -- grading -----------------------------------------------------------------
-    @property
-    def sandbox_config(self) -> SandboxConfig:
-        return wiring.sandbox_config(self.settings, self.state_dir)
-
-    @property
-    def workroot(self) -> Path:
-        return wiring.workroot(self.state_dir)
-
-    def worker(self) -> WorkerSpec:
-        return wiring.worker_spec(self.settings, self.state_dir)
-
-    def prepare_image(self, runtime: str | None = None,
-                      problems: Mapping[str, Problem] | None = None) -> None:
-        """Build the grading image once, up front (workers only look it up), and the
-        images of ``problems`` that grade on one of their own; for ``runtime`` instead of
-        the settings' one when given (an experiment varies it).
-
-        :raises ImageError: before anything is graded, when an image is missing and
-            cannot be built here (it names the command that builds it).
-        """
-        cfg = self.sandbox_config
-        if runtime is not None:
-            cfg = replace(cfg, runtime=runtime)
-        open_sandbox(cfg, self.workroot, build=True).close()
-        if problems:
-            ensure_assignment_images(
-                cfg.images(), cfg.definition_path, choose_runtime(cfg.runtime)[0],
-                sorted(problems.items()), self.workroot / ".autograders",
-                lambda line: print(line, file=sys.stderr, flush=True))
-
-    def judge(self, cpus: CpuSet, *, keep_workdirs: bool = False) -> Judge:
-        cache = CompileCache(self.workroot / "compile-cache") \
-            if self.settings.compile_cache else None
-        return Judge(open_sandbox(self.sandbox_config, self.workroot, slot=cpus.first,
-                                  cpus=cpus), self.workroot, cpus, keep_workdirs=keep_workdirs,
-                     compile_cache=cache, accelerate=self.settings.compile_accel,
-                     on_reject=self.settings.on_reject)
-
-    def local_executor(self, cpus: CpuSet, label: str = "grading") -> LocalExecutor:
-        return LocalExecutor(cpus, self.worker(), Progress(label))
-
-    def scheduler(self) -> SlurmCLI | None:
-        """The Slurm that answers here (the site's, else the local cluster's), or None."""
-        return detect_scheduler(local_cluster_conf(self.state_dir, self.settings.slurm_conf))
-
-    def slurm_available(self, args: argparse.Namespace) -> bool:
-        """Whether grading goes through Slurm (--executor, else a controller answers)."""
-        if (args.executor or self.settings.executor) == "local":
-            return False
-        return self.scheduler() is not None
-
-    def executor_factory(self, args: argparse.Namespace, cpus: CpuSet, *,
-                         serving: bool = False, bulk: BulkSpec | None = None
-                         ) -> ExecutorFactory:
-        """Slurm arrays when a controller answers (or --executor slurm), else local.
-        ``serving``: batches overlap, so no progress bar, and an array frees its slot
-        as soon as every outcome is in. ``bulk``: work behind live feedback (after the
-        deadline, regrades): one array job per batch at the course's lower priority."""
-        choice = args.executor or self.settings.executor
-        progress = None if serving else Progress("grading")
-        course = self.course_file(args)
-        charge = course.slurm if course is not None else SlurmSpec()
-        if choice in ("auto", "slurm"):
-            sched = self.scheduler()
-            if sched is not None:
-                spec = ArraySpec(cpus_per_task=args.cpus_per_task, shard_size=args.shard_size,
-                                 throttle=args.throttle, partition=args.partition,
-                                 retries=args.retries, early_return=serving,
-                                 account=charge.account, qos=charge.qos)
-                if bulk is not None:
-                    spec = replace(spec, nice=bulk.nice, qos=bulk.qos,
-                                   partition=bulk.partition or spec.partition,
-                                   target_task_s=BULK_TASK_S)
-                    print(f"executor: Slurm ({sched.name}), one array job at nice "
-                          f"{bulk.nice}" + (f", QOS {bulk.qos}" if bulk.qos else "")
-                          + _charged(charge), file=sys.stderr)
-                    return lambda batch: SlurmExecutor(sched, batch, spec, progress)
-                if getattr(args, "dispatch", "arrays") == "pilots":
-                    pilots = PilotSpec(pilots=args.pilots or sched.total_cpus(),
-                                       idle_s=args.pilot_idle, minutes=args.pilot_minutes,
-                                       partition=args.partition, ticket_size=args.shard_size,
-                                       account=charge.account, qos=charge.qos)
-                    print(f"executor: Slurm ({sched.name}), up to {pilots.pilots} pilot "
-                          "tasks pulling work" + _charged(charge), file=sys.stderr)
-                    return PilotFactory(PilotPool(sched, self.spool(args).root / "pilots",
-                                                  pilots), progress)
-                print(f"executor: Slurm ({sched.name}), one array job per batch"
-                      + _charged(charge), file=sys.stderr)
-                return lambda batch: SlurmExecutor(sched, batch, spec, progress)
-            if choice == "slurm":
-                raise GradelineError("--executor slurm: no Slurm controller answers (start one "
-                                     "with slurm/local-cluster.sh start, or set SLURM_CONF)")
-            print("executor: local (no Slurm controller answers)", file=sys.stderr)
-        else:
-            print("executor: local", file=sys.stderr)
-        executor = LocalExecutor(cpus, self.worker(), progress)
-        return lambda _batch: executor
-
-    # -- course ------------------------------------------------------------------
-    def spool(self, args: argparse.Namespace) -> Spool:
-        return Spool(Path(args.spool or self.settings.spool or "spool").resolve())
-
-    def course_file(self, args: argparse.Namespace) -> Course | None:
-        """The course file of ``--course-file`` or $GRADELINE_COURSE_FILE, if any."""
-        path = getattr(args, "course_file", None) or self.settings.course_file
-        return load_course(path) if path else None
-
-    def course_required(self, args: argparse.Namespace, why: str = "") -> Course:
-        """The course file, or an error saying how to give one (and ``why`` it is needed)."""
-        course = self.course_file(args)
-        if course is None:
-            raise GradelineError(f"no course file{why}: give --course-file or set "
-                                 "GRADELINE_COURSE_FILE")
-        return course
-
-    def course(self, args: argparse.Namespace) -> str:
-        named = self.course_file(args)
-        if named is not None and args.course and args.course != named.name:
-            raise GradelineError(f"--course {args.course} but the course file is for "
-                                 f"{named.name}")
-        return str(args.course or (named.name if named else None) or self.settings.course
-                   or "default")
-
-    def problems(self, args: argparse.Namespace, *, live: bool = False) -> dict[str, Problem]:
-        """Assignment packages by name: the course file's, or every dir with a
-        problem.yaml under the roots. ``live``: what grading at hand-in runs -- with a
-        course file, only each assignment's visible groups (the rest after the
-        deadline: ``gradeline deadline``)."""
-        course = self.course_file(args)
-        if course is not None:
-            out = {}
-            for a in course.ordered():
-                p = load_problem(a.package)
-                shown = visible_groups([g.name for g in p.groups], a.visibility)
-                out[a.name] = p.restricted(sorted(shown)) \
-                    if live and shown != {g.name for g in p.groups} else p
-            return out
-        roots = [Path(d) for d in args.assignments] or list(self.settings.assignments) or \
-            [example_dirs()[0].parent]
-        found: dict[str, Problem] = {}
-        for root in roots:
-            for py in sorted(root.resolve().glob("*/problem.yaml")):
-                found[py.parent.name] = load_problem(py.parent)
-        if not found:
-            raise GradelineError(f"no assignment packages (*/problem.yaml) under "
-                                 f"{[str(r) for r in roots]}")
-        return found
-
-    # -- database ----------------------------------------------------------------
-    def local_server(self) -> LocalServer:
-        return LocalServer(self.state_dir)
-
-    def db_url(self, *, start: bool = True) -> str:
-        return database_url(self.state_dir, self.settings.db_url, start=start)
-
-    def store(self, *, start: bool = True) -> Store:
-        return Store(self.db_url(start=start))
+    return Options(
+        spool=path("spool"), course=a.get("course") or None, course_file=path("course_file"),
+        assignments=tuple(Path(d) for d in a.get("assignments") or ()),
+        executor=a.get("executor"), dispatch=given("dispatch", "arrays"),
+        pilots=a.get("pilots"), pilot_idle_s=given("pilot_idle", PILOT.idle_s),
+        pilot_minutes=given("pilot_minutes", PILOT.minutes),
+        cpus_per_task=given("cpus_per_task", 1), shard_size=a.get("shard_size"),
+        throttle=a.get("throttle"), partition=a.get("partition"),
+        retries=given("retries", 2))
 
 
 def spool_options(sp: argparse.ArgumentParser) -> None:
@@ -245,7 +48,7 @@ def spool_options(sp: argparse.ArgumentParser) -> None:
                          "its packages, and at hand-in only their visible groups")
 
 
-Handler = Callable[[argparse.Namespace, "Context"], int]
+Handler = Callable[[argparse.Namespace, Context], int]
 
 
 def lazy(module: str, name: str) -> Handler:
@@ -260,7 +63,3 @@ def lazy(module: str, name: str) -> Handler:
     return run
 
 
-def _charged(charge: SlurmSpec) -> str:
-    """How the executor line names the course's account and live QOS."""
-    return "".join(f", {k} {v}" for k, v in (("account", charge.account),
-                                              ("live QOS", charge.qos)) if v)

@@ -1,449 +1,191 @@
-"""``gradeline submit | run | status | results | regrade``: a course's spool and store."""
+"""``gradeline course check | grades``: a course file checked against its packages, and
+final grades with its policy applied (computed from the store at each call, so a
+changed deadline or extension needs no regrade)."""
 
 from __future__ import annotations
 
 import argparse
-import functools
-import json
-import logging
-import signal
-import sys
-from datetime import datetime
+import getpass
+from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
-from grader.adapters import prometheus
-from grader.adapters.spool import Spool
-from grader.adapters.store.postgres import Store
-from grader.cli.common import Context, lazy, spool_options
-from grader.cli.format import state_table, verdict_table
-from grader.core.errors import GradelineError
-from grader.core.export import csv_rows, gradescope, junit_xml
-from grader.core.jobs import now_iso
-from grader.course.spec import BulkSpec
-from grader.course.staffview import regrade_changes
-from grader.cpuset import CpuSet
+from grader.cli.common import spool_options
+from grader.compose.context import Context
+from grader.core.errors import GradelineError, ProblemFormatError
+from grader.course.load import Course
+from grader.course.policy import grade_course
+from grader.course.sheets import assignment_sheet, canvas_csv, course_sheet, moodle_csv
+from grader.course.visibility import group_visibility, unknown_rules
+from grader.formats.load import load_problem
 from grader.formats.problem import Problem
-from grader.pipeline.deadline import DeadlineWatcher, after_deadline
-from grader.pipeline.observe import Observer
-from grader.pipeline.pages import preview_path
-from grader.pipeline.ports import StoreOpener
-from grader.pipeline.regrade import grade_again, preview, regrade
+from grader.pipeline.deadline import after_deadline
 from grader.pipeline.run import Pipeline
-from grader.pipeline.serve import ARRAYS_SUBMIT_INTERVAL_S, ServePolicy, Server, submit_interval
-from grader.pipeline.slurm.tickets import PilotSpec, SickReports
-from grader.pipeline.status import STATES, course_status
-from grader.pipeline.store_pool import StorePool
-
-log = logging.getLogger("gradeline")
-SERVE = ServePolicy()  # the defaults
-PILOT = PilotSpec()
 
 
-def cmd_submit(args: argparse.Namespace, ctx: Context) -> int:
-    at = None
-    if args.submitted_at:
+def _packages(course: Course) -> dict[str, Problem]:
+    out = {}
+    for a in course.ordered():
         try:
-            stamp = datetime.fromisoformat(args.submitted_at)
-        except ValueError as err:
-            raise GradelineError(f"--submitted-at: {err}") from None
-        if stamp.tzinfo is None:
-            raise GradelineError("--submitted-at needs an offset (2026-12-01T23:59+01:00): "
-                                 "deadlines are compared across time zones")
-        at = stamp.isoformat()
-    e = ctx.spool(args).submit(course=ctx.course(args), assignment=args.assignment,
-                               student=args.student, path=Path(args.path), submitted_at=at)
-    print(e.id)
+            out[a.name] = load_problem(a.package, require_time_limit=False)
+        except ProblemFormatError as e:
+            raise GradelineError(f"assignment {a.name}: {e}") from None
+    return out
+
+
+def cmd_course_check(args: argparse.Namespace, ctx: Context) -> int:
+    course = ctx.course_required()
+    packages = _packages(course)
+    print(f"course {course.name} ({course.zone.key}): {len(course.assignments)} "
+          f"assignment(s), {len(course.students)} student(s) on the roster, "
+          f"{course.late_days} grace day(s) each, {len(course.extensions)} extension(s)")
+    bad = 0
+    for a in course.ordered():
+        p = packages[a.name]
+        groups = [g.name for g in p.groups]
+        vis = group_visibility(groups, a.visibility)
+        print(f"  {a.name}: due {a.deadline.isoformat(timespec='minutes')}, counts "
+              f"{a.counts}, {a.points or p.max_score:g} points; "
+              + ", ".join(f"{g} {v}" for g, v in vis.items()))
+        for key in unknown_rules(groups, a.visibility):
+            print(f"    visibility names {key!r}, which is no test group of {p.short_name}")
+            bad += 1
+    return 1 if bad else 0
+
+
+def cmd_grades(args: argparse.Namespace, ctx: Context) -> int:
+    course = ctx.course_required()
+    if args.assignment:
+        course.assignment(args.assignment)
+    packages = _packages(course)
+    possible = {n: a.points or packages[n].max_score for n, a in course.assignments.items()}
+    with ctx.store() as store:
+        attempts = store.attempts(course.name)
+    grades = grade_course(course, attempts, {n: p.max_score for n, p in packages.items()})
+    out = Path(args.out)
+    out.mkdir(parents=True, exist_ok=True)
+    names = [args.assignment] if args.assignment else [a.name for a in course.ordered()]
+    for n in names:
+        (out / f"{n}.csv").write_text(assignment_sheet(course, n, grades))
+        mine = [g for g in grades if g.assignment == n]
+        counts = {s: sum(1 for g in mine if g.status == s)
+                  for s in ("final", "pending", "missing", "too late")}
+        print(f"{n}: " + ", ".join(f"{k} {v}" for k, v in counts.items()) +
+              f" -> {out / (n + '.csv')}")
+    if not args.assignment:
+        (out / "course.csv").write_text(course_sheet(course, grades, possible))
+        (out / "canvas.csv").write_text(canvas_csv(course, grades, possible))
+        (out / "moodle.csv").write_text(moodle_csv(course, grades))
+        print(f"course sheet, Canvas and Moodle imports: {out}/course.csv, canvas.csv, "
+              "moodle.csv")
     return 0
 
 
-def dispatch_options(sp: argparse.ArgumentParser) -> None:
-    """How work reaches Slurm: pilots or one array per batch (run and serve alike)."""
-    sp.add_argument("--dispatch", choices=["pilots", "arrays"], default="pilots",
-                    help="Slurm: pilots (default): long-lived array tasks, one core each, "
-                         "pull the batches' work (one container start and no Slurm "
-                         "dispatch per shard); arrays: one job array per batch")
-    sp.add_argument("--pilots", type=int,
-                    help="pilot tasks at most, one core each (default: the partition's CPUs)")
-    sp.add_argument("--pilot-idle", type=float, default=PILOT.idle_s,
-                    help="a pilot leaves after this long without work (default %(default)s s)")
-    sp.add_argument("--pilot-minutes", type=int, default=PILOT.minutes,
-                    help="each pilot's time limit in minutes (default %(default)s)")
-
-
-def cmd_run(args: argparse.Namespace, ctx: Context) -> int:
-    """Intake + grading + store of everything in the spool."""
-    cpus = ctx.cpus(args.cpus)
-    problems = ctx.problems(args, live=True)
-    ctx.prepare_image(problems=problems)
-    opener: StoreOpener | None
+def cmd_deadline(args: argparse.Namespace, ctx: Context) -> int:
+    """The after-deadline phase for the assignments whose deadline has passed."""
+    course = ctx.course_required()
     try:
-        url = ctx.db_url()
-        opener = functools.partial(Store, url)  # the pipeline opens it, per run
-    except GradelineError as e:
-        log.error("%s -- grading anyway; results wait in the spool for the next run", e)
-        opener = None
-    factory = ctx.executor_factory(args, cpus)
-    try:
-        return _run(args, Pipeline(ctx.spool(args), problems, open_store=opener,
-                                   executor=factory, dedupe=not args.no_dedupe))
-    finally:
-        if hasattr(factory, "close"):
-            factory.close()  # pilots with no work left are cancelled
-
-
-def _run(args: argparse.Namespace, pipe: Pipeline) -> int:
-    if args.stage == "intake":  # claim a batch; print its name (empty: nothing waited)
-        name = pipe.claim(args.batch_size) or ""
-        if args.batch_file:
-            Path(args.batch_file).write_text(name + "\n")
-        print(name)
+        now = datetime.fromisoformat(args.now) if args.now else datetime.now(UTC)
+    except ValueError as e:
+        raise GradelineError(f"--now: {e}") from None
+    if now.tzinfo is None:
+        now = now.replace(tzinfo=course.zone)
+    names = [args.assignment] if args.assignment else \
+        [a.name for a in course.ordered() if a.deadline <= now]
+    if not names:
+        print("no assignment is past its deadline")
         return 0
-    if args.stage in ("grade", "ingest"):
-        if not args.batch:
-            raise GradelineError(f"--stage {args.stage} needs --batch NAME")
-        s = pipe.stage(args.batch, ingest=args.stage == "ingest")
-    else:
-        s = pipe.run(args.batch_size)
-    print(verdict_table(s.verdicts, s.scores))
-    print(f"graded {s.graded}, reused {s.reused} identical, quarantined {s.quarantined}, "
-          f"stored {s.stored} new results in {s.elapsed_s:.1f} s")
-    if s.pending_batches:
-        print(f"NOT STORED YET (database unavailable): batches {', '.join(s.pending_batches)}"
-              " -- run again when it is back")
-        return 1
-    return 0
-
-
-def cmd_serve(args: argparse.Namespace, ctx: Context) -> int:
-    """Grade continuously as submissions arrive (SIGTERM or Ctrl-C drains and stops)."""
+    for n in names:
+        course.assignment(n)  # before the image and the executor are prepared
+    problems = ctx.problems()  # the full suites
     cpus = ctx.cpus(args.cpus)
-    problems = ctx.problems(args, live=True)
-    ctx.prepare_image(problems=problems)
-    url = ctx.db_url()  # serving without a database would leave students without results
-    factory = ctx.executor_factory(args, cpus, serving=True)
-    closeable: dict[int, Any] = {}  # the local pool (one for all batches); arrays need none
-
-    def executor(batch: Path) -> Any:
-        ex = factory(batch)
-        if hasattr(ex, "close"):
-            closeable[id(ex)] = ex
-        return ex
-
-    stores = StorePool(functools.partial(Store, url))  # kept open between batches
-    pipe = Pipeline(ctx.spool(args), problems, open_store=stores,
-                    executor=executor, dedupe=not args.no_dedupe)
-    server = Server(pipe, ServePolicy(
-        batch_max=args.batch_max, in_flight=args.in_flight,
-        submit_interval_s=submit_interval(args.submit_interval, args.executor != "local"
-                                          and args.dispatch == "arrays"),
-        per_student=args.per_student or None,
-        idle_exit=args.exit_when_idle, report_s=args.report),
-        say=lambda m: print(m, file=sys.stderr, flush=True))
-    for sig in (signal.SIGTERM, signal.SIGINT):
-        signal.signal(sig, lambda *_: server.stop())
-    print(f"serve: watching {pipe.spool.root} (batches of <= {args.batch_max}, "
-          f"<= {args.in_flight} in flight, <= {args.per_student or 'any'} per student)",
-          file=sys.stderr, flush=True)
-    watcher = _deadline_watcher(args, ctx, cpus, url)
-    metrics = None
-    if args.metrics_port:
-        observer = Observer(server, ctx.course(args), url, getattr(factory, "pool", None))
-        metrics = prometheus.serve(observer.state, args.metrics_host, args.metrics_port)
-        print(f"serve: Prometheus metrics on http://{args.metrics_host}:{args.metrics_port}"
-              "/metrics", file=sys.stderr, flush=True)
-    try:
-        if watcher is not None:
-            watcher.start()
-        s = server.serve()
-    finally:
-        if metrics is not None:
-            metrics.shutdown()
-        if watcher is not None:
-            watcher.stop()
-        for ex in closeable.values():
-            ex.close()
-        if hasattr(factory, "close"):
-            factory.close()  # pilots with no work left are cancelled
-        stores.close()
-    t = s.total
-    print(verdict_table(t.verdicts, t.scores))
-    print(f"served {s.batches} batches: graded {t.graded}, reused {t.reused} identical, "
-          f"quarantined {t.quarantined}, stored {t.stored} new results in {t.elapsed_s:.1f} s"
-          + (f"; {s.failed_batches} batch attempts failed (see the log)"
-             if s.failed_batches else ""))
-    left = [b for b in pipe.spool.batches() if not pipe.spool.busy(b)]  # not another's
-    if left:
-        print(f"NOT FINISHED (database or Slurm unavailable?): batches "
-              f"{', '.join(b.name for b in left)} -- serve again to finish them")
-    return 1 if left else 0
-
-
-def _deadline_watcher(args: argparse.Namespace, ctx: Context, cpus: CpuSet, url: str
-                      ) -> DeadlineWatcher | None:
-    """With a course file and Slurm: the after-deadline pass every --deadline-every
-    seconds, as bulk arrays at the course's priority (local workers would share the
-    serving workers' cores and sandbox slots: there, run ``gradeline deadline``)."""
-    course = ctx.course_file(args)
-    if course is None or not args.deadline_every:
-        return None
-    if not ctx.slurm_available(args):
-        print("serve: no Slurm: the after-deadline phase is not run from serve here; run "
-              "gradeline deadline once the deadline has passed", file=sys.stderr)
-        return None
-    full = ctx.problems(args)
-    bulk = Pipeline(ctx.spool(args), full, open_store=None,
-                    executor=ctx.executor_factory(args, cpus, serving=True, bulk=course.bulk))
-
-    def run_once(now: datetime) -> None:
-        current = ctx.course_file(args)  # a moved deadline or a new extension applies
-        assert current is not None
-        due = [a.name for a in current.ordered() if a.deadline <= now and a.name in full]
-        if not due:
-            return
-        with Store(url) as store:
-            for name in due:
-                d = after_deadline(bulk, current, name, full[name], store, now)
-                if d.graded_now:
-                    print(f"serve: after the deadline of {name}: {d.graded_now} counting "
-                          "submission(s) graded with the full suite", file=sys.stderr,
-                          flush=True)
-
-    return DeadlineWatcher(run_once, args.deadline_every)
-
-
-def cmd_status(args: argparse.Namespace, ctx: Context) -> int:
-    if args.watch or args.once:
-        return lazy("grader.cli.live", "cmd_watch")(args, ctx)
-    spool = ctx.spool(args)
-    course = ctx.course(args)
-    note = ""
-    stored = None
-    try:
-        with ctx.store(start=False) as store:
-            stored = store.status(course)
-    except GradelineError as e:
-        note = f"(database unavailable: {e})"
-    st = course_status(spool, stored)
-    print(f"course {course}, spool {spool.root} {note}")
-    print(state_table(st.counts, STATES))
-    if st.reasons:
-        print("quarantined:")
-        for a, sid, code, msg in st.reasons:
-            print(f"  {a:<12} {sid}: {code}: {msg}")
-    for h in SickReports(spool.root / "pilots").handled():
-        done = "drained" if h.get("drained") else f"NOT drained ({h.get('error')}): ask an admin"
-        print(f"sick node {h['node']}: {done}; {h['reason']} -- its judge errors: "
-              "gradeline regrade --judge-errors")
-    return 0
-
-
-def cmd_results(args: argparse.Namespace, ctx: Context) -> int:
+    ctx.prepare_image(problems={n: problems[n] for n in names})
+    factory = ctx.executor_factory(cpus, bulk=course.bulk)
+    pipe = Pipeline(ctx.spool(), problems, open_store=None, executor=factory)
     with ctx.store() as store:
-        rows = store.current_results(ctx.course(args), args.assignment)
-    if args.format == "csv":
-        print(csv_rows(rows), end="")
-    elif args.format == "junit":
-        print(junit_xml(rows), end="")
-    else:
-        print(json.dumps({st: gradescope(r) for st, r in rows}, indent=2))
+        for n in names:
+            d = after_deadline(pipe, course, n, problems[n], store, now)
+            print(f"{n}: {d.due} student(s) due, {d.graded_before} already fully graded, "
+                  f"{d.graded_now} graded now with the full suite, {d.waiting} waiting "
+                  "for their own deadline")
     return 0
 
 
-def cmd_regrade(args: argparse.Namespace, ctx: Context) -> int:
-    """Regrade what a changed package affects (or, ``--judge-errors``, what ended in a
-    judge error); with a course file both phases apart (visible-phase results with the
-    visible groups, full results with the suite)."""
-    phases = [ctx.problems(args)]
-    if ctx.course_file(args) is not None:
-        phases.insert(0, ctx.problems(args, live=True))
-    if args.assignment is None and not args.judge_errors:
-        raise GradelineError("--assignment: which assignment's package changed?")
-    if args.preview and args.judge_errors:
-        raise GradelineError("--preview shows what a changed package would change; "
-                             "--judge-errors grades the same package again: one or the other")
-    names = [args.assignment] if args.assignment else sorted(phases[0])
-    if names[0] not in phases[0]:
-        raise GradelineError(f"unknown assignment {args.assignment!r}")
-    course = ctx.course_file(args)
-    cpus = ctx.cpus(args.cpus)
-    ctx.prepare_image(problems={n: phases[-1][n] for n in names})
-    factory = ctx.executor_factory(args, cpus, bulk=course.bulk if course else BulkSpec())
-    n, changes, name = 0, [], ctx.course(args)
+def cmd_release(args: argparse.Namespace, ctx: Context) -> int:
+    course = ctx.course_required()
+    course.assignment(args.assignment)
     with ctx.store() as store:
-        for assignment in names:
-            seen: set[str] = set()
-            for problems in phases:
-                problem = problems[assignment]
-                if problem.version in seen:  # every group visible: one phase
-                    continue
-                seen.add(problem.version)
-                pipe = Pipeline(ctx.spool(args), problems, open_store=None, executor=factory)
-                if args.judge_errors:
-                    n += grade_again(pipe, problem, store, store.judge_errors(
-                        name, assignment, problem.version), prefix="je")
-                elif args.preview:
-                    ids = store.outdated(name, assignment, problem.version)
-                    changes += regrade_changes(store.rows(name, assignment=assignment),
-                                               preview(pipe, problem, store, ids))
-                else:
-                    n += regrade(pipe, problem, name, store)
-    if args.preview:
-        return _previewed(ctx.spool(args), args.assignment, phases[-1][args.assignment],
-                          changes)
-    if args.judge_errors:
-        print(f"regraded {n} judge errors of {', '.join(names)}; each judge error is "
-              "replaced by its new result")
-    else:
-        print(f"regraded {n} submissions of {args.assignment}; earlier results kept as "
-              "superseded")
+        store.migrate()
+        at = store.release(course.name, args.assignment, getpass.getuser(),
+                           withdraw=args.withdraw)
+    what = "withdrawn" if args.withdraw else "released"
+    print(f"{args.assignment}: results {what} at {at.astimezone(course.zone).isoformat()}")
     return 0
 
 
-def _previewed(spool: Spool, assignment: str, problem: Problem,
-               changes: list[dict[str, Any]]) -> int:
-    path = preview_path(spool, assignment)
-    path.parent.mkdir(parents=True, exist_ok=True)
-    path.write_text(json.dumps({"assignment": assignment, "new_version": problem.version,
-                                "made": now_iso(), "changes": changes}, indent=1))
-    moved = [c for c in changes if c["changed"]]
-    for c in moved:
-        print(f"{c['student']}\t{c['id']}\t{c['old_verdict']} {c['old_score']:g} -> "
-              f"{c['new_verdict']} {c['new_score']:g}")
-    print(f"a regrade would change {len(moved)} of {len(changes)} submissions of "
-          f"{assignment} (nothing stored; staff page: /a/{assignment}/preview; apply: "
-          f"gradeline regrade --assignment {assignment})", file=sys.stderr)
+def cmd_choose(args: argparse.Namespace, ctx: Context) -> int:
+    course = ctx.course_required()
+    counts = course.assignment(args.assignment).counts
+    with ctx.store() as store:
+        store.migrate()
+        store.choose(course.name, args.assignment, args.student, args.submission,
+                     getpass.getuser())
+    note = "" if counts == "chosen" else \
+        f" (the course counts {counts!r} for it: the choice matters only if that becomes " \
+        "'chosen')"
+    print(f"{args.student}'s chosen submission for {args.assignment}: {args.submission}{note}")
     return 0
 
 
-def live_options(p: argparse.ArgumentParser) -> None:
-    p.add_argument("--window", type=float, default=600.0,
-                   help="seconds of history shown (default %(default)s)")
-    p.add_argument("--refresh", type=int, default=5, help="seconds between refreshes")
+def _course_file_option(sp: argparse.ArgumentParser) -> None:
+    sp.add_argument("--course-file", type=Path, metavar="COURSE_YAML",
+                    help="the course file (default $GRADELINE_COURSE_FILE)")
 
 
 def register(sub: Any) -> None:
-    _register_grading(sub)
-    _register_views(sub)
+    c = sub.add_parser("course", help="check a course file (deadlines, late policy, "
+                                      "extensions, visibility) against its packages")
+    cs = c.add_subparsers(dest="course_command", required=True)
+    ck = cs.add_parser("check", help="read the course file and its roster, load every "
+                                     "package, show each group's visibility")
+    _course_file_option(ck)
+    ck.set_defaults(func=cmd_course_check)
 
+    g = sub.add_parser("grades", help="final grades with the course's policy applied: a "
+                                      "sheet per assignment, the course, Canvas and Moodle")
+    g.add_argument("assignment", nargs="?", help="one assignment (default: all of them, "
+                                                 "with the course sheet and LMS files)")
+    _course_file_option(g)
+    g.add_argument("--out", default="grades", help="directory for the sheets (default "
+                                                   "%(default)s)")
+    g.set_defaults(func=cmd_grades)
 
-def _register_grading(sub: Any) -> None:
-    """Hand-in and grading: submit, run (a batch), serve (continuously)."""
-    s = sub.add_parser("submit", help="put a submission into the spool (atomically)")
-    s.add_argument("assignment")
-    s.add_argument("student")
-    s.add_argument("path", help="source file, directory or archive")
-    s.add_argument("--submitted-at", metavar="TIME",
-                   help="when the student handed it in, with an offset (an LMS export's "
-                        "time; default: now): what deadlines are compared with")
-    spool_options(s)
-    s.set_defaults(func=cmd_submit)
+    d = sub.add_parser("deadline", help="after the deadline: grade each student's counting "
+                                        "submission with the full suite, at bulk priority")
+    d.add_argument("assignment", nargs="?", help="one assignment (default: every one past "
+                                                 "its deadline)")
+    d.add_argument("--now", metavar="TIME", help="take this as the time (default: now)")
+    spool_options(d)
+    d.add_argument("--cpus", help="CPUs for local grading (no Slurm)")
+    d.add_argument("--executor", choices=["auto", "local", "slurm"])
+    d.add_argument("--cpus-per-task", type=int, default=1)
+    d.add_argument("--shard-size", type=int)
+    d.add_argument("--throttle", type=int)
+    d.add_argument("--partition")
+    d.add_argument("--retries", type=int, default=2)
+    d.set_defaults(func=cmd_deadline)
 
-    r = sub.add_parser("run", help="grade everything in the spool and store the results")
-    spool_options(r)
-    r.add_argument("--cpus", help="CPUs to use, one worker each (default: all allowed)")
-    r.add_argument("--batch-size", type=int, help="claim at most this many new submissions")
-    r.add_argument("--executor", choices=["auto", "local", "slurm"],
-                   help="auto (default): Slurm when a controller answers, else local")
-    r.add_argument("--cpus-per-task", type=int, default=1, help="whole cores per array task")
-    r.add_argument("--shard-size", type=int, help="submissions per array task, or per pilot "
-                                                   "ticket (default: from the batch size)")
-    r.add_argument("--throttle", type=int, help="at most this many array tasks at once (%%T)")
-    r.add_argument("--partition", help="Slurm partition")
-    r.add_argument("--stage", choices=["all", "intake", "grade", "ingest"], default="all",
-                   help="one workflow stage (the Snakefile's rules); default all of them")
-    r.add_argument("--batch", help="the batch of --stage grade/ingest")
-    r.add_argument("--batch-file", help="--stage intake: also write the batch name here")
-    r.add_argument("--no-dedupe", action="store_true",
-                   help="grade identical submissions again (for measurements)")
-    r.add_argument("--retries", type=int, default=2,
-                   help="resubmissions of unfinished shards before they are recorded as JE")
-    dispatch_options(r)
-    r.set_defaults(func=cmd_run)
+    r = sub.add_parser("release", help="publish an assignment's results beyond its "
+                                       "visible groups")
+    r.add_argument("assignment")
+    r.add_argument("--withdraw", action="store_true", help="take a release back")
+    _course_file_option(r)
+    r.set_defaults(func=cmd_release)
 
-    sv = sub.add_parser("serve", help="grade continuously as submissions arrive "
-                                      "(SIGTERM drains and stops)")
-    spool_options(sv)
-    sv.add_argument("--cpus", help="CPUs to use (local executor), one worker each")
-    sv.add_argument("--executor", choices=["auto", "local", "slurm"],
-                    help="auto (default): Slurm when a controller answers, else local")
-    sv.add_argument("--batch-max", type=int, default=SERVE.batch_max,
-                    help="submissions per micro-batch at most (default %(default)s)")
-    sv.add_argument("--in-flight", type=int, default=SERVE.in_flight,
-                    help="batches in flight at once at most (default %(default)s)")
-    sv.add_argument("--submit-interval", type=float,
-                    help=f"seconds between two new batches at least (default "
-                         f"{SERVE.submit_interval_s}; {ARRAYS_SUBMIT_INTERVAL_S} with "
-                         f"--dispatch arrays)")
-    sv.add_argument("--per-student", type=int, default=SERVE.per_student,
-                    help="submissions of one student per batch at most; 0: no cap "
-                         "(default %(default)s)")
-    sv.add_argument("--exit-when-idle", action="store_true",
-                    help="stop once nothing waits and nothing is in flight")
-    sv.add_argument("--report", type=float, default=SERVE.report_s,
-                    help="seconds between progress lines (0: none; default %(default)s)")
-    dispatch_options(sv)
-    sv.add_argument("--cpus-per-task", type=int, default=1,
-                    help="--dispatch arrays: whole cores per array task")
-    sv.add_argument("--shard-size", type=int, help="--dispatch arrays: submissions per task")
-    sv.add_argument("--throttle", type=int, help="at most this many array tasks at once")
-    sv.add_argument("--partition", help="Slurm partition")
-    sv.add_argument("--retries", type=int, default=2,
-                    help="resubmissions of unfinished shards before they are recorded as JE")
-    sv.add_argument("--no-dedupe", action="store_true",
-                    help="grade identical submissions again (for measurements)")
-    sv.add_argument("--metrics-port", type=int, default=0, metavar="PORT",
-                    help="answer Prometheus scrapes on PORT (/metrics; default: off)")
-    sv.add_argument("--metrics-host", default="127.0.0.1",
-                    help="address for --metrics-port (default %(default)s)")
-    sv.add_argument("--deadline-every", type=float, default=60.0, metavar="SECONDS",
-                    help="with a course file, on Slurm: run the after-deadline phase this "
-                         "often (0: never; default %(default)s)")
-    sv.set_defaults(func=cmd_serve)
-
-
-def _register_views(sub: Any) -> None:
-    """What staff look at and do afterwards: status, the live page, results, regrades."""
-    st = sub.add_parser("status", help="per assignment: new, claimed, graded, quarantined; "
-                                       "--watch: the live view in the terminal")
-    spool_options(st)
-    live_options(st)
-    st.add_argument("--watch", action="store_true",
-                    help="backlog, throughput, latency, verdicts, nodes, failures; refreshed")
-    st.add_argument("--once", action="store_true", help="the --watch view once")
-    st.set_defaults(func=cmd_status)
-
-    w = sub.add_parser("web", help="the live page and, with a course file, the staff pages "
-                                   "and students' own pages (read-only HTTP)")
-    spool_options(w)
-    live_options(w)
-    w.add_argument("--host", default="127.0.0.1",
-                   help="address to listen on (default %(default)s: this machine only)")
-    w.add_argument("--port", type=int, default=8470)
-    w.set_defaults(func=lazy("grader.cli.live", "cmd_web"))
-
-    rs = sub.add_parser("results", help="export the current results of an assignment")
-    spool_options(rs)
-    rs.add_argument("--assignment", required=True)
-    rs.add_argument("--format", choices=["csv", "gradescope", "junit"], default="csv")
-    rs.set_defaults(func=cmd_results)
-
-    rg = sub.add_parser("regrade", help="regrade what a changed assignment package affects")
-    spool_options(rg)
-    rg.add_argument("--assignment", help="the assignment whose package changed (with "
-                                          "--judge-errors: default every one)")
-    rg.add_argument("--judge-errors", action="store_true",
-                    help="grade again what ended in a judge error (our fault: a node's "
-                         "runtime, the database), with the same package")
-    rg.add_argument("--cpus", help="CPUs for local grading (no Slurm)")
-    rg.add_argument("--preview", action="store_true",
-                    help="grade with the changed package but store nothing: print (and "
-                         "show on the staff page) which verdicts and scores would change")
-    rg.add_argument("--executor", choices=["auto", "local", "slurm"],
-                    help="Slurm (at the course's bulk priority) when a controller answers")
-    rg.add_argument("--cpus-per-task", type=int, default=1)
-    rg.add_argument("--shard-size", type=int)
-    rg.add_argument("--throttle", type=int)
-    rg.add_argument("--partition")
-    rg.add_argument("--retries", type=int, default=2)
-    rg.set_defaults(func=cmd_regrade)
+    c = sub.add_parser("choose", help="record the submission a student chose to count "
+                                      "(assignments whose course rule is 'chosen')")
+    c.add_argument("assignment")
+    c.add_argument("student")
+    c.add_argument("submission", help="its spool id (gradeline submit prints it)")
+    _course_file_option(c)
+    c.set_defaults(func=cmd_choose)

@@ -14,10 +14,11 @@ from pathlib import Path
 from typing import Any
 
 from grader.adapters import desk as transport
-from grader.cli.common import Context, spool_options
+from grader.cli.common import spool_options
+from grader.compose.context import Context
 from grader.core.errors import GradelineError
 from grader.core.signing import check
-from grader.pipeline.desk import Desk, desk_key
+from grader.views.desk import Desk, desk_key
 
 CUT = 400  # characters of a failed test's input, answer and output on a terminal
 
@@ -29,16 +30,15 @@ def socket_path(args: argparse.Namespace, ctx: Context) -> Path:
 
 
 def cmd_desk(args: argparse.Namespace, ctx: Context) -> int:
-    course = ctx.course_required(args, " (the desk shows what it allows)")
+    course = ctx.course_required(" (the desk shows what it allows)")
     path = socket_path(args, ctx)
-    url = ctx.db_url()
     with ctx.store() as store:
         store.migrate()
     key = desk_key(ctx.state_dir / "desk.key")
     if args.link_minutes <= 0:
         raise GradelineError("--link-minutes: give a positive number of minutes")
-    desk = Desk(course, ctx.spool(args), url, ctx.problems(args), key, page_url=args.page_url,
-                link_ttl=timedelta(minutes=args.link_minutes))
+    desk = Desk(course, ctx.spool(), ctx.reads(), ctx.problems(), key,
+                page_url=args.page_url, link_ttl=timedelta(minutes=args.link_minutes))
     server = transport.listen(path, desk.handle)
     signal.signal(signal.SIGTERM, lambda *_: sys.exit(0))
     print(f"gradeline desk for course {course.name} on {path}; students run:\n"

@@ -14,7 +14,8 @@ from typing import Any
 
 from grader.adapters import dropbox
 from grader.adapters.dropbox import Dropped
-from grader.cli.common import Context, spool_options
+from grader.cli.common import spool_options
+from grader.compose.context import Context
 
 
 def cmd_dropbox(args: argparse.Namespace, ctx: Context) -> int:
@@ -24,8 +25,8 @@ def cmd_dropbox(args: argparse.Namespace, ctx: Context) -> int:
         print(f"{box}: mode {mode:o}; students hand in with: gradeline drop {box} "
               "ASSIGNMENT FILE")
         return 0
-    spool = ctx.spool(args)
-    course = ctx.course(args)
+    spool = ctx.spool()
+    course = ctx.course()
     taken = refused = 0
     with tempfile.TemporaryDirectory(prefix="gradeline-drops-") as staging:
         for d in dropbox.collect(box, Path(staging)):

@@ -8,8 +8,8 @@ from pathlib import Path
 
 from analysis.experiment import write_report
 from grader.adapters.browser import render_check
-from grader.cli.common import Context
 from grader.cli.format import Progress
+from grader.compose.context import Context
 from grader.core.errors import GradelineError
 from grader.measure import experiment as ex
 from grader.measure import persist, schema

@@ -10,8 +10,8 @@ from pathlib import Path
 from typing import Any
 
 from grader.adapters.spool import Spool
-from grader.cli.common import Context
 from grader.cli.format import result_table, verdict_table
+from grader.compose.context import Context
 from grader.core.errors import ConfigError, SubmissionError
 from grader.core.export import csv_rows, gradescope, junit_xml
 from grader.core.jobs import GradingJob, JudgeFault

@@ -16,7 +16,7 @@ from grader.adapters.sandbox.assignment_image import (
     build_assignment_image,
     image_autograder,
 )
-from grader.cli.common import Context
+from grader.compose.context import Context
 from grader.core.errors import ConfigError
 from grader.examples import all_example_dirs
 from grader.formats.gradescope.autograder import Autograder

@@ -15,16 +15,16 @@ import uvicorn
 from grader.adapters import web
 from grader.adapters.scheduler.accounting import Usage
 from grader.adapters.store.postgres import Store
-from grader.cli.common import Context
+from grader.compose.context import Context
 from grader.core.errors import GradelineError
-from grader.measure.live import Snapshot, snapshot, text
-from grader.pipeline.desk import Desk, desk_key
-from grader.pipeline.pages import StaffPages
+from grader.views.desk import Desk, desk_key
+from grader.views.live import Snapshot, snapshot, text
+from grader.views.staff import StaffPages
 
 
 def provider(args: argparse.Namespace, ctx: Context) -> web.Provider:
     """Reads the store and the spool afresh at each call (survives database restarts)."""
-    spool, course = ctx.spool(args), ctx.course(args)
+    spool, course = ctx.spool(), ctx.course()
     url = ctx.db_url()
 
     def current() -> Mapping[str, Any]:
@@ -46,18 +46,18 @@ def provider(args: argparse.Namespace, ctx: Context) -> web.Provider:
 def cmd_web(args: argparse.Namespace, ctx: Context) -> int:
     """The live page; with a course file also the staff pages and students' own pages
     (their links come from the desk, signed with the same key)."""
-    course = ctx.course_file(args)
+    course = ctx.course_file()
     staff = students = None
     if course is not None:
-        problems = ctx.problems(args)
-        staff = StaffPages(course, ctx.spool(args), ctx.db_url(), problems,
+        problems = ctx.problems()
+        staff = StaffPages(course, ctx.spool(), ctx.reads(), problems,
                            usage=_usage(ctx, course.slurm.account))
         key = desk_key(ctx.state_dir / "desk.key")
-        students = Desk(course, ctx.spool(args), ctx.db_url(), problems, key).page_for
+        students = Desk(course, ctx.spool(), ctx.reads(), problems, key).page_for
     app = web.app(provider(args, ctx), refresh_s=args.refresh, staff=staff,
                   students=students)
     what = "live and staff pages" if staff else "live page"
-    print(f"gradeline {what} for course {ctx.course(args)}: http://{args.host}:{args.port}/",
+    print(f"gradeline {what} for course {ctx.course()}: http://{args.host}:{args.port}/",
           file=sys.stderr, flush=True)
     uvicorn.run(app, host=args.host, port=args.port, log_level="warning")
     return 0

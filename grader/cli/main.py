@@ -26,16 +26,19 @@ from grader.cli import (
     desk,
     dropbox,
     experiment,
-    grades,
     grading,
     measure,
     plan,
+    serving,
     similarity,
+    status,
     stopping,
     trace,
 )
 from grader.cli import help as help_text
-from grader.cli.common import Context
+from grader.cli.common import options_from
+from grader.cli.format import Progress
+from grader.compose.context import Context
 from grader.core.errors import GradelineError
 from grader.settings import load
 
@@ -50,7 +53,7 @@ def build_parser() -> argparse.ArgumentParser:
                    help="images and scratch space (default: $GRADELINE_STATE_DIR, or "
                         "/var/lib/gradeline as root)")
     sub = p.add_subparsers(dest="command", required=True)
-    for group in (grading, course, grades, similarity, dropbox, desk, admin, measure,
+    for group in (grading, serving, status, course, similarity, dropbox, desk, admin, measure,
                   experiment, trace, plan):
         group.register(sub)
     help_text.finish(p)
@@ -120,7 +123,8 @@ def _run(args: argparse.Namespace) -> int:
     with _errors(args.verbose):
         settings = load()
         faults.arm(settings.fault, settings.fault_dir)
-        ctx = Context(settings, args.state_dir or settings.state_dir)
+        ctx = Context(settings, args.state_dir or settings.state_dir, options_from(args),
+                      progress=Progress)
         if not getattr(args, "reports_only", False):  # check-env reports it instead
             ctx.refuse_shared_state()
         status = int(args.func(args, ctx))

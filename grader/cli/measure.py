@@ -15,7 +15,8 @@ from grader.adapters.metrics.cachegrind import Cachegrind
 from grader.adapters.resctrl import Resctrl
 from grader.adapters.scheduler.base import SchedulerError
 from grader.adapters.scheduler.slurm import SlurmCLI
-from grader.cli.common import Context, lazy
+from grader.cli.common import lazy
+from grader.compose.context import Context
 from grader.core.errors import GradelineError
 from grader.cpuset import CpuSet
 

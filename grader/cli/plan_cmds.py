@@ -8,7 +8,7 @@ from datetime import datetime
 from pathlib import Path
 from typing import Any
 
-from grader.cli.common import Context
+from grader.compose.context import Context
 from grader.core.errors import GradelineError
 from grader.planning import demands as dm
 from grader.planning import simulate as sim
@@ -22,11 +22,11 @@ def cmd_demands(args: argparse.Namespace, ctx: Context) -> int:
     except ValueError as e:
         raise GradelineError(f"--since: {e}") from e
     with ctx.store() as store:
-        rows = store.finished(ctx.course(args), since)
+        rows = store.finished(ctx.course(), since)
     try:
         d = dm.demands_from(rows)
     except ValueError as e:
-        raise GradelineError(f"course {ctx.course(args)!r}: {e}") from e
+        raise GradelineError(f"course {ctx.course()!r}: {e}") from e
     out = dm.to_json(d)
     if args.against:
         batch = dm.load_demands(args.against)

@@ -14,7 +14,7 @@ from analysis import capacity
 from analysis import partition as pa
 from analysis import tables as ca
 from grader.adapters.browser import render_check
-from grader.cli.common import Context
+from grader.compose.context import Context
 from grader.core.errors import GradelineError
 from grader.planning.demands import load_demands
 from grader.planning.queueing import model_curves, mva_curves

@@ -8,16 +8,17 @@ import sys
 from typing import Any
 
 from grader.adapters import jplag
-from grader.cli.common import Context, spool_options
+from grader.cli.common import spool_options
+from grader.compose.context import Context
 from grader.core.errors import GradelineError
 from grader.course.similarity import DEFAULT_THRESHOLD
 from grader.pipeline.similarity import Runner, make_report, slurm_runner
 
 
 def cmd_similarity(args: argparse.Namespace, ctx: Context) -> int:
-    course = ctx.course_required(args, " (the report compares counting submissions)")
+    course = ctx.course_required(" (the report compares counting submissions)")
     course.assignment(args.assignment)
-    problem = ctx.problems(args)[args.assignment]
+    problem = ctx.problems()[args.assignment]
     lib = jplag.ensure(ctx.state_dir)
     runner: Runner = jplag.run
     sched = None if args.executor == "local" else ctx.scheduler()
@@ -29,7 +30,7 @@ def cmd_similarity(args: argparse.Namespace, ctx: Context) -> int:
     elif args.executor == "slurm":
         raise GradelineError("--executor slurm: no Slurm controller answers")
     with ctx.store() as store:
-        report = make_report(course, args.assignment, problem, ctx.spool(args), store, lib,
+        report = make_report(course, args.assignment, problem, ctx.spool(), store, lib,
                              runner, threshold=args.threshold, min_tokens=args.min_tokens)
     for p in report["pairs"]:
         print(f"{p['similarity']:.2f}\t{p['a']}\t{p['b']}\t{p['language']}")

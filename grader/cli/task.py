@@ -17,7 +17,7 @@ from pathlib import Path
 
 from grader import faults
 from grader.adapters.metrics import source_named
-from grader.cli.wiring import worker_spec
+from grader.compose.worker import worker_spec
 from grader.core.errors import GradelineError
 from grader.cpuset import CpuSet
 from grader.pipeline.slurm.node.null import null_grading

@@ -13,7 +13,7 @@ from typing import Any
 
 from analysis.responses import write_report
 from grader.adapters.browser import render_check
-from grader.cli.common import Context
+from grader.compose.context import Context
 from grader.core.errors import GradelineError
 from grader.core.finished import Finished
 from grader.planning import trace as tr
@@ -73,15 +73,15 @@ def _since(args: argparse.Namespace) -> datetime | None:
 
 def _finished(args: argparse.Namespace, ctx: Context) -> list[Finished]:
     with ctx.store() as store:
-        rows = store.finished(ctx.course(args), _since(args))
+        rows = store.finished(ctx.course(), _since(args))
     if not rows:
-        raise GradelineError(f"course {ctx.course(args)!r} has no finished submissions"
+        raise GradelineError(f"course {ctx.course()!r} has no finished submissions"
                              + (f" since {args.since}" if args.since else ""))
     return rows
 
 
 def cmd_capture(args: argparse.Namespace, ctx: Context) -> int:
-    spool = ctx.spool(args)
+    spool = ctx.spool()
     out = Path(args.out)
 
     def ref(r: Finished) -> str:
@@ -95,7 +95,7 @@ def cmd_capture(args: argparse.Namespace, ctx: Context) -> int:
 
 
 def cmd_swf(args: argparse.Namespace, ctx: Context) -> int:
-    text = tr.swf(_finished(args, ctx), note=f"gradeline course {ctx.course(args)}")
+    text = tr.swf(_finished(args, ctx), note=f"gradeline course {ctx.course()}")
     Path(args.out).write_text(text)
     print(f"wrote {text.count(chr(10)) - 6} jobs to {args.out}")
     return 0
@@ -107,7 +107,7 @@ def cmd_replay(args: argparse.Namespace, ctx: Context) -> int:
         rows = tr.read_csv(path.read_text())
     except (OSError, ValueError) as e:
         raise GradelineError(f"{path}: {e}") from e
-    spool, course = ctx.spool(args), ctx.course(args)
+    spool, course = ctx.spool(), ctx.course()
     if args.mode == "closed":
         r = replay_closed(spool, rows, path.parent, course, compression=args.compression,
                           timeout_s=args.timeout)
@@ -142,7 +142,7 @@ def cmd_analyse(args: argparse.Namespace, ctx: Context) -> int:
               f"{c.response_law:.2f} s (N={c.students}, Z={c.think_s:g} s, "
               f"X={c.throughput:.3f}/s): difference {c.error:.1%}")
     if args.report:
-        runs = {ctx.course(args): d}
+        runs = {ctx.course(): d}
         for extra in args.add or []:
             runs[Path(extra).stem] = json.loads(Path(extra).read_text())
         page = write_report(runs, Path(args.report))

@@ -15,6 +15,7 @@ from grader.core.record import SubmissionRecord
 from grader.core.result import SubmissionResult
 from grader.core.samples import ShardSample
 from grader.course.policy import Attempt
+from grader.course.staffview import Row
 
 
 class ResultStore(Protocol):
@@ -44,6 +45,19 @@ class ResultStore(Protocol):
 
     def status(self, course: str) -> list[tuple[str, str, int]]:
         """(assignment, verdict or state, count) rows."""
+        ...
+
+    def attempts(self, course: str) -> list[Attempt]:
+        """Every graded submission with its visible-phase and full-suite scores."""
+        ...
+
+
+class CourseRows(Protocol):
+    """What a similarity report reads to pick each student's submission."""
+
+    def rows(self, course: str, *, assignment: str | None = None,
+             student: str | None = None) -> list[Row]:
+        """Every submission of a course (or an assignment), oldest first."""
         ...
 
     def attempts(self, course: str) -> list[Attempt]:

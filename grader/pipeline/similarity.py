@@ -22,27 +22,22 @@ from typing import Any
 from grader.adapters import jplag
 from grader.adapters.scheduler.base import Scheduler, SchedulerError
 from grader.adapters.scheduler.script import ArrayRequest, array_script
-from grader.adapters.spool import Entry, Spool
-from grader.adapters.store.postgres import Store
-from grader.core.errors import GradelineError
+from grader.adapters.spool import Entry, Spool, similarity_dir
 from grader.core.jobs import now_iso
 from grader.course.load import Course
 from grader.course.policy import grade_course
-from grader.course.similarity import flagged, side_by_side
+from grader.course.similarity import flagged
 from grader.course.spec import BulkSpec
 from grader.formats.problem import Problem
 from grader.pipeline.intake import Rejected, prepare
+from grader.pipeline.ports import CourseRows
 
 log = logging.getLogger(__name__)
 #: runs one checker command (argv), writing its log to the path; raises on failure
 Runner = Callable[[list[str], Path], None]
 
 
-def report_dir(spool: Spool, assignment: str) -> Path:
-    return spool.root / "similarity" / assignment
-
-
-def chosen(course: Course, assignment: str, store: Store) -> dict[str, str]:
+def chosen(course: Course, assignment: str, store: CourseRows) -> dict[str, str]:
     """student -> the spool id compared: the counting submission, else the latest."""
     rows = [r for r in store.rows(course.name, assignment=assignment)
             if r.state != "quarantined"]
@@ -119,10 +114,10 @@ def slurm_runner(sched: Scheduler, bulk: BulkSpec, name: str, timeout_s: float =
 
 
 def make_report(course: Course, assignment: str, problem: Problem, spool: Spool,
-                store: Store, lib: Path, runner: Runner, *, threshold: float,
+                store: CourseRows, lib: Path, runner: Runner, *, threshold: float,
                 min_tokens: int) -> dict[str, Any]:
     """Compare, keep the pairs at or above ``threshold``, write ``report.json``."""
-    work = report_dir(spool, assignment)
+    work = similarity_dir(spool, assignment)
     picks = chosen(course, assignment, store)
     counts, skipped = stage(spool, problem, picks, work / "work",
                             course.assignments[assignment].starter)
@@ -147,29 +142,3 @@ def make_report(course: Course, assignment: str, problem: Problem, spool: Spool,
               "skipped": skipped, "pairs": pairs}
     (work / "report.json").write_text(json.dumps(report, indent=1))
     return report
-
-
-def read_report(spool: Spool, assignment: str) -> dict[str, Any] | None:
-    try:
-        data = json.loads((report_dir(spool, assignment) / "report.json").read_text())
-    except (OSError, ValueError):
-        return None
-    return data if isinstance(data, dict) else None
-
-
-def pair_view(spool: Spool, assignment: str, index: int) -> dict[str, Any] | None:
-    """Pair ``index`` of the report side by side (None: no such pair)."""
-    report = read_report(spool, assignment)
-    if report is None or not 0 <= index < len(report["pairs"]):
-        return None
-    p = report["pairs"][index]
-    subs = report_dir(spool, assignment) / "work" / p["language"] / "subs"
-
-    def files(student: str) -> dict[str, str]:
-        root = subs / student
-        if not root.is_dir():
-            raise GradelineError(f"{root}: gone (run the report again)")
-        return {str(f.relative_to(root)): f.read_text(errors="replace")
-                for f in sorted(root.rglob("*")) if f.is_file()}
-
-    return side_by_side(p, files(p["a"]), files(p["b"]))

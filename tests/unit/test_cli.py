@@ -3,7 +3,7 @@ import json
 import pytest
 
 from grader.cli import main as cli
-from grader.cli.common import Context
+from grader.compose.context import Context
 from grader.core.jobs import JudgeFault, Outcome
 from grader.core.verdict import Verdict
 from grader.cpuset import CpuSet

@@ -1,11 +1,11 @@
 """The Prometheus text of a serve state (``adapters.prometheus``) and the stamp
-intervals it is made of (``pipeline.observe.stages``)."""
+intervals it is made of (``views.observe.stages``)."""
 
 from __future__ import annotations
 
 from grader.adapters.prometheus import ServeState, exposition
 from grader.core.finished import Finished
-from grader.pipeline.observe import stages
+from grader.views.observe import stages
 
 
 def test_the_state_is_rendered_with_counters_gauges_and_cumulative_buckets() -> None:

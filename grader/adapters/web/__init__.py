@@ -31,7 +31,7 @@ from grader.adapters.web import pages
 from grader.adapters.web.live import page
 from grader.core.errors import RefusedError
 
-#: Returns the current snapshot (``measure.live.Snapshot.to_dict()``).
+#: Returns the current snapshot (``views.live.Snapshot.to_dict()``).
 Provider = Callable[[], Mapping[str, Any]]
 #: A student link's token -> that student's view; :raises RefusedError:
 StudentSource = Callable[[str], Mapping[str, Any]]

@@ -10,13 +10,13 @@ from typing import Any
 
 from grader.adapters.scheduler.accounting import Usage
 from grader.adapters.spool import Spool
-from grader.adapters.store.postgres import Store
 from grader.core.errors import GradelineError
 from grader.course.load import Course
 from grader.course.policy import Grade, grade_course
 from grader.course.staffview import assignment_table, student_history, submission_page
 from grader.formats.problem import Problem
-from grader.pipeline.similarity import pair_view, read_report
+from grader.views.ports import CourseReads, ReadsOpener
+from grader.views.similarity import pair_view, read_report
 
 
 def preview_path(spool: Spool, assignment: str) -> Path:
@@ -27,29 +27,29 @@ def preview_path(spool: Spool, assignment: str) -> Path:
 class StaffPages:
     """The ``adapters.web.StaffSource`` of one course (a database read per call)."""
 
-    def __init__(self, course: Course, spool: Spool, db_url: str,
+    def __init__(self, course: Course, spool: Spool, store: ReadsOpener,
                  problems: Mapping[str, Problem],
                  usage: Callable[[str], Sequence[Usage]] | None = None) -> None:
-        self.course, self.spool, self.db_url = course, spool, db_url
+        self.course, self.spool, self.store = course, spool, store
         self._usage = usage  # the accounting database, where the course has an account
         self.max_points = {n: p.max_score for n, p in problems.items()}
 
     def assignments(self) -> list[str]:
         return [a.name for a in self.course.ordered()]
 
-    def _grades(self, store: Store) -> list[Grade]:
+    def _grades(self, store: CourseReads) -> list[Grade]:
         return grade_course(self.course, store.attempts(self.course.name), self.max_points)
 
     def assignment(self, name: str) -> list[dict[str, Any]] | None:
         if name not in self.course.assignments:
             return None
-        with Store(self.db_url) as store:
+        with self.store() as store:
             rows = store.rows(self.course.name, assignment=name)
             grades = self._grades(store)
         return assignment_table(self.course, name, rows, grades)
 
     def student(self, name: str) -> list[dict[str, Any]] | None:
-        with Store(self.db_url) as store:
+        with self.store() as store:
             rows = store.rows(self.course.name, student=name)
             if not rows and name not in self.course.students:
                 return None
@@ -57,7 +57,7 @@ class StaffPages:
         return student_history(self.course, name, rows, grades)
 
     def submission(self, spool_id: str) -> dict[str, Any] | None:
-        with Store(self.db_url) as store:
+        with self.store() as store:
             d = store.detail(self.course.name, spool_id)
         if d is None:
             return None

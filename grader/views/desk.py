@@ -23,13 +23,13 @@ from typing import Any
 from grader.adapters.desk import Peer
 from grader.adapters.dropbox import MAX_BYTES
 from grader.adapters.spool import Spool
-from grader.adapters.store.postgres import Store
 from grader.core.errors import ConfigError, GradelineError, RefusedError
 from grader.core.signing import KEY_BYTES, open_token, signed, token
 from grader.core.textfile import head
 from grader.course.load import Course
 from grader.course.studentview import SHOWN_BYTES, student_view
 from grader.formats.problem import Problem
+from grader.views.ports import ReadsOpener
 
 log = logging.getLogger(__name__)
 FILE_NAME = re.compile(r"^[A-Za-z0-9_][A-Za-z0-9_.+-]{0,99}$")
@@ -65,11 +65,11 @@ def case_data(problems: Mapping[str, Problem]) -> Callable[[str, str], tuple[str
 class Desk:
     """Answers one student's request (see the module docstring)."""
 
-    def __init__(self, course: Course, spool: Spool, db_url: str,
+    def __init__(self, course: Course, spool: Spool, store: ReadsOpener,
                  problems: Mapping[str, Problem], key: bytes, *,
                  page_url: str | None = None, link_ttl: timedelta = LINK_TTL,
                  clock: Callable[[], datetime] = lambda: datetime.now(UTC)) -> None:
-        self.course, self.spool, self.db_url, self.key = course, spool, db_url, key
+        self.course, self.spool, self.store, self.key = course, spool, store, key
         self.page_url, self.link_ttl, self.clock = page_url, link_ttl, clock
         self.case_data = case_data(problems)
 
@@ -125,7 +125,7 @@ class Desk:
             "size": len(data), "sha256": hashlib.sha256(data).hexdigest(),
             "deadline": due.isoformat(), "late": when > due})
         try:
-            with Store(self.db_url) as store:
+            with self.store() as store:
                 store.add_receipt(receipt)
         except GradelineError as e:  # the spool has it: nothing is lost, only listed later
             log.warning("receipt %s not stored: %s", entry.id, e)
@@ -134,7 +134,7 @@ class Desk:
     def view(self, student: str, assignment: object = None) -> dict[str, Any]:
         """The student's own page as data (one assignment, or all)."""
         only = None if assignment is None else self._assignment(assignment)
-        with Store(self.db_url) as store:
+        with self.store() as store:
             mine = store.student_submissions(self.course.name, student)
             released = {a: store.released(self.course.name, a)
                         for a in self.course.assignments}
@@ -174,7 +174,7 @@ class Desk:
         due = self.course.deadline(student, assignment)
         if self.clock() > due:
             raise RefusedError(f"the choice for {assignment} closed at {due.isoformat()}")
-        with Store(self.db_url) as store:
+        with self.store() as store:
             store.choose(self.course.name, assignment, student, str(req.get("submission")),
                          by=student)
         return {"chosen": req.get("submission")}

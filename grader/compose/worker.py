@@ -1,5 +1,6 @@
-"""Settings -> adapter configurations, for both entry points (``main`` and the
-array-task ``task``). Imports nothing of the database, so ``task`` stays lean."""
+"""Settings -> the sandbox and a worker's configuration, for both entry points (``main``
+and the array task's ``task``). Imports nothing of the database, so an array task
+stays lean."""
 
 from __future__ import annotations
 

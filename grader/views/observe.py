@@ -11,11 +11,10 @@ import time
 from datetime import UTC, datetime, timedelta
 
 from grader.adapters.prometheus import ServeState
-from grader.adapters.store.postgres import Store
+from grader.adapters.spool import Spool
 from grader.core.errors import GradelineError
 from grader.core.finished import Finished
-from grader.pipeline.serve import Server
-from grader.pipeline.slurm.submit.pool import PilotPool
+from grader.views.ports import Pilots, ReadsOpener, RunningServer
 
 log = logging.getLogger(__name__)
 
@@ -37,9 +36,10 @@ def stages(rows: list[Finished]) -> dict[str, list[float]]:
 class Observer:
     """``ServeState`` of one server (its ``state`` is the collector's source)."""
 
-    def __init__(self, server: Server, course: str, db_url: str,
-                 pool: PilotPool | None = None, cache_s: float = 5.0) -> None:
-        self.server, self.course, self.db_url, self.pool = server, course, db_url, pool
+    def __init__(self, server: RunningServer, spool: Spool, course: str,
+                 store: ReadsOpener, pool: Pilots | None = None, cache_s: float = 5.0) -> None:
+        self.server, self.spool, self.course = server, spool, course
+        self.store, self.pool = store, pool
         self.since = datetime.now(UTC)
         self.cache_s = cache_s
         self._lock = threading.Lock()
@@ -50,7 +50,7 @@ class Observer:
         with self._lock:
             if time.monotonic() - self._read_at >= self.cache_s:
                 try:
-                    with Store(self.db_url) as store:  # arrived in the last day,
+                    with self.store() as store:  # arrived in the last day,
                         rows = store.finished(self.course, self.since - timedelta(days=1))
                     cut = self.since.timestamp()  # stored by this server
                     self._stages = stages([r for r in rows if r.stored and r.stored >= cut])
@@ -60,7 +60,7 @@ class Observer:
             return self._stages
 
     def state(self) -> ServeState:
-        spool = self.server.pipe.spool
+        spool = self.spool
         serve, total = self.server.totals()
         return ServeState(
             backlog=len(spool.new_entries()), in_flight_batches=self.server.in_flight,

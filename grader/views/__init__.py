@@ -1,0 +1,7 @@
+"""The read side: what gradeline answers people, shared by every front end (the
+student desk, ``gradeline web``, the LTI launch pages, the Open OnDemand app):
+``desk`` (a student's hand-in, own results and links), ``staff`` (the staff pages'
+data), ``status`` (where a course's submissions are), ``live`` (the snapshot staff
+watch at a deadline) and ``observe`` (what a running server reports to Prometheus).
+They read the store through ``views.ports`` (never a concrete adapter: the
+composition hands one in) and never import the write path (``pipeline``)."""

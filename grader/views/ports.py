@@ -1,0 +1,95 @@
+"""What the read side asks of the results store: the queries of the desk, the staff
+pages and the server's metrics, and the two writes a student's request makes (a
+receipt, a choice). ``adapters.store.postgres.Store`` provides them; the composition
+(``grader.compose``) hands the views an opener, so no view names a concrete store."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from contextlib import AbstractContextManager
+from datetime import datetime
+from typing import Any, Protocol
+
+from grader.core.finished import Finished
+from grader.course.policy import Attempt
+from grader.course.staffview import Detail, Row
+from grader.course.studentview import Submitted
+
+
+class CourseReads(Protocol):
+    """The store as the views use it (one connection, opened per request)."""
+
+    def attempts(self, course: str) -> list[Attempt]:
+        """Every attempt with both phases' scores and the student's choice."""
+        ...
+
+    def released(self, course: str, assignment: str) -> datetime | None:
+        """When staff released an assignment's full results (None: not yet)."""
+        ...
+
+    def student_submissions(self, course: str, student: str) -> list[Submitted]:
+        """One student's submissions with their results and receipts."""
+        ...
+
+    def rows(self, course: str, *, assignment: str | None = None,
+             student: str | None = None) -> list[Row]:
+        """Every submission of a course, an assignment or a student, current verdicts."""
+        ...
+
+    def detail(self, course: str, spool_id: str) -> Detail | None:
+        """One submission with all its results (None: not this course's)."""
+        ...
+
+    def finished(self, course: str, since: datetime | None = None) -> list[Finished]:
+        """The stamps of every finished submission since ``since``."""
+        ...
+
+    def add_receipt(self, receipt: dict[str, Any]) -> None:
+        """Keep a hand-in's signed receipt (idempotent on its submission id)."""
+        ...
+
+    def choose(self, course: str, assignment: str, student: str, spool_id: str, by: str
+               ) -> None:
+        """Record which submission counts for a student (``by`` who chose)."""
+        ...
+
+
+#: a fresh connection to the store, closed when its ``with`` block ends
+ReadsOpener = Callable[[], AbstractContextManager[CourseReads]]
+
+
+class RunTotals(Protocol):
+    """A server's counts over its batches (``pipeline.run.RunSummary``)."""
+
+    graded: int
+    reused: int
+    quarantined: int
+    stored: int
+    verdicts: dict[str, dict[str, int]]
+
+
+class ServeTotals(Protocol):
+    """A server's batches (``pipeline.serve.ServeSummary``)."""
+
+    failed_batches: int
+
+
+class RunningServer(Protocol):
+    """What the metrics read of a running server (``pipeline.serve.Server``)."""
+
+    @property
+    def in_flight(self) -> int:
+        """Batches being graded now."""
+        ...
+
+    def totals(self) -> tuple[ServeTotals, RunTotals]:
+        """Its batches and their counts so far."""
+        ...
+
+
+class Pilots(Protocol):
+    """The pilot tasks a server keeps (``pipeline.slurm.submit.pool.PilotPool``)."""
+
+    def live(self) -> int:
+        """How many run or wait in Slurm now."""
+        ...
