@@ -10,10 +10,10 @@ from __future__ import annotations
 
 import os
 import pwd
-from collections.abc import Mapping
-from dataclasses import dataclass, field
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass, field, fields
 from pathlib import Path
-from typing import Literal, cast, get_args
+from typing import Any, Literal, get_args
 
 from grader.core.errors import ConfigError
 from grader.core.secret import redact_url
@@ -26,75 +26,115 @@ DEFAULT_L3_MB_PER_CORE = 2.5
 
 @dataclass(frozen=True, slots=True)
 class Knob:
-    """One environment variable: the Settings field it fills and what it is for."""
+    """One environment variable: the Settings field it fills and what it is for (read
+    off the field's declaration: ``KNOBS``)."""
 
     env: str
     field: str
     doc: str
 
 
-KNOBS: tuple[Knob, ...] = (
-    Knob("GRADELINE_STATE_DIR", "state_dir", "images, scratch space, the local PostgreSQL "
-         "and Slurm (default /var/lib/gradeline as root, else $XDG_STATE_HOME/gradeline)"),
-    Knob("GRADELINE_DB_URL", "db_url", "a site PostgreSQL URL; unset: the local server "
-         "(a password in it is never printed; better keep it in a libpq passfile)"),
-    Knob("GRADELINE_DB_URL_FILE", "db_url_file", "a file (mode 0600) holding the site URL, "
-         "for a URL with a password; instead of GRADELINE_DB_URL"),
-    Knob("GRADELINE_SPOOL", "spool", "spool directory (default ./spool)"),
-    Knob("GRADELINE_COURSE", "course", "course name (default 'default')"),
-    Knob("GRADELINE_COURSE_FILE", "course_file", "the course file (course.yaml: deadlines, "
-         "late policy, extensions, visibility) of gradeline grades and course check"),
-    Knob("GRADELINE_DESK_SOCKET", "desk_socket", "the student desk's socket, where "
-         "students hand in and see their results (default <state>/desk/desk.sock of the "
-         "grading account; students set it to that path)"),
-    Knob("GRADELINE_ASSIGNMENTS", "assignments", "':'-separated directories of assignment "
-         "packages (default: the bundled examples)"),
-    Knob("GRADELINE_EXECUTOR", "executor", "auto | local | slurm (auto: Slurm when a "
-         "controller answers)"),
-    Knob("GRADELINE_RUNTIME", "runtime", "auto | apptainer | bwrap (auto: apptainer when "
-         "on PATH)"),
-    Knob("GRADELINE_IMAGE_DEF", "image_def", "the grading image definition (default "
-         "containers/grader.def of this checkout)"),
-    Knob("GRADELINE_IMAGE_DIR", "image_dir", "where built images live (default "
-         "<state>/images); a site points users at one an admin built, read-only to them"),
-    Knob("GRADELINE_DEBIAN_MIRROR", "debian_mirror", "mirror for image builds (default: "
-         "the definition's MirrorURL)"),
-    Knob("GRADELINE_SANDBOX_UID_BASE", "sandbox_uid_base", "as root: sandbox uid = base + "
-         "worker slot (default 61000)"),
-    Knob("GRADELINE_CGROUPS", "cgroups", "0: never create per-run cgroups (rlimits only)"),
-    Knob("GRADELINE_COMPILE_ACCEL", "compile_accel", "0: compile as the bare loop does: "
-         "no precompiled headers, the default linker (for measurements; an image without "
-         "gold)"),
-    Knob("GRADELINE_ON_REJECT", "on_reject", "break | continue: for every test group of "
-         "every assignment, stop at the first rejected test, or run them all (default: "
-         "each group's own on_reject, continue unless gradeline.yaml says break)"),
-    Knob("GRADELINE_COMPILE_CACHE", "compile_cache", "0: compile every submission, even "
-         "comment-only variants (measurements)"),
-    Knob("GRADELINE_METRICS", "metrics", "off | auto | likwid | perf: count hardware events "
-         "around each array task's shard"),
-    Knob("GRADELINE_FAULT", "fault", "tests only: arm named crash points "
-         "(point[:instance]=crash|crash-once|pause, comma-separated)"),
-    Knob("GRADELINE_NULL_GRADING", "null_grading", "benchmarks only: 1 makes pilots and "
-         "array tasks record every job AC without running anything (results say "
-         "runtime.null_grading), to measure the control plane alone"),
-    Knob("GRADELINE_FAULT_DIR", "fault_dir", "tests only: where crash-once markers live"),
-    Knob("GRADELINE_RESCTRL_ROOT", "resctrl_root", "resctrl mount (default /sys/fs/resctrl)"),
-    Knob("GRADELINE_SYSFS_CPU", "sysfs_cpu", "sysfs CPU tree (default "
-         "/sys/devices/system/cpu)"),
-    Knob("GRADELINE_CACHE_LOG", "cache_log", "the prolog/epilog log (default "
-         "/var/log/gradeline/cache.log)"),
-    Knob("GRADELINE_CACHE_CPUS", "cache_cpus", "prolog: the job's CPUs (default: from "
-         "scontrol -d show job)"),
-    Knob("GRADELINE_L3_MB_PER_CORE", "l3_mb_per_core", "L3 partition size per core in MB "
-         "(default 2.5)"),
-    Knob("GRADELINE_L3_MB_PER_CORE_MIN", "l3_mb_per_core_min", "prolog: the least a job may "
-         "ask for with --comment=l3_mb_per_core=N (default 0.5)"),
-    Knob("GRADELINE_L3_MB_PER_CORE_MAX", "l3_mb_per_core_max", "prolog: the most a job may "
-         "ask for (default 4; requests beyond are clamped and logged)"),
-    Knob("SLURM_CONF", "slurm_conf", "Slurm's own: the slurm.conf to talk to"),
-    Knob("SLURM_JOB_ID, SLURM_ARRAY_JOB_ID, SLURM_ARRAY_TASK_ID, SLURMD_NODENAME", "slurm",
-         "set by Slurm inside a job: which task this process is"),
-)
+Env = Mapping[str, str]
+#: how a setting is read: (environment, variable name, euid) -> value, or None for the
+#: field's default
+Parse = Callable[[Env, str, int], Any]
+
+
+def _get(env: Env, name: str) -> str | None:
+    value = env.get(name, "").strip()
+    return value or None
+
+
+def _text(env: Env, name: str, euid: int) -> str | None:
+    return _get(env, name)
+
+
+def _path(env: Env, name: str, euid: int) -> Path | None:
+    value = _get(env, name)
+    return Path(value) if value else None
+
+
+def _paths(env: Env, name: str, euid: int) -> tuple[Path, ...]:
+    return tuple(Path(p) for p in (_get(env, name) or "").split(":") if p)
+
+
+def _off(env: Env, name: str, euid: int) -> bool:
+    """True unless the variable is 0."""
+    return _get(env, name) != "0"
+
+
+def _on(env: Env, name: str, euid: int) -> bool:
+    """True only when the variable is 1."""
+    return _get(env, name) == "1"
+
+
+def _choice(allowed: tuple[str, ...], default: str | None = "auto") -> Parse:
+    def parse(env: Env, name: str, euid: int) -> str | None:
+        value = (_get(env, name) or default or "").lower()
+        if not value:
+            return None
+        if value not in allowed:
+            raise ConfigError(f"{name}={value!r}: use one of {', '.join(allowed)}")
+        return value
+    return parse
+
+
+def _number(kind: type[int] | type[float]) -> Parse:
+    def parse(env: Env, name: str, euid: int) -> float | None:
+        value = _get(env, name)
+        if value is None:
+            return None
+        try:
+            n = kind(value)
+        except ValueError:
+            raise ConfigError(f"{name}={value!r} is not a number") from None
+        if n <= 0:
+            raise ConfigError(f"{name}={value!r} must be > 0")
+        return n
+    return parse
+
+
+def _metrics(env: Env, name: str, euid: int) -> str | None:
+    value = _get(env, name)
+    if value is not None and value not in ("off", "auto", "likwid", "perf"):
+        raise ConfigError(f"{name}={value!r}: use off, auto, likwid or perf")
+    return None if value in (None, "off") else value
+
+
+def _state_dir(env: Env, name: str, euid: int) -> Path:
+    return _path(env, name, euid) or default_state_dir(env, euid)
+
+
+def _db_url(env: Env, name: str, euid: int) -> str | None:
+    url_file = _path(env, "GRADELINE_DB_URL_FILE", euid)
+    if url_file is None:
+        return _get(env, name)
+    if _get(env, name):
+        raise ConfigError("set GRADELINE_DB_URL or GRADELINE_DB_URL_FILE, not both")
+    try:
+        mode = url_file.stat().st_mode
+        text = url_file.read_text().strip()
+    except OSError as e:
+        raise ConfigError(f"GRADELINE_DB_URL_FILE={url_file}: {e.strerror}") from None
+    if mode & 0o077:
+        raise ConfigError(f"GRADELINE_DB_URL_FILE={url_file} may hold a password but "
+                          f"others can read it (mode {mode & 0o7777:o}): "
+                          f"run 'chmod 600 {url_file}'")
+    return text or None
+
+
+def _slurm(env: Env, name: str, euid: int) -> SlurmTask:
+    return SlurmTask(*(_get(env, n) for n in name.split(", ")))
+
+
+def knob(env: str, doc: str, parse: Parse = _text, default: Any = None) -> Any:
+    """A Settings field read from ``env`` by ``parse`` (its ``default`` when unset): the
+    one declaration of a setting, from which ``from_env``, ``KNOBS`` and the settings
+    page are derived."""
+    meta = {"env": env, "doc": doc, "parse": parse}
+    if isinstance(default, SlurmTask):
+        return field(default_factory=SlurmTask, metadata=meta)
+    return field(default=default, metadata=meta)
 
 
 @dataclass(frozen=True, slots=True)
@@ -115,133 +155,110 @@ class SlurmTask:
 
 @dataclass(frozen=True, slots=True)
 class Settings:
-    """The values of every knob in KNOBS (see there for what each means)."""
+    """Every knob gradeline reads from the environment: each field names its variable,
+    what it is for, how it is read and its default."""
 
-    state_dir: Path
-    db_url: str | None = None
-    db_url_file: Path | None = None
-    spool: Path | None = None
-    course: str | None = None
-    course_file: Path | None = None
-    desk_socket: Path | None = None
-    assignments: tuple[Path, ...] = ()
-    executor: ExecutorChoice = "auto"
-    runtime: RuntimeChoice = "auto"
-    image_def: Path | None = None
-    image_dir: Path | None = None
-    debian_mirror: str | None = None
-    sandbox_uid_base: int = DEFAULT_UID_BASE
-    cgroups: bool = True
-    compile_cache: bool = True
-    null_grading: bool = False
-    compile_accel: bool = True
-    on_reject: Literal["break", "continue"] | None = None  # None: each group's own
-    metrics: str | None = None
-    fault: str = ""
-    fault_dir: Path | None = None
-    resctrl_root: Path = Path("/sys/fs/resctrl")
-    sysfs_cpu: Path = Path("/sys/devices/system/cpu")
-    cache_log: Path = Path("/var/log/gradeline/cache.log")
-    cache_cpus: str | None = None
-    l3_mb_per_core: float = DEFAULT_L3_MB_PER_CORE
-    l3_mb_per_core_min: float = 0.5
-    l3_mb_per_core_max: float = 4.0
-    slurm_conf: Path | None = None
-    slurm: SlurmTask = field(default_factory=SlurmTask)
+    state_dir: Path = knob(
+        "GRADELINE_STATE_DIR", "images, scratch space, the local PostgreSQL and Slurm "
+        "(default /var/lib/gradeline as root, else $XDG_STATE_HOME/gradeline)", _state_dir,
+        Path("/var/lib/gradeline"))
+    db_url: str | None = knob(
+        "GRADELINE_DB_URL", "a site PostgreSQL URL; unset: the local server (a password in "
+        "it is never printed; better keep it in a libpq passfile)", _db_url)
+    db_url_file: Path | None = knob(
+        "GRADELINE_DB_URL_FILE", "a file (mode 0600) holding the site URL, for a URL with a "
+        "password; instead of GRADELINE_DB_URL", _path)
+    spool: Path | None = knob("GRADELINE_SPOOL", "spool directory (default ./spool)", _path)
+    course: str | None = knob("GRADELINE_COURSE", "course name (default 'default')")
+    course_file: Path | None = knob(
+        "GRADELINE_COURSE_FILE", "the course file (course.yaml: deadlines, late policy, "
+        "extensions, visibility) of gradeline grades and course check", _path)
+    desk_socket: Path | None = knob(
+        "GRADELINE_DESK_SOCKET", "the student desk's socket, where students hand in and see "
+        "their results (default <state>/desk/desk.sock of the grading account; students "
+        "set it to that path)", _path)
+    assignments: tuple[Path, ...] = knob(
+        "GRADELINE_ASSIGNMENTS", "':'-separated directories of assignment packages "
+        "(default: the bundled examples)", _paths, ())
+    executor: ExecutorChoice = knob(
+        "GRADELINE_EXECUTOR", "auto | local | slurm (auto: Slurm when a controller answers)",
+        _choice(get_args(ExecutorChoice)), "auto")
+    runtime: RuntimeChoice = knob(
+        "GRADELINE_RUNTIME", "auto | apptainer | bwrap (auto: apptainer when on PATH)",
+        _choice(get_args(RuntimeChoice)), "auto")
+    image_def: Path | None = knob(
+        "GRADELINE_IMAGE_DEF", "the grading image definition (default containers/grader.def "
+        "of this checkout)", _path)
+    image_dir: Path | None = knob(
+        "GRADELINE_IMAGE_DIR", "where built images live (default <state>/images); a site "
+        "points users at one an admin built, read-only to them", _path)
+    debian_mirror: str | None = knob(
+        "GRADELINE_DEBIAN_MIRROR", "mirror for image builds (default: the definition's "
+        "MirrorURL)")
+    sandbox_uid_base: int = knob(
+        "GRADELINE_SANDBOX_UID_BASE", "as root: sandbox uid = base + worker slot (default "
+        f"{DEFAULT_UID_BASE})", _number(int), DEFAULT_UID_BASE)
+    cgroups: bool = knob("GRADELINE_CGROUPS", "0: never create per-run cgroups (rlimits "
+                         "only)", _off, True)
+    compile_cache: bool = knob(
+        "GRADELINE_COMPILE_CACHE", "0: compile every submission, even comment-only variants "
+        "(measurements)", _off, True)
+    null_grading: bool = knob(
+        "GRADELINE_NULL_GRADING", "benchmarks only: 1 makes pilots and array tasks record "
+        "every job AC without running anything (results say runtime.null_grading), to "
+        "measure the control plane alone", _on, False)
+    compile_accel: bool = knob(
+        "GRADELINE_COMPILE_ACCEL", "0: compile as the bare loop does: no precompiled "
+        "headers, the default linker (for measurements; an image without gold)", _off, True)
+    on_reject: Literal["break", "continue"] | None = knob(
+        "GRADELINE_ON_REJECT", "break | continue: for every test group of every assignment, "
+        "stop at the first rejected test, or run them all (default: each group's own "
+        "on_reject, continue unless gradeline.yaml says break)",
+        _choice(("break", "continue"), None))
+    metrics: str | None = knob(
+        "GRADELINE_METRICS", "off | auto | likwid | perf: count hardware events around each "
+        "array task's shard", _metrics)
+    fault: str = knob("GRADELINE_FAULT", "tests only: arm named crash points "
+                      "(point[:instance]=crash|crash-once|pause, comma-separated)", _text, "")
+    fault_dir: Path | None = knob("GRADELINE_FAULT_DIR", "tests only: where crash-once "
+                                  "markers live", _path)
+    resctrl_root: Path = knob("GRADELINE_RESCTRL_ROOT", "resctrl mount (default "
+                              "/sys/fs/resctrl)", _path, Path("/sys/fs/resctrl"))
+    sysfs_cpu: Path = knob("GRADELINE_SYSFS_CPU", "sysfs CPU tree (default "
+                           "/sys/devices/system/cpu)", _path, Path("/sys/devices/system/cpu"))
+    cache_log: Path = knob("GRADELINE_CACHE_LOG", "the prolog/epilog log (default "
+                           "/var/log/gradeline/cache.log)", _path,
+                           Path("/var/log/gradeline/cache.log"))
+    cache_cpus: str | None = knob("GRADELINE_CACHE_CPUS", "prolog: the job's CPUs (default: "
+                                  "from scontrol -d show job)")
+    l3_mb_per_core: float = knob(
+        "GRADELINE_L3_MB_PER_CORE", "L3 partition size per core in MB (default "
+        f"{DEFAULT_L3_MB_PER_CORE})", _number(float), DEFAULT_L3_MB_PER_CORE)
+    l3_mb_per_core_min: float = knob(
+        "GRADELINE_L3_MB_PER_CORE_MIN", "prolog: the least a job may ask for with "
+        "--comment=l3_mb_per_core=N (default 0.5)", _number(float), 0.5)
+    l3_mb_per_core_max: float = knob(
+        "GRADELINE_L3_MB_PER_CORE_MAX", "prolog: the most a job may ask for (default 4; "
+        "requests beyond are clamped and logged)", _number(float), 4.0)
+    slurm_conf: Path | None = knob("SLURM_CONF", "Slurm's own: the slurm.conf to talk to",
+                                   _path)
+    slurm: SlurmTask = knob(
+        "SLURM_JOB_ID, SLURM_ARRAY_JOB_ID, SLURM_ARRAY_TASK_ID, SLURMD_NODENAME",
+        "set by Slurm inside a job: which task this process is", _slurm, SlurmTask())
 
     @classmethod
     def from_env(cls, env: Mapping[str, str], *, euid: int | None = None) -> Settings:
-        """Parse an environment.
-
-        Long because it is the one place every setting is read: a few lines each.
+        """Parse an environment: each field as its declaration says.
 
         :raises ConfigError: naming the variable and what it accepts.
         """
-
-        def get(name: str) -> str | None:
-            value = env.get(name, "").strip()
-            return value or None
-
-        def path(name: str) -> Path | None:
-            value = get(name)
-            return Path(value) if value else None
-
-        def choice(name: str, allowed: tuple[str, ...]) -> str:
-            value = (get(name) or "auto").lower()
-            if value not in allowed:
-                raise ConfigError(f"{name}={value!r}: use one of {', '.join(allowed)}")
-            return value
-
-        def number(name: str, default: float, cast: type[int] | type[float]) -> float:
-            value = get(name)
-            if value is None:
-                return default
-            try:
-                n = cast(value)
-            except ValueError:
-                raise ConfigError(f"{name}={value!r} is not a number") from None
-            if n <= 0:
-                raise ConfigError(f"{name}={value!r} must be > 0")
-            return n
-
-        def db_url() -> str | None:
-            url_file = path("GRADELINE_DB_URL_FILE")
-            if url_file is None:
-                return get("GRADELINE_DB_URL")
-            if get("GRADELINE_DB_URL"):
-                raise ConfigError("set GRADELINE_DB_URL or GRADELINE_DB_URL_FILE, not both")
-            try:
-                mode = url_file.stat().st_mode
-                text = url_file.read_text().strip()
-            except OSError as e:
-                raise ConfigError(f"GRADELINE_DB_URL_FILE={url_file}: {e.strerror}") from None
-            if mode & 0o077:
-                raise ConfigError(f"GRADELINE_DB_URL_FILE={url_file} may hold a password but "
-                                  f"others can read it (mode {mode & 0o7777:o}): "
-                                  f"run 'chmod 600 {url_file}'")
-            return text or None
-
-        metrics = get("GRADELINE_METRICS")
-        if metrics is not None and metrics not in ("off", "auto", "likwid", "perf"):
-            raise ConfigError(f"GRADELINE_METRICS={metrics!r}: use off, auto, likwid or perf")
         uid = os.geteuid() if euid is None else euid
-        return cls(
-            state_dir=path("GRADELINE_STATE_DIR") or default_state_dir(env, uid),
-            db_url=db_url(),
-            db_url_file=path("GRADELINE_DB_URL_FILE"),
-            spool=path("GRADELINE_SPOOL"),
-            course=get("GRADELINE_COURSE"),
-            course_file=path("GRADELINE_COURSE_FILE"),
-            desk_socket=path("GRADELINE_DESK_SOCKET"),
-            assignments=tuple(Path(p) for p in (get("GRADELINE_ASSIGNMENTS") or "").split(":")
-                              if p),
-            executor=cast(ExecutorChoice, choice("GRADELINE_EXECUTOR", get_args(ExecutorChoice))),
-            runtime=cast(RuntimeChoice, choice("GRADELINE_RUNTIME", get_args(RuntimeChoice))),
-            image_def=path("GRADELINE_IMAGE_DEF"),
-            image_dir=path("GRADELINE_IMAGE_DIR"),
-            debian_mirror=get("GRADELINE_DEBIAN_MIRROR"),
-            sandbox_uid_base=int(number("GRADELINE_SANDBOX_UID_BASE", DEFAULT_UID_BASE, int)),
-            cgroups=get("GRADELINE_CGROUPS") != "0",
-            compile_cache=get("GRADELINE_COMPILE_CACHE") != "0",
-            null_grading=get("GRADELINE_NULL_GRADING") == "1",
-            compile_accel=get("GRADELINE_COMPILE_ACCEL") != "0",
-            on_reject=None if not get("GRADELINE_ON_REJECT") else
-            cast(Literal["break", "continue"],
-                 choice("GRADELINE_ON_REJECT", ("break", "continue"))),
-            metrics=None if metrics in (None, "off") else metrics,
-            fault=get("GRADELINE_FAULT") or "",
-            fault_dir=path("GRADELINE_FAULT_DIR"),
-            resctrl_root=path("GRADELINE_RESCTRL_ROOT") or Path("/sys/fs/resctrl"),
-            sysfs_cpu=path("GRADELINE_SYSFS_CPU") or Path("/sys/devices/system/cpu"),
-            cache_log=path("GRADELINE_CACHE_LOG") or Path("/var/log/gradeline/cache.log"),
-            cache_cpus=get("GRADELINE_CACHE_CPUS"),
-            l3_mb_per_core=number("GRADELINE_L3_MB_PER_CORE", DEFAULT_L3_MB_PER_CORE, float),
-            l3_mb_per_core_min=number("GRADELINE_L3_MB_PER_CORE_MIN", 0.5, float),
-            l3_mb_per_core_max=number("GRADELINE_L3_MB_PER_CORE_MAX", 4.0, float),
-            slurm_conf=path("SLURM_CONF"),
-            slurm=SlurmTask(get("SLURM_JOB_ID"), get("SLURM_ARRAY_JOB_ID"),
-                            get("SLURM_ARRAY_TASK_ID"), get("SLURMD_NODENAME")),
-        )
+        values = {}
+        for f in fields(cls):
+            value = f.metadata["parse"](env, f.metadata["env"], uid)
+            if value is not None:
+                values[f.name] = value
+        return cls(**values)
 
     def describe(self) -> list[tuple[str, str, str]]:
         """(variable, value in effect, what it is for), in KNOBS order."""
@@ -249,6 +266,11 @@ class Settings:
             value = getattr(self, k.field)
             return redact_url(value) if k.field == "db_url" and value else str(value)
         return [(k.env, shown(k), k.doc) for k in KNOBS]
+
+
+#: every variable, in the order of the fields (the settings page lists them)
+KNOBS: tuple[Knob, ...] = tuple(Knob(f.metadata["env"], f.name, f.metadata["doc"])
+                                for f in fields(Settings))
 
 
 def default_state_dir(env: Mapping[str, str], euid: int) -> Path:

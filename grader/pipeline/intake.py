@@ -16,12 +16,11 @@ import tarfile
 import zipfile
 from collections.abc import Mapping
 from dataclasses import dataclass
-from datetime import datetime
 from enum import StrEnum
 from pathlib import Path, PurePosixPath
 from typing import Any
 
-from grader.adapters.spool import Entry
+from grader.adapters.spool import Entry, MetaError, SpoolMeta
 from grader.core.errors import GradelineError
 from grader.core.jobs import GradingJob
 from grader.core.languages import Language, detect_language
@@ -68,7 +67,7 @@ class Prepared:
     """An entry ready to grade."""
 
     entry: Entry
-    meta: dict[str, Any]
+    meta: SpoolMeta
     problem: Problem
     submission: Submission
     language: Language | None  # None: an autograder that takes any files got none it knows
@@ -85,28 +84,17 @@ class Prepared:
             if self.problem.phase == "part" else None
         return Candidate(self.entry.id, GradingJob(self.problem.path, self.entry.src,
                                                    self.language_id, groups=groups,
-                                                   student=self.meta["student"],
-                                                   submitted_at=self.meta["submitted_at"]),
+                                                   student=self.meta.student,
+                                                   submitted_at=self.meta.submitted_at),
                          self.problem, self.submission.content_hash)
 
 
-def parse_meta(entry: Entry) -> dict[str, Any]:
+def parse_meta(entry: Entry) -> SpoolMeta:
+    """The entry's meta.json; :raises Rejected: MALFORMED_METADATA with the reason."""
     try:
-        meta = entry.meta()
-    except (OSError, ValueError, UnicodeDecodeError) as e:
-        raise Rejected(Reason.MALFORMED_METADATA, f"meta.json unreadable: {e}") from e
-    for key in ("course", "assignment", "student", "submitted_at"):
-        if not isinstance(meta.get(key), str) or not meta[key].strip():
-            raise Rejected(Reason.MALFORMED_METADATA, f"meta.json: {key!r} missing or not a "
-                                                      "non-empty string")
-    for key in ("submitted_at", "arrived_at"):
-        if key in meta:
-            try:
-                datetime.fromisoformat(meta[key])
-            except (TypeError, ValueError) as e:
-                raise Rejected(Reason.MALFORMED_METADATA,
-                               f"meta.json: {key} is not an ISO 8601 time: {meta[key]!r}") from e
-    return meta
+        return entry.meta()
+    except MetaError as e:
+        raise Rejected(Reason.MALFORMED_METADATA, str(e)) from e
 
 
 def _check_name(name: str) -> None:
@@ -288,9 +276,9 @@ def prepare(entry: Entry, problems: Mapping[str, Problem]) -> Prepared:
     :raises Rejected: with the reason to quarantine it.
     """
     meta = parse_meta(entry)
-    problem = problems.get(meta["assignment"])
+    problem = problems.get(meta.assignment)
     if problem is None:
-        raise Rejected(Reason.UNKNOWN_ASSIGNMENT, f"no assignment {meta['assignment']!r} "
+        raise Rejected(Reason.UNKNOWN_ASSIGNMENT, f"no assignment {meta.assignment!r} "
                                                   f"(known: {', '.join(sorted(problems))})")
     if not entry.unpacked:  # unpack once: see Entry.unpacked
         unpack(entry, entry.src)

@@ -38,10 +38,9 @@ import time
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from pathlib import Path
-from typing import Any
 
 from grader import faults
-from grader.adapters.spool import Entry, Spool
+from grader.adapters.spool import Entry, MetaError, Spool
 from grader.core.errors import StoreError
 from grader.core.fairness import fair_pick
 from grader.core.jobs import JudgeFault, Outcome, now_iso
@@ -84,23 +83,22 @@ class RunSummary:
             self.scores.setdefault(assignment, []).append(score)
 
 
-def _meta(entry: Entry) -> dict[str, Any]:
-    try:
-        meta = entry.meta()
-    except (OSError, ValueError, UnicodeDecodeError):
-        return {}
-    return {k: v for k, v in meta.items() if isinstance(v, str)}
-
-
 def entry_record(entry: Entry, batch: str, claimed_at: str) -> SubmissionRecord:
     """The record of an entry before it is graded (whatever its meta.json holds)."""
-    meta = _meta(entry)
-    submitted = meta.get("submitted_at") or claimed_at
+    try:
+        meta = entry.meta()
+    except MetaError as e:  # intake quarantines it with the reason; listed where it can be
+        k = e.known
+        submitted = k.get("submitted_at") or claimed_at
+        return SubmissionRecord(
+            spool_id=entry.id, course=k.get("course") or "unknown",
+            assignment=k.get("assignment") or "unknown", student=k.get("student") or "unknown",
+            submitted_at=submitted, batch_id=batch, state="graded",
+            arrived_at=k.get("arrived_at") or submitted, claimed_at=claimed_at)
     return SubmissionRecord(
-        spool_id=entry.id, course=meta.get("course") or "unknown",
-        assignment=meta.get("assignment") or "unknown",
-        student=meta.get("student") or "unknown", submitted_at=submitted, batch_id=batch,
-        state="graded", arrived_at=meta.get("arrived_at") or submitted, claimed_at=claimed_at)
+        spool_id=entry.id, course=meta.course, assignment=meta.assignment,
+        student=meta.student, submitted_at=meta.submitted_at, batch_id=batch, state="graded",
+        arrived_at=meta.arrived_at or meta.submitted_at, claimed_at=claimed_at)
 
 
 class Pipeline:

@@ -22,10 +22,8 @@ class Status:
 
 
 def _assignment(e: Entry) -> str:
-    try:
-        return str(e.meta().get("assignment"))
-    except (OSError, ValueError):
-        return "?"
+    meta = e.meta_or_none()
+    return meta.assignment if meta is not None else "?"
 
 
 def course_status(spool: Spool, stored: Sequence[tuple[str, str, int]] | None) -> Status:

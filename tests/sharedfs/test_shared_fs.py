@@ -89,7 +89,7 @@ def test_two_hosts_submit_and_claim_every_submission_exactly_once(mounts, tmp_pa
                and p.is_dir()]
     assert sorted(on_disk) == sorted(both)
     spool_b = Spool(b / "spool")  # every entry whole as the other client reads it
-    students = {e.meta()["student"] for batch in spool_b.batches()
+    students = {e.meta().student for batch in spool_b.batches()
                 for e in spool_b.batch_entries(batch)}
     assert students == {f"{w}{i}" for w in "ab" for i in range(PER_WRITER)}
 

@@ -269,7 +269,7 @@ def test_outcomes_an_interrupted_run_left_are_collected_not_regraded(course, big
     store, ex = MemoryStore(), FakeExecutor(bigsum)
     pipe = make_pipeline(course, bigsum, store, ex)
     batch = course.dir("cur") / pipe.claim()
-    dee = next(e for e in course.batch_entries(batch) if e.meta()["student"] == "dee")
+    dee = next(e for e in course.batch_entries(batch) if e.meta().student == "dee")
     ex.left_behind = [Outcome(str(dee.src), result(bigsum, True, "left"), "a", "b")]
     pipe.run()
     assert str(dee.src) not in ex.dispatched and len(ex.dispatched) == 2

@@ -74,3 +74,11 @@ def test_unarmed_points_do_nothing_and_crash_once_fires_once(tmp_path, monkeypat
     faults.point("shard-start", "shard-0")
     assert exits == [137]
     faults.arm("")
+
+
+def test_an_unset_variable_leaves_the_fields_one_default():
+    """Each default is declared once, on its field: an empty environment gives exactly
+    the dataclass's defaults (the state dir aside, which depends on the account)."""
+    assert Settings.from_env({}, euid=0) == Settings()
+    assert Settings.from_env({"HOME": "/h"}, euid=1000) == \
+        Settings(state_dir=Path("/h/.local/state/gradeline"))

@@ -64,8 +64,7 @@ def load_kattis(fs: PackageFS, *, require_time_limit: bool = True) -> Problem:
     lim = meta.get("limits") or {}
     if not isinstance(lim, dict):
         raise fs.error(py, "limits must be a mapping")
-    (limits, compile_limits, validator_limits, tm, passes, code, tl_source,
-     time_limit) = read_limits(fs, py, lim, legacy, gl, gl_path)
+    lims = read_limits(fs, py, lim, legacy, gl, gl_path)
     languages = languages_of(fs, meta, py, gl, gl_path)
     cflags = compile_flags(fs, gl, gl_path)
     scoring = "scoring" in types
@@ -79,20 +78,21 @@ def load_kattis(fs: PackageFS, *, require_time_limit: bool = True) -> Problem:
                                 "type scoring is scored by its own test data configuration")
     groups = td.groups if scoring else course_points(fs, td.groups, gl, gl_path)
     include = include_dirs(fs, root, languages)
-    if time_limit is None and require_time_limit:
+    if lims.time_limit_s is None and require_time_limit:
         raise fs.error(py, "gives no time limit and none was derived yet: run `gradeline "
                            "check` on the package (it derives one from the accepted "
                            "submissions, as the spec says, and records it in .timelimit), "
                            "or set time_limit_s in gradeline.yaml")
     return Problem(
         short_name=name, title=title_of(meta.get("name", name)), path=root,
-        version=package_version(root), limits=limits, compile_limits=compile_limits,
-        validator_limits=validator_limits, validation=v.kind, validator_flags=v.flags,
+        version=package_version(root), limits=lims.run, compile_limits=lims.compile,
+        validator_limits=lims.validator, validation=v.kind, validator_flags=v.flags,
         validator_dir=v.directory, groups=groups, languages=languages,
         compile_flags=cflags, format_version=version,
-        types=frozenset(types), time_limit_source=tl_source or "unset", time_multipliers=tm,
-        validation_passes=passes, include=include,
-        constants=constants, code_limit_bytes=code, allow_file_writing=allow_writing,
+        types=frozenset(types), time_limit_source=lims.time_limit_source or "unset",
+        time_multipliers=lims.time_multipliers, validation_passes=lims.validation_passes,
+        include=include, constants=constants, code_limit_bytes=lims.code_bytes,
+        allow_file_writing=allow_writing,
         ordered_cases=_ordered(td.cases, groups), nodes=td.nodes, score_root=td.root,
         scoring_model="kattis" if scoring else "points", validator_scores=v.scores)
 

@@ -7,7 +7,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import Any, NamedTuple
 
 from grader.core.limits import MIB, Limits
 from grader.formats.pkgfs import PackageFS
@@ -46,9 +46,23 @@ def _number(fs: PackageFS, path: Path, key: str, value: Any, minimum: float = 0.
     return fs.number(path, key, value, above=minimum)
 
 
+class PackageLimits(NamedTuple):
+    """What a package's limits come to, each named."""
+
+    run: Limits  # a submission's run (its CPU time: the time limit, or the measuring one)
+    compile: Limits
+    validator: Limits
+    time_multipliers: TimeMultipliers
+    validation_passes: int
+    code_bytes: int
+    time_limit_source: str | None  # gradeline.yaml, problem.yaml, .timelimit or None
+    time_limit_s: float | None  # None: still to be derived (gradeline check)
+
+
 def read_limits(fs: PackageFS, path: Path, lim: dict[str, Any], legacy: bool,
-            gl: dict[str, Any], gl_path: Path) -> tuple[Limits, Limits, Limits, TimeMultipliers,
-                                                       int, int, str | None, float | None]:
+                gl: dict[str, Any], gl_path: Path) -> PackageLimits:
+    """The package's limits from problem.yaml's ``limits`` (``lim``) and gradeline.yaml
+    (``gl``), checked against the spec of its format version."""
     known = LEGACY_LIMITS if legacy else NEW_LIMITS
     unknown = sorted(str(k) for k in lim if str(k) not in known)
     if unknown:
@@ -122,7 +136,8 @@ def read_limits(fs: PackageFS, path: Path, lim: dict[str, Any], legacy: bool,
             raise fs.error(path, f"limits.validation_passes must be an integer >= 2, not {v!r}")
         passes = v
     code = int(get("code") * 1024)
-    return (limits, compile_limits, validator_limits, tm, passes, code, source, time_limit)
+    return PackageLimits(limits, compile_limits, validator_limits, tm, passes, code, source,
+                         time_limit)
 
 
 def get_opt(fs: PackageFS, path: Path, m: Mapping[str, Any], key: str, default: float,
