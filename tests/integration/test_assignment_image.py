@@ -5,7 +5,6 @@ it failed at; the built image is what every run of the assignment uses."""
 import os
 import shutil
 import subprocess
-import sys
 from pathlib import Path
 
 import pytest
@@ -14,9 +13,9 @@ from grader.core.verdict import Verdict
 from grader.formats.load import load_problem
 
 from ..conftest import EXAMPLES
+from ..support import BIN
 
 pytestmark = [pytest.mark.sandbox, pytest.mark.slow]
-BIN = Path(sys.executable).parent / "gradeline"
 STATE = os.environ.get("GRADELINE_STATE_DIR", "/var/lib/gradeline")
 
 

@@ -8,12 +8,12 @@ import json
 import os
 import shutil
 import subprocess
-import sys
 from pathlib import Path
 
 import pytest
 
-BIN = Path(sys.executable).parent / "gradeline"
+from ..support import BIN
+
 pytestmark = [pytest.mark.sandbox, pytest.mark.slow]
 
 

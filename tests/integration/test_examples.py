@@ -1,9 +1,6 @@
 """The bundled assignments self-check, and the CLI's grade output is the result record."""
 import json
 import os
-import subprocess
-import sys
-from pathlib import Path
 
 import pytest
 
@@ -12,21 +9,18 @@ from grader.examples import all_example_dirs
 from grader.formats.load import load_problem
 
 from ..conftest import EXAMPLES
+from ..support import gl
 
 pytestmark = pytest.mark.sandbox
-BIN = Path(sys.executable).parent / "gradeline"
 
 
-def run_cli(*args, env=None, timeout=600):
-    return subprocess.run([str(BIN), *args], capture_output=True, text=True, timeout=timeout,
-                          env={**os.environ, **(env or {})}, check=False)
 
 
 def test_check_passes_on_every_bundled_assignment(sandbox_factory, sbx_tmp):
     """Every package `gradeline examples` lists (codec below, in every language): the
     ones with an image of their own (gsutils, bank) get it built by the check itself
     where it is missing, as on a fresh machine."""
-    r = run_cli("--state-dir", os.environ.get("GRADELINE_STATE_DIR", "/var/lib/gradeline"),
+    r = gl("--state-dir", os.environ.get("GRADELINE_STATE_DIR", "/var/lib/gradeline"),
                 "check", *(str(d) for d in all_example_dirs() if d.name != "codec"),
                 timeout=1800)  # a fresh machine builds two assignment images first
     assert r.returncode == 0, r.stdout + r.stderr
@@ -37,7 +31,7 @@ def test_every_language_runs_its_accepted_solution(sandbox_factory, sbx_tmp):
     # codec has an accepted solution in every language: each compiles and runs within
     # the problem's memory limit whether a cgroup or rlimits enforce it (as an
     # ordinary user Go, Java, Kotlin and Node need their languages.yaml allowances)
-    r = run_cli("--state-dir", os.environ.get("GRADELINE_STATE_DIR", "/var/lib/gradeline"),
+    r = gl("--state-dir", os.environ.get("GRADELINE_STATE_DIR", "/var/lib/gradeline"),
                 "check", str(EXAMPLES / "codec"))
     assert r.returncode == 0, r.stdout + r.stderr
     assert "0 mismatched" in r.stdout and "MISMATCH" not in r.stdout
@@ -75,13 +69,13 @@ def test_check_reports_a_mislabelled_submission(sandbox_factory, problem_copy):
     d = problem_copy("meanstd")
     wrong = d / "submissions" / "accepted" / "actually_wrong.py"
     wrong.write_text("print(0, 0)\n")
-    r = run_cli("check", str(d))
+    r = gl("check", str(d))
     assert r.returncode == 1
     assert "MISMATCH" in r.stdout and "actually_wrong.py: expected AC, got WA" in r.stdout
 
 
 def test_grade_json_has_top_level_verdict_and_score(sandbox_factory):
-    r = run_cli("grade", str(EXAMPLES / "bigsum"),
+    r = gl("grade", str(EXAMPLES / "bigsum"),
                 str(EXAMPLES / "bigsum/submissions/wrong_answer/int32.cpp"), "--json")
     assert r.returncode == 0, r.stderr
     d = json.loads(r.stdout)
@@ -97,11 +91,11 @@ def test_grade_json_has_top_level_verdict_and_score(sandbox_factory):
 
 def test_grade_table_and_exports(sandbox_factory):
     sub = str(EXAMPLES / "spread/submissions/accepted/odds_desc.py")
-    table = run_cli("grade", str(EXAMPLES / "spread"), sub)
+    table = gl("grade", str(EXAMPLES / "spread"), sub)
     assert "verdict AC   score 100/100" in table.stdout
-    junit = run_cli("grade", str(EXAMPLES / "spread"), sub, "--format", "junit")
+    junit = gl("grade", str(EXAMPLES / "spread"), sub, "--format", "junit")
     assert junit.stdout.startswith("<?xml") and 'failures="0"' in junit.stdout
-    gs = json.loads(run_cli("grade", str(EXAMPLES / "spread"), sub,
+    gs = json.loads(gl("grade", str(EXAMPLES / "spread"), sub,
                             "--format", "gradescope").stdout)
     assert gs["score"] == 100
 
@@ -260,7 +254,7 @@ def test_on_reject_break_stops_each_group_at_its_first_rejection(sandbox_factory
 
 
 def test_check_env_reports_every_capability(sandbox_factory):
-    r = run_cli("check-env")
+    r = gl("check-env")
     names = [ln.split()[1] for ln in r.stdout.splitlines() if ln[:4] in ("ok  ", "FAIL", "warn")]
     assert names == ["root", "runtime", "bwrap", "cgroups", "image", "debootstrap", "database",
                      "slurm", "counters:", "counters:", "counters:", "L3"] \

@@ -8,18 +8,13 @@ import csv
 import json
 import os
 import shutil
-import subprocess
-import sys
 from pathlib import Path
 
 import pytest
 
-BIN = Path(sys.executable).parent / "gradeline"
+from ..support import gl
+
 pytestmark = [pytest.mark.sandbox, pytest.mark.slow]
-
-
-def gl(*args: str) -> subprocess.CompletedProcess[str]:
-    return subprocess.run([str(BIN), *args], capture_output=True, text=True, timeout=1200)
 
 
 def _need_chromium() -> None:

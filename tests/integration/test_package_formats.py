@@ -7,20 +7,14 @@ from __future__ import annotations
 import json
 import os
 import shutil
-import subprocess
-import sys
 from pathlib import Path
 
 import pytest
 
 from ..conftest import EXAMPLES
+from ..support import gl
 
-BIN = Path(sys.executable).parent / "gradeline"
 pytestmark = [pytest.mark.sandbox, pytest.mark.slow]
-
-
-def gl(*args: str) -> subprocess.CompletedProcess[str]:
-    return subprocess.run([str(BIN), *args], capture_output=True, text=True, timeout=1800)
 
 
 @pytest.mark.parametrize("name", ["guess", "codec", "subtasks", "parts"])

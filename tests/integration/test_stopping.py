@@ -7,15 +7,14 @@ from __future__ import annotations
 import os
 import signal
 import subprocess
-import sys
 import time
 from pathlib import Path
 
 import pytest
 
 from ..conftest import EXAMPLES
+from ..support import BIN
 
-BIN = Path(sys.executable).parent / "gradeline"
 pytestmark = [pytest.mark.sandbox, pytest.mark.slow]
 
 

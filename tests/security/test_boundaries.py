@@ -5,7 +5,6 @@ import os
 import pwd
 import shutil
 import subprocess
-import sys
 import tempfile
 from pathlib import Path
 
@@ -18,9 +17,9 @@ from grader.core.errors import ConfigError
 from grader.formats.load import load_problem
 
 from ..conftest import FIXTURES, own_local_server
+from ..support import BIN
 
 OTHER = "gradeline-other"
-BIN = Path(sys.executable).parent / "gradeline"
 
 
 @pytest.fixture(scope="module")

@@ -11,7 +11,6 @@ import io
 import os
 import shutil
 import subprocess
-import sys
 import tempfile
 import time
 from datetime import UTC, datetime, timedelta
@@ -23,8 +22,8 @@ import yaml
 from grader.adapters.store.postgres import Store
 
 from ..conftest import ALICE, BOB, EXAMPLES
+from ..support import BIN
 
-BIN = Path(sys.executable).parent / "gradeline"
 pytestmark = [pytest.mark.sandbox, pytest.mark.slow]
 
 

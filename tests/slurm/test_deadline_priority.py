@@ -4,29 +4,20 @@ still pending (two one-core nodes, the local cluster)."""
 
 from __future__ import annotations
 
-import os
 import shutil
 import signal
 import subprocess
-import sys
 import time
-from pathlib import Path
 
 import psycopg
 import pytest
 import yaml
 
 from ..conftest import EXAMPLES
+from ..support import BIN, db_env, started_after_live, submit_slow_sums
 
-BIN = Path(sys.executable).parent / "gradeline"
 pytestmark = [pytest.mark.sandbox, pytest.mark.slow]
 STUDENTS = 8
-
-
-def env(db: str, conf: str) -> dict[str, str]:
-    out = {**os.environ, "GRADELINE_DB_URL": db, "SLURM_CONF": conf}
-    out.pop("GRADELINE_FAULT", None)
-    return out
 
 
 def test_live_feedback_is_not_queued_behind_the_bulk_after_deadline_job(db, slurm_conf,
@@ -39,17 +30,11 @@ def test_live_feedback_is_not_queued_behind_the_bulk_after_deadline_job(db, slur
              "visibility": {"secret": "after_deadline"}},
             {"name": "late", "package": "bigsum", "deadline": "2027-12-01T12:00:00+00:00"}],
         "bulk": {"nice": 5000}}))
-    e = env(db, slurm_conf)
+    e = db_env(db, slurm_conf)
     spool = ["--course-file", str(course), "--spool", str(tmp_path / "spool")]
     accepted = EXAMPLES / "bigsum" / "submissions" / "accepted" / "sum.c"
-    for i in range(STUDENTS):  # accepted, slow enough per test to watch the queue, and
-        slow = tmp_path / f"slow{i}.py"  # each its own (identical ones are graded once)
-        slow.write_text(f"# s{i}\nimport sys, time\ntime.sleep(0.2)\n"
-                        "data = sys.stdin.read().split()\n"
-                        "print(sum(map(int, data[1:1 + int(data[0])])))\n")
-        subprocess.run([str(BIN), "submit", "bigsum", f"s{i}", str(slow), *spool,
-                        "--submitted-at", "2026-12-01T11:00:00+00:00"], env=e, check=True,
-                       capture_output=True, timeout=60)
+    submit_slow_sums(tmp_path, STUDENTS, spool, e, sleep_s=0.2,
+                     submitted_at="2026-12-01T11:00:00+00:00")
     subprocess.run([str(BIN), "run", *spool, "--executor", "local", "--cpus", "0"], env=e,
                    check=True, capture_output=True, timeout=600)  # the visible phase
 
@@ -77,15 +62,10 @@ def test_live_feedback_is_not_queued_behind_the_bulk_after_deadline_job(db, slur
             bulk.kill()
     assert bulk.returncode == 0, err
     assert f"{STUDENTS} student(s) due, 0 already fully graded, {STUDENTS} graded now" in out
-    with psycopg.connect(db) as c:
-        live_start = c.execute("SELECT started_at FROM submissions WHERE student = 'live'"
-                               ).fetchone()[0]
-        bulk_starts = [r[0] for r in c.execute(
-            "SELECT started_at FROM submissions WHERE assignment = 'bigsum'").fetchall()]
-    after = sum(1 for s in bulk_starts if s > live_start)
+    after, starts = started_after_live(db, "live", bulk_assignment="bigsum")
     # first come first served, every bulk task (all queued before it) would start first
     print(f"bulk submissions started after the live one: {after} of {STUDENTS}")
-    assert after >= 2, (str(live_start), [str(b) for b in sorted(bulk_starts)])
+    assert after >= 2, starts
 
 
 def test_serve_runs_the_after_deadline_phase_by_itself(db, slurm_conf, tmp_path):
@@ -93,7 +73,7 @@ def test_serve_runs_the_after_deadline_phase_by_itself(db, slurm_conf, tmp_path)
     course = tmp_path / "course.yaml"
     course.write_text(yaml.safe_dump({"course": "auto", "assignments": [
         {"name": "bigsum", "package": "bigsum", "deadline": "2026-01-01T00:00:00+00:00"}]}))
-    e = env(db, slurm_conf)
+    e = db_env(db, slurm_conf)
     spool = ["--course-file", str(course), "--spool", str(tmp_path / "spool")]
     accepted = EXAMPLES / "bigsum" / "submissions" / "accepted" / "sum.c"
     subprocess.run([str(BIN), "submit", "bigsum", "ann", str(accepted), *spool,

@@ -5,9 +5,7 @@ import json
 import os
 import signal
 import subprocess
-import sys
 import time
-from pathlib import Path
 
 import pytest
 
@@ -16,15 +14,13 @@ from grader.adapters.store.postgres import Store
 from grader.measure.corpus import generate_course
 
 from ..conftest import proc_files
+from ..support import BIN, db_env, gl
 
-BIN = Path(sys.executable).parent / "gradeline"
 pytestmark = [pytest.mark.sandbox, pytest.mark.slow]
 
 
 def env_for(url, conf):
-    env = {**os.environ, "GRADELINE_DB_URL": url, "GRADELINE_COURSE": "c", "SLURM_CONF": conf}
-    env.pop("GRADELINE_FAULT", None)
-    return env
+    return {**db_env(url, conf), "GRADELINE_COURSE": "c"}
 
 
 def start_serve(tmp_path, url, conf, *extra, log="serve.log"):
@@ -36,10 +32,7 @@ def start_serve(tmp_path, url, conf, *extra, log="serve.log"):
 
 
 def cli(tmp_path, url, conf, *args, timeout=600):
-    r = subprocess.run([str(BIN), *args], env=env_for(url, conf), capture_output=True,
-                       text=True, timeout=timeout, cwd=tmp_path)
-    assert r.returncode == 0, r.stdout + r.stderr
-    return r.stdout
+    return gl(*args, env=env_for(url, conf), cwd=tmp_path, timeout=timeout, ok=True).stdout
 
 
 def stop(p, tmp_path, timeout=300):

@@ -11,19 +11,17 @@ from __future__ import annotations
 import os
 import shutil
 import subprocess
-import sys
 import time
 from pathlib import Path
 
-import psycopg
 import pytest
 import yaml
 
 from grader.adapters.browser import render_check
 
 from ..conftest import EXAMPLES, ROOT, SLURM_NODES, running_web
+from ..support import BIN, db_env, started_after_live, submit_slow_sums
 
-BIN = Path(sys.executable).parent / "gradeline"
 pytestmark = [pytest.mark.sandbox, pytest.mark.slow]
 STUDENTS = 8
 #: course B's live submission, from hand-in to stored, while A's flood runs: a core
@@ -62,12 +60,6 @@ def accounting_conf(slurm_conf):
                        timeout=900, check=True)
 
 
-def env(db: str, conf: str) -> dict[str, str]:
-    out = {**os.environ, "GRADELINE_DB_URL": db, "SLURM_CONF": conf}
-    out.pop("GRADELINE_FAULT", None)
-    return out
-
-
 def course_file(tmp: Path, name: str, deadline: str, **extra: object) -> Path:
     (tmp / name).mkdir()
     shutil.copytree(EXAMPLES / "bigsum", tmp / name / "bigsum")
@@ -80,7 +72,7 @@ def course_file(tmp: Path, name: str, deadline: str, **extra: object) -> Path:
 
 def test_a_courses_live_feedback_is_not_queued_behind_another_courses_flood(
         accounting_conf, db, tmp_path):
-    e = env(db, accounting_conf)
+    e = db_env(db, accounting_conf)
     a = course_file(tmp_path, "cs101", "2026-12-01T12:00:00+00:00",
                     slurm={"account": "cs101", "qos": "live"},
                     bulk={"nice": 0, "qos": "bulk"})
@@ -88,14 +80,8 @@ def test_a_courses_live_feedback_is_not_queued_behind_another_courses_flood(
                     slurm={"account": "cs202", "qos": "live"})
     spool_a = ["--course-file", str(a), "--spool", str(tmp_path / "spool-a")]
     spool_b = ["--course-file", str(b), "--spool", str(tmp_path / "spool-b")]
-    for i in range(STUDENTS):  # accepted, slow enough per test to hold a core a while,
-        slow = tmp_path / f"slow{i}.py"  # and each its own (identical ones grade once)
-        slow.write_text(f"# s{i}\nimport sys, time\ntime.sleep(0.3)\n"
-                        "data = sys.stdin.read().split()\n"
-                        "print(sum(map(int, data[1:1 + int(data[0])])))\n")
-        subprocess.run([str(BIN), "submit", "bigsum", f"s{i}", str(slow), *spool_a,
-                        "--submitted-at", "2026-12-01T11:00:00+00:00"], env=e, check=True,
-                       capture_output=True, timeout=60)
+    submit_slow_sums(tmp_path, STUDENTS, spool_a, e, sleep_s=0.3,
+                     submitted_at="2026-12-01T11:00:00+00:00")  # each holds a core a while
     subprocess.run([str(BIN), "run", *spool_a, "--executor", "local", "--cpus", "0"], env=e,
                    check=True, capture_output=True, timeout=600)  # A's visible phase
 
@@ -131,17 +117,11 @@ def test_a_courses_live_feedback_is_not_queued_behind_another_courses_flood(
             flood.kill()
     assert flood.returncode == 0, err
     assert f"{STUDENTS} student(s) due, 0 already fully graded, {STUDENTS} graded now" in out
-    with psycopg.connect(db) as c:
-        live_start = c.execute("SELECT started_at FROM submissions WHERE student = 'live'"
-                               ).fetchone()[0]
-        bulk_starts = [r[0] for r in c.execute(
-            "SELECT s.started_at FROM submissions s JOIN courses c ON c.id = s.course_id "
-            "WHERE c.name = 'cs101'").fetchall()]
-    after = sum(1 for s in bulk_starts if s > live_start)
+    after, starts = started_after_live(db, "live", bulk_course="cs101")
     print(f"course B's live submission: {live_s:.1f} s from hand-in to stored; course A's "
           f"flood ended {flood_s:.1f} s after it; A's submissions started after B's: "
           f"{after} of {STUDENTS}")
-    assert after >= 2, (str(live_start), [str(s) for s in sorted(bulk_starts)])
+    assert after >= 2, starts
     assert live_s < LIVE_BOUND_S
 
     usage = subprocess.run([str(BIN), "usage", "--since", "now-1hours", "--account", "cs101",
@@ -171,7 +151,7 @@ def _staff_page(tmp_path: Path, opts: list[str], env: dict[str, str]) -> None:
 
 def test_an_account_the_course_may_not_charge_is_refused_and_nothing_is_lost(
         accounting_conf, db, tmp_path):
-    e = env(db, accounting_conf)
+    e = db_env(db, accounting_conf)
     c = course_file(tmp_path, "cs303", "2027-12-01T12:00:00+00:00",
                     slurm={"account": "cs303"})  # no such account in the database
     spool = ["--course-file", str(c), "--spool", str(tmp_path / "spool")]

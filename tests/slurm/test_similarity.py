@@ -7,7 +7,6 @@ from __future__ import annotations
 import os
 import shutil
 import subprocess
-import sys
 from pathlib import Path
 
 import pytest
@@ -16,8 +15,8 @@ import yaml
 from grader.adapters.browser import render_check
 
 from ..conftest import EXAMPLES, running_web
+from ..support import BIN
 
-BIN = Path(sys.executable).parent / "gradeline"
 pytestmark = [pytest.mark.slow]
 
 STARTER = """#include <cstdio>

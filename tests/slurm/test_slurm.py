@@ -6,7 +6,6 @@ import os
 import re
 import signal
 import subprocess
-import sys
 import time
 from pathlib import Path
 
@@ -19,8 +18,8 @@ from grader.measure.corpus import generate_course
 from grader.pipeline.local_executor import grade_many
 
 from ..conftest import EXAMPLES, ROOT, SLURM_NODES, proc_files
+from ..support import BIN
 
-BIN = Path(sys.executable).parent / "gradeline"
 pytestmark = [pytest.mark.sandbox, pytest.mark.slow]
 
 

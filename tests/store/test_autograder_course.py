@@ -6,11 +6,7 @@ from __future__ import annotations
 
 import csv
 import io
-import os
 import shutil
-import subprocess
-import sys
-from pathlib import Path
 
 import pytest
 import yaml
@@ -18,17 +14,14 @@ import yaml
 from grader.adapters.store.postgres import Store
 
 from ..conftest import EXAMPLES
+from ..support import db_env, gl
 
 pytestmark = pytest.mark.sandbox
-BIN = Path(sys.executable).parent / "gradeline"
 SUBS = EXAMPLES / "wordfreq" / "submissions"
 
 
 def cli(db: str, *args: str) -> str:
-    r = subprocess.run([str(BIN), *args], capture_output=True, text=True, timeout=600,
-                       check=False, env={**os.environ, "GRADELINE_DB_URL": db})
-    assert r.returncode == 0, f"gradeline {' '.join(args)}\n{r.stdout}\n{r.stderr}"
-    return r.stdout
+    return gl(*args, env=db_env(db), ok=True).stdout
 
 
 def test_an_autograder_assignment_through_the_course(db, tmp_path):

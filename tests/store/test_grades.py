@@ -8,7 +8,6 @@ import io
 import os
 import shutil
 import subprocess
-import sys
 from pathlib import Path
 
 import yaml
@@ -19,8 +18,7 @@ from grader.core.result import SubmissionResult
 from grader.core.verdict import Verdict
 
 from ..conftest import EXAMPLES
-
-BIN = Path(sys.executable).parent / "gradeline"
+from ..support import BIN
 
 
 def record(spool_id: str, student: str, assignment: str, at: str, score: float

@@ -4,12 +4,10 @@ import json
 import os
 import shutil
 import subprocess
-import sys
 import time
 import urllib.request
 from dataclasses import replace
 from datetime import UTC, datetime, timedelta
-from pathlib import Path
 
 import pytest
 
@@ -17,9 +15,8 @@ from grader.adapters.browser import render_check
 from grader.adapters.store.postgres import Store
 
 from ..conftest import free_port
+from ..support import BIN
 from .test_store_pipeline import fake_record
-
-BIN = Path(sys.executable).parent / "gradeline"
 
 
 def _stamped(db, n=12):

@@ -2,8 +2,6 @@
 starts it like the default one, and a stopped one is reported with the remedy."""
 import os
 import subprocess
-import sys
-from pathlib import Path
 
 import pytest
 
@@ -12,8 +10,7 @@ from grader.adapters.store.server import database_url
 from grader.core.errors import StoreError
 
 from ..conftest import own_local_server
-
-BIN = Path(sys.executable).parent / "gradeline"
+from ..support import BIN
 
 
 @pytest.fixture

@@ -8,16 +8,14 @@ import re
 import shutil
 import signal
 import subprocess
-import sys
 import time
 import urllib.request
-from pathlib import Path
 
 import pytest
 
 from ..conftest import EXAMPLES, free_port
+from ..support import BIN
 
-BIN = Path(sys.executable).parent / "gradeline"
 pytestmark = [pytest.mark.sandbox, pytest.mark.slow]
 
 

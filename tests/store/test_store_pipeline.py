@@ -4,7 +4,6 @@ import os
 import shutil
 import signal
 import subprocess
-import sys
 import time
 from pathlib import Path
 
@@ -18,10 +17,10 @@ from grader.core.verdict import Verdict
 from grader.pipeline.journal import Journal
 
 from ..conftest import EXAMPLES
+from ..support import BIN
 
 MIGRATIONS = Path(__file__).resolve().parents[2] / "grader/adapters/store/migrations"
 
-BIN = Path(sys.executable).parent / "gradeline"
 SUBS = EXAMPLES / "bigsum" / "submissions"
 
 

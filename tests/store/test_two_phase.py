@@ -6,10 +6,7 @@ from __future__ import annotations
 
 import csv
 import io
-import os
 import shutil
-import subprocess
-import sys
 from pathlib import Path
 
 import pytest
@@ -18,18 +15,15 @@ import yaml
 from grader.adapters.store.postgres import Store
 
 from ..conftest import EXAMPLES
+from ..support import db_env, gl
 
 pytestmark = pytest.mark.sandbox
-BIN = Path(sys.executable).parent / "gradeline"
 SUBS = EXAMPLES / "bigsum" / "submissions"
 DUE = "2026-12-01T23:59:00+01:00"
 
 
 def cli(db: str, *args: str) -> str:
-    r = subprocess.run([str(BIN), *args], capture_output=True, text=True, timeout=600,
-                       check=False, env={**os.environ, "GRADELINE_DB_URL": db})
-    assert r.returncode == 0, f"gradeline {' '.join(args)}\n{r.stdout}\n{r.stderr}"
-    return r.stdout
+    return gl(*args, env=db_env(db), ok=True).stdout
 
 
 @pytest.fixture
