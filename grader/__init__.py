@@ -1,17 +1,23 @@
 """gradeline: batch-scheduled grading of programming assignments.
 
 The package is layered; each folder is one layer and imports only go down
-(``make lint`` checks it with import-linter):
+(``make lint`` checks it with import-linter; docs/pages/reference/architecture.md
+draws it):
 
-    cli/       the commands; the only place that wires concrete adapters together
-    measure/   scaling campaigns (corpus, workloads, cachegrind sweep, CSV schema)
-    pipeline/  spool -> intake -> dedupe -> executor (local | Slurm) -> journal -> store
-    adapters/  one package per outside system (sandbox, scheduler, store, metrics, ...)
-    judge/     grades one submission through the Sandbox port
-    core/      pure: packages, limits, verdicts, scoring, results, jobs, records
+    cli/       the commands, thin: parse flags, call the library, print
+    compose/   the wiring: which executor, store, scheduler, sandbox and course
+    measure/   scaling campaigns;  planning/  capacity planning
+    pipeline/  the write path: spool -> intake -> dedupe -> executor -> journal -> store
+    views/     the read side: the desk, staff and student pages' data, status, live
+    adapters/  one package per outside system (sandbox, scheduler, store, web, desk, ...)
+    judge/     grades one submission through the Sandbox port, a runner per format
+    formats/   pure: assignment formats (Kattis, Gradescope, unit tests) into one model
+    course/    pure: the course file, its policy, what students and staff see
+    core/      pure: limits, verdicts, results, jobs, records, submissions
 
-Beside them, used by every layer: ``settings`` (the only reader of the
-environment), ``cpuset`` (CPU lists) and ``faults`` (named crash points for tests).
+Beside them: ``settings`` (the only reader of the environment, read by the command
+line and the composition, handed down as values), ``cpuset`` (CPU lists) and
+``faults`` (named crash points for tests).
 """
 
 __version__ = "0.1.0"

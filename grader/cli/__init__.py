@@ -1,5 +1,5 @@
-"""The ``gradeline`` command line: the only place that wires concrete adapters
-together (``main`` for people, ``task`` for Slurm array tasks).
+"""The ``gradeline`` command line: thin commands over the library (``main`` for people,
+``task`` for Slurm array tasks); the wiring of concrete adapters is ``grader.compose``.
 
 This file stays empty on purpose: an array task imports ``grader.cli.task`` and
 must not pay for (or need) the database driver the other commands import.

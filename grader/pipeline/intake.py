@@ -20,10 +20,11 @@ from enum import StrEnum
 from pathlib import Path, PurePosixPath
 from typing import Any
 
-from grader.adapters.spool import Entry, MetaError, SpoolMeta
+from grader.adapters.spool import Entry
 from grader.core.errors import GradelineError
 from grader.core.jobs import GradingJob
 from grader.core.languages import Language, detect_language
+from grader.core.spoolmeta import MetaError, SpoolMeta
 from grader.core.submission import Submission, load_submission
 from grader.formats.problem import Problem
 from grader.pipeline.dedupe import Candidate

@@ -40,12 +40,13 @@ from dataclasses import dataclass, field, replace
 from pathlib import Path
 
 from grader import faults
-from grader.adapters.spool import Entry, MetaError, Spool
+from grader.adapters.spool import Entry, Spool
 from grader.core.errors import StoreError
 from grader.core.fairness import fair_pick
 from grader.core.jobs import JudgeFault, Outcome, now_iso
 from grader.core.record import SubmissionRecord
 from grader.core.samples import ShardSample
+from grader.core.spoolmeta import MetaError
 from grader.formats.problem import Problem
 from grader.formats.scoring import fault_result
 from grader.pipeline import dedupe
