@@ -1,4 +1,5 @@
-"""The student desk's transport: a Unix socket whose peer the kernel names.
+"""The student desk's transport: a Unix socket whose peer the kernel names, bounded so
+that no account can exhaust the login node it runs on.
 
 Why a Unix socket on the login node rather than a web form: every student already
 has an account there, and ``SO_PEERCRED`` gives the uid of the process at the other
@@ -6,110 +7,236 @@ end, which no request can forge -- no passwords, no tokens to steal, no sign-on 
 integrate. The service runs as the grading account; the socket is world-connectable,
 and the handler is told who connected, never who the request says it is.
 
-One request per connection: a JSON object on one line (at most ``MAX_REQUEST``
-bytes), one JSON object back.
+One request per connection: a JSON object on one line (at most ``MAX_HEADER`` bytes);
+when it says ``"size": N``, N bytes of a file follow (at most ``MAX_BODY``). One JSON
+object comes back. What every account shares is bounded (``Bounds``): connections in
+all and per account (over them a request is refused at once, with the reason), the
+whole request's time (a deadline, not a time-out per read: a trickle is dropped), and
+memory (a file is streamed to a temporary file of the desk's, never held).
 """
 
 from __future__ import annotations
 
+import contextlib
 import json
 import logging
 import os
-import pwd
+import selectors
 import socket
-import socketserver
 import stat
-import struct
-from collections.abc import Callable, Mapping
+import tempfile
+import threading
+import time
+from collections import Counter
+from collections.abc import Callable, Iterator, Mapping
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import IO, Any
 
+from grader.adapters.peercred import Peer, peer_of
 from grader.core.errors import ConfigError, GradelineError
 
 log = logging.getLogger(__name__)
-MAX_REQUEST = 24 << 20  # a 16 MiB hand-in, base64-encoded, and its fields
-TIMEOUT_S = 30.0  # a client that stops sending mid-request is dropped
+MAX_HEADER = 64 << 10  # a request's JSON line
+MAX_BODY = 16 << 20  # a hand-in (as a drop directory takes)
+CHUNK = 64 << 10
 
 
 @dataclass(frozen=True, slots=True)
-class Peer:
-    """Who is at the other end, as the kernel says."""
+class Bounds:
+    """What the desk lets any one account, and everyone together, hold at once.
 
-    pid: int
-    uid: int
-    gid: int
-    user: str  # the uid's name (``uid<N>`` when it has none)
+    :param connections: requests being read or answered at once, in all (each a thread).
+    :param per_account: of those, from one account.
+    :param deadline_s: a request must have arrived whole this long after it connected.
+    """
+
+    connections: int = 64
+    per_account: int = 4
+    deadline_s: float = 30.0
 
 
-Handler = Callable[[Peer, Mapping[str, Any]], Mapping[str, Any]]
+@dataclass(frozen=True, slots=True)
+class Body:
+    """A request's file, as received: a temporary file of the desk's (gone after the
+    request), its size and where it lies."""
+
+    path: Path
+    size: int
 
 
-def peer_of(sock: socket.socket) -> Peer:
-    """The credentials of the process that connected (``SO_PEERCRED``)."""
-    raw = sock.getsockopt(socket.SOL_SOCKET, socket.SO_PEERCRED, struct.calcsize("3i"))
-    pid, uid, gid = struct.unpack("3i", raw)
+#: (who asked, the request, its file or None) -> the reply's fields
+Handler = Callable[[Peer, Mapping[str, Any], Body | None], Mapping[str, Any]]
+
+
+class Refused(Exception):
+    """A request the transport will not read (malformed, too large, too slow)."""
+
+
+def _recv(sock: socket.socket, n: int, until: float) -> bytes:
+    left = until - time.monotonic()
+    if left <= 0:
+        raise Refused("the request did not arrive in time")
+    sock.settimeout(left)
     try:
-        user = pwd.getpwuid(uid).pw_name
-    except KeyError:
-        user = f"uid{uid}"
-    return Peer(pid, uid, gid, user)
+        return sock.recv(n)
+    except TimeoutError:
+        raise Refused("the request did not arrive in time") from None
 
 
-def _read_line(sock: socket.socket) -> bytes:
-    chunks, size = [], 0
-    while True:
-        chunk = sock.recv(1 << 16)
+def read_request(sock: socket.socket, until: float, spill: Path
+                 ) -> tuple[dict[str, Any], Body | None]:
+    """The request's JSON line and its file (streamed into ``spill``, a directory only
+    the desk can read), within the deadline ``until`` (monotonic seconds).
+
+    :raises Refused: naming what was wrong.
+    """
+    buf = b""
+    while b"\n" not in buf:
+        chunk = _recv(sock, CHUNK, until)
         if not chunk:
             break
-        chunks.append(chunk)
-        size += len(chunk)
-        if chunk.endswith(b"\n"):
+        buf += chunk
+        if len(buf) > MAX_HEADER and b"\n" not in buf[:MAX_HEADER]:
+            raise Refused(f"a request line over {MAX_HEADER >> 10} KiB")
+    line, _, rest = buf.partition(b"\n")
+    try:
+        request = json.loads(line)
+    except (ValueError, UnicodeDecodeError) as e:
+        raise Refused(f"malformed request: {e}") from None
+    if not isinstance(request, dict):
+        raise Refused("malformed request: not a JSON object")
+    size = request.get("size")
+    if size is None:
+        return request, None
+    if isinstance(size, bool) or not isinstance(size, int) or not 0 <= size <= MAX_BODY:
+        raise Refused(f"a file of {size!r} bytes: at most {MAX_BODY >> 20} MiB")
+    fd, name = tempfile.mkstemp(prefix="in-", dir=spill)
+    try:
+        with os.fdopen(fd, "wb") as f:
+            got = _stream(sock, f, rest[:size], size, until)
+        if got != size:
+            raise Refused(f"the file ended after {got} of {size} bytes")
+    except BaseException:
+        Path(name).unlink(missing_ok=True)
+        raise
+    return request, Body(Path(name), size)
+
+
+def _stream(sock: socket.socket, f: IO[bytes], first: bytes, size: int, until: float) -> int:
+    f.write(first)
+    got = len(first)
+    while got < size:
+        chunk = _recv(sock, min(CHUNK, size - got), until)
+        if not chunk:
             break
-        if size > MAX_REQUEST:
-            raise ValueError(f"a request over {MAX_REQUEST >> 20} MiB")
-    return b"".join(chunks)
+        f.write(chunk)
+        got += len(chunk)
+    return got
 
 
-class _Conn(socketserver.BaseRequestHandler):
-    server: _Server
+class DeskServer:
+    """The socket, its acceptor and the bounded handling of each connection."""
 
-    def handle(self) -> None:
-        sock: socket.socket = self.request
-        sock.settimeout(TIMEOUT_S)
-        try:
-            peer = peer_of(sock)
-            try:
-                request = json.loads(_read_line(sock))
-                if not isinstance(request, dict):
-                    raise ValueError("not a JSON object")
-            except (ValueError, UnicodeDecodeError) as e:
-                reply: Mapping[str, Any] = {"ok": False, "error": f"malformed request: {e}"}
-            else:
+    def __init__(self, sock: socket.socket, handler: Handler, spill: Path,
+                 bounds: Bounds = Bounds()) -> None:
+        self.sock, self.handler, self.spill, self.bounds = sock, handler, spill, bounds
+        self._lock = threading.Lock()
+        self._open: Counter[int] = Counter()  # uid -> connections being handled
+        self._stop = threading.Event()
+
+    @property
+    def in_flight(self) -> int:
+        with self._lock:
+            return sum(self._open.values())
+
+    def serve_forever(self) -> None:
+        """Accept until ``shutdown``; each admitted connection gets a thread of its own."""
+        with selectors.DefaultSelector() as sel:
+            sel.register(self.sock, selectors.EVENT_READ)
+            while not self._stop.is_set():
                 try:
-                    reply = {"ok": True, **self.server.handler(peer, request)}
-                except GradelineError as e:
-                    reply = {"ok": False, "error": str(e)}
-                except Exception:  # a bug or an outside system's failure: logged for
-                    log.exception("desk: request from %s failed", peer.user)  # staff
-                    reply = {"ok": False, "error": "the desk failed on its side; your "
-                                                   "course staff can see why in its log"}
-            sock.sendall(json.dumps(reply).encode() + b"\n")
+                    if not sel.select(timeout=0.5):
+                        continue
+                    conn, _ = self.sock.accept()
+                except (OSError, ValueError):  # closed under us (a stop), or a lost race
+                    continue
+                self._admit(conn)
+
+    def shutdown(self) -> None:
+        self._stop.set()
+
+    def server_close(self) -> None:
+        self._stop.set()
+        self.sock.close()
+
+    def _admit(self, conn: socket.socket) -> None:
+        until = time.monotonic() + self.bounds.deadline_s
+        try:
+            peer = peer_of(conn)
         except OSError:
-            pass  # the client went away or stalled: nothing to answer
+            conn.close()
+            return
+        with self._lock:
+            total = sum(self._open.values())
+            why = None
+            if self._open[peer.uid] >= self.bounds.per_account:
+                why = (f"{peer.user} has {self._open[peer.uid]} requests in progress "
+                       "already: wait for them to finish")
+            elif total >= self.bounds.connections:
+                why = "the desk is busy: try again in a few seconds"
+            else:
+                self._open[peer.uid] += 1
+        if why is not None:
+            _answer(conn, {"ok": False, "error": why, "busy": True})
+            return
+        threading.Thread(target=self._handle, args=(conn, peer, until), daemon=True,
+                         name=f"desk-{peer.user}").start()
+
+    def _handle(self, conn: socket.socket, peer: Peer, until: float) -> None:
+        try:
+            try:
+                request, body = read_request(conn, until, self.spill)
+            except Refused as e:
+                _answer(conn, {"ok": False, "error": str(e)})
+                return
+            try:
+                reply = self._reply(peer, request, body)
+            finally:
+                if body is not None:
+                    body.path.unlink(missing_ok=True)
+            _answer(conn, reply)
+        except OSError:
+            pass  # the client went away: nothing to answer
+        finally:
+            with self._lock:
+                self._open[peer.uid] -= 1
+                if not self._open[peer.uid]:
+                    del self._open[peer.uid]
+
+    def _reply(self, peer: Peer, request: Mapping[str, Any], body: Body | None
+               ) -> Mapping[str, Any]:
+        try:
+            return {"ok": True, **self.handler(peer, request, body)}
+        except GradelineError as e:
+            return {"ok": False, "error": str(e)}
+        except Exception:  # a bug or an outside system's failure: logged for staff
+            log.exception("desk: request from %s failed", peer.user)
+            return {"ok": False, "error": "the desk failed on its side; your course staff "
+                                          "can see why in its log"}
 
 
-class _Server(socketserver.ThreadingMixIn, socketserver.UnixStreamServer):
-    daemon_threads = True
+def _answer(conn: socket.socket, reply: Mapping[str, Any]) -> None:
+    with contextlib.suppress(OSError):
+        conn.settimeout(5.0)
+        conn.sendall(json.dumps(reply).encode() + b"\n")
+    conn.close()
 
-    def __init__(self, path: str, handler: Handler) -> None:
-        self.handler = handler
-        super().__init__(path, _Conn)
 
-
-def listen(path: Path, handler: Handler) -> socketserver.BaseServer:
+def listen(path: Path, handler: Handler, bounds: Bounds = Bounds()) -> DeskServer:
     """Bind ``path`` (world-connectable; its directory world-searchable) and return the
-    server; ``serve_forever()`` it, ``shutdown()`` it from another thread.
+    server; ``serve_forever()`` it, ``shutdown()`` it from another thread. Files in
+    transit go to ``incoming/`` beside the socket, readable by the desk alone.
 
     :raises ConfigError: when another desk already answers there.
     """
@@ -124,32 +251,66 @@ def listen(path: Path, handler: Handler) -> socketserver.BaseServer:
             raise ConfigError(f"another desk already answers on {path}")
         except ConnectionRefusedError:
             path.unlink()  # left by a desk that died
+    spill = path.parent / "incoming"
+    spill.mkdir(mode=0o700, exist_ok=True)
+    spill.chmod(0o700)
+    for left in spill.iterdir():  # a desk that died mid-request
+        left.unlink(missing_ok=True)
+    sock = socket.socket(socket.AF_UNIX)
     old = os.umask(0o111)
     try:
-        server = _Server(str(path), handler)
+        sock.bind(str(path))
     finally:
         os.umask(old)
     path.chmod(0o666)
-    return server
+    sock.listen(128)
+    return DeskServer(sock, handler, spill, bounds)
 
 
-def ask(path: Path, request: Mapping[str, Any], timeout_s: float = 120.0) -> dict[str, Any]:
-    """Send one request to the desk at ``path``; its reply.
-
-    :raises GradelineError: when no desk answers there.
-    """
+@contextlib.contextmanager
+def _connected(path: Path, timeout_s: float) -> Iterator[socket.socket]:
     try:
         with socket.socket(socket.AF_UNIX) as s:
             s.settimeout(timeout_s)
             s.connect(str(path))
-            s.sendall(json.dumps(request).encode() + b"\n")
-            s.shutdown(socket.SHUT_WR)
-            raw = _read_line(s)
+            yield s
     except (FileNotFoundError, ConnectionRefusedError):
         raise GradelineError(f"no grading desk answers on {path}: ask your course staff "
                              "whether it runs (or set GRADELINE_DESK_SOCKET)") from None
     except OSError as e:
         raise GradelineError(f"the grading desk on {path}: {e.strerror or e}") from None
+
+
+def ask(path: Path, request: Mapping[str, Any], file: Path | None = None,
+        timeout_s: float = 120.0) -> dict[str, Any]:
+    """Send one request (and ``file``'s bytes) to the desk at ``path``; its reply.
+
+    :raises GradelineError: when no desk answers there, or ``file`` cannot be read.
+    """
+    header = dict(request)
+    f = None
+    if file is not None:
+        try:
+            f = file.open("rb")
+            header["size"] = os.fstat(f.fileno()).st_size
+        except OSError as e:
+            raise GradelineError(f"{file}: {e.strerror}") from None
+    try:
+        with _connected(path, timeout_s) as s:
+            # a desk that refuses at once answers before it reads: its reply is waiting
+            with contextlib.suppress(BrokenPipeError, ConnectionResetError):
+                s.sendall(json.dumps(header).encode() + b"\n")
+                if f is not None:
+                    s.sendfile(f)
+            with contextlib.suppress(OSError):
+                s.shutdown(socket.SHUT_WR)
+            raw = b""
+            with contextlib.suppress(ConnectionResetError):  # refused before the file's end
+                while chunk := s.recv(CHUNK):
+                    raw += chunk
+    finally:
+        if f is not None:
+            f.close()
     try:
         reply = json.loads(raw)
     except ValueError:

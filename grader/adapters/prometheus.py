@@ -13,6 +13,11 @@ Metrics (``gradeline_`` prefix): ``backlog_submissions`` (waiting in the spool),
 per stamp interval, ``stage_seconds{stage}``: ``queue`` (arrived to claimed),
 ``dispatch`` (claimed to dispatched), ``grading`` (started to finished) and
 ``feedback`` (arrived to stored), over the submissions this server stored.
+
+Only aggregates: no metric or label names a student, a submission or a file (an
+assignment and a verdict are the finest labels), so a scraper -- or anyone on the
+host who can reach the port -- learns how the course is graded, never who did what.
+``tests/store/test_metrics.py`` checks a real server's exposition for its students.
 """
 
 from __future__ import annotations

@@ -144,7 +144,8 @@ class Spool:
 
     def __init__(self, root: Path) -> None:
         self.root = root
-        self._students: dict[str, str] = {}  # new/ entry id -> student (meta is immutable)
+        #: new/ entry id -> (student, deferred) (meta.json is written once)
+        self._waiting: dict[str, Waiting] = {}
         if not root.exists():  # submissions are private to the grading account
             root.mkdir(parents=True, mode=PRIVATE)
             root.chmod(PRIVATE)  # whatever the umask
@@ -157,8 +158,12 @@ class Spool:
 
     # -- writers ---------------------------------------------------------------
     def submit(self, *, course: str, assignment: str, student: str, path: Path,
-               submitted_at: str | None = None) -> Entry:
-        """Copy ``path`` (file or directory) into the spool atomically; return the entry."""
+               submitted_at: str | None = None, deferred: bool = False) -> Entry:
+        """Copy ``path`` (file or directory) into the spool atomically; return the entry.
+
+        :param deferred: taken past a hand-in limit: claimed after every other waiting
+            submission (``core.fairness``).
+        """
         if not path.exists() and not path.is_symlink():
             raise SubmissionError(f"{path}: no such file or directory")
         sid = unique_name()
@@ -166,13 +171,14 @@ class Spool:
         tmp.mkdir()
         try:
             return self._fill(tmp, sid, course=course, assignment=assignment,
-                              student=student, path=path, submitted_at=submitted_at)
+                              student=student, path=path, submitted_at=submitted_at,
+                              deferred=deferred)
         except OSError:  # e.g. the file system is full: leave no half entry in tmp/
             shutil.rmtree(tmp, ignore_errors=True)
             raise
 
     def _fill(self, tmp: Path, sid: str, *, course: str, assignment: str, student: str,
-              path: Path, submitted_at: str | None) -> Entry:
+              path: Path, submitted_at: str | None, deferred: bool) -> Entry:
         payload = tmp / "payload"
         payload.mkdir()
         if path.is_dir() and not path.is_symlink():
@@ -180,7 +186,7 @@ class Spool:
         else:
             shutil.copy2(path, payload / path.name, follow_symlinks=False)
         meta = SpoolMeta(course, assignment, student, submitted_at or now_iso(), now_iso(),
-                         path.name)
+                         path.name, deferred)
         with (tmp / "meta.json").open("w", encoding="utf-8") as f:
             json.dump(meta.to_json(), f)
             f.flush()
@@ -201,15 +207,16 @@ class Spool:
         out = []
         entries = self.new_entries()
         for e in entries:
-            student = self._students.get(e.id)
-            if student is None:
+            w = self._waiting.get(e.id)
+            if w is None:
                 meta = e.meta_or_none()
-                student = meta.student if meta is not None else ""
-                self._students[e.id] = student
-            out.append(Waiting(e.id, student))
-        if len(self._students) > 2 * len(entries) + 1000:  # forget claimed ones
+                w = self._waiting[e.id] = Waiting(
+                    e.id, meta.student if meta is not None else "",
+                    meta.deferred if meta is not None else False)
+            out.append(w)
+        if len(self._waiting) > 2 * len(entries) + 1000:  # forget claimed ones
             ids = {e.id for e in entries}
-            self._students = {k: v for k, v in self._students.items() if k in ids}
+            self._waiting = {k: v for k, v in self._waiting.items() if k in ids}
         return out
 
     def claim(self, batch: str, limit: int | None = None,

@@ -4,7 +4,6 @@
 from __future__ import annotations
 
 import argparse
-import base64
 import json
 import signal
 import sys
@@ -54,8 +53,9 @@ def cmd_desk(args: argparse.Namespace, ctx: Context) -> int:
     return 0
 
 
-def _ask(args: argparse.Namespace, ctx: Context, request: Mapping[str, Any]) -> dict[str, Any]:
-    reply = transport.ask(socket_path(args, ctx), request)
+def _ask(args: argparse.Namespace, ctx: Context, request: Mapping[str, Any],
+         file: Path | None = None) -> dict[str, Any]:
+    reply = transport.ask(socket_path(args, ctx), request, file)
     if not reply.get("ok"):
         raise GradelineError(f"the desk refused: {reply.get('error', 'no reason given')}")
     return reply
@@ -63,16 +63,20 @@ def _ask(args: argparse.Namespace, ctx: Context, request: Mapping[str, Any]) -> 
 
 def cmd_hand_in(args: argparse.Namespace, ctx: Context) -> int:
     src = Path(args.file)
-    try:
-        data = src.read_bytes()
-    except OSError as e:
-        raise GradelineError(f"{src}: {e.strerror}") from None
+    if not src.is_file():
+        raise GradelineError(f"{src}: not a file (hand in one file: a source, or an archive "
+                             "of a directory)")
     reply = _ask(args, ctx, {"op": "hand-in", "assignment": args.assignment,
-                             "name": src.name, "data": base64.b64encode(data).decode()})
+                             "name": src.name}, src)
     r = reply["receipt"]
     late = " (after your deadline)" if r.get("late") else ""
     print(f"received {r['file']} for {r['assignment']}{late}: submission {r['submission']}, "
           f"{r['size']} bytes, sha256 {r['sha256']}, at {r['received_at']}", file=sys.stderr)
+    if r.get("deferred"):
+        print(f"past the assignment's hand-in limit ({r['limit']}): it is graded after "
+              "everyone else's and its feedback comes after your deadline", file=sys.stderr)
+    if "left" in r:
+        print(f"hand-ins of {r['assignment']} left: {r['left']}", file=sys.stderr)
     print(json.dumps(r, indent=1))
     return 0
 
@@ -104,6 +108,14 @@ def render(view: Mapping[str, Any]) -> str:
     for a in view["assignments"]:
         rel = f", results released {a['released'][:16]}" if a["released"] else ""
         lines.append(f"\n{a['name']}: due {a['deadline'][:16]}{rel}")
+        lim = a.get("limits") or {}
+        if lim.get("left") is not None:
+            lines.append(f"  hand-ins used {lim['used']}, left {lim['left']}")
+        if lim.get("why"):
+            when = f" (next within the limits at {lim['next_at'][:16]})" \
+                if lim.get("next_at") else ""
+            later = "taken but deferred" if lim.get("deferring") else "refused"
+            lines.append(f"  a hand-in now would be {later}: {lim['why']}{when}")
         if not a["submissions"]:
             lines.append("  nothing handed in")
         for s in a["submissions"]:
@@ -117,6 +129,8 @@ def _submission(s: Mapping[str, Any]) -> list[str]:
     head = f"  {s['id']} at {s['submitted_at'][:19]}{late}{flag}: "
     if s["state"] == "quarantined":
         return [head + f"refused: {s['reason']}"]
+    if s.get("deferred"):
+        return [head + s["message"]]
     if s.get("verdict") is None:
         return [head + "waiting to be graded"]
     total = f"{s['score']:g}" + (f"/{s['max_score']:g}" if s.get("max_score") else "")

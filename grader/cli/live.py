@@ -4,17 +4,19 @@
 from __future__ import annotations
 
 import argparse
+import socket
 import sys
 import time
 from collections.abc import Callable, Mapping
 from datetime import UTC, datetime
+from pathlib import Path
 from typing import Any
 
-import uvicorn
-
 from grader.adapters import web
+from grader.adapters.peercred import Peer, is_one_of
 from grader.adapters.scheduler.accounting import Usage
 from grader.adapters.store.postgres import Store
+from grader.adapters.web import serving
 from grader.compose.context import Context
 from grader.core.errors import GradelineError
 from grader.views.desk import Desk, desk_key
@@ -43,23 +45,41 @@ def provider(args: argparse.Namespace, ctx: Context) -> web.Provider:
     return current
 
 
+def staff_socket(args: argparse.Namespace, ctx: Context) -> Path:
+    """--staff-socket, or the grading account's default."""
+    return Path(args.staff_socket) if args.staff_socket else ctx.state_dir / "web" / \
+        "staff.sock"
+
+
 def cmd_web(args: argparse.Namespace, ctx: Context) -> int:
-    """The live page; with a course file also the staff pages and students' own pages
-    (their links come from the desk, signed with the same key)."""
+    """Students' own pages over TCP (their links come from the desk, signed with the
+    same key); the live page and, with a course file, the staff pages on the staff
+    socket, to the course's staff only (``adapters.web.serving``)."""
     course = ctx.course_file()
     staff = students = None
+    is_staff = None
     if course is not None:
         problems = ctx.problems()
         staff = StaffPages(course, ctx.spool(), ctx.reads(), problems,
                            usage=_usage(ctx, course.slurm.account))
         key = desk_key(ctx.state_dir / "desk.key")
         students = Desk(course, ctx.spool(), ctx.reads(), problems, key).page_for
+        named = course.staff
+
+        def is_staff(peer: Peer) -> bool:
+            return is_one_of(peer, named.accounts, named.groups)
+    sock = staff_socket(args, ctx)
+    door = f"the staff socket ({socket.gethostname()}:{sock}; ssh -L 8470:{sock} " \
+           f"{socket.gethostname()}, then http://localhost:8470/)"
     app = web.app(provider(args, ctx), refresh_s=args.refresh, staff=staff,
-                  students=students)
-    what = "live and staff pages" if staff else "live page"
-    print(f"gradeline {what} for course {ctx.course()}: http://{args.host}:{args.port}/",
-          file=sys.stderr, flush=True)
-    uvicorn.run(app, host=args.host, port=args.port, log_level="warning")
+                  students=students, is_staff=is_staff, staff_door=door)
+    who = ", ".join([*course.staff.accounts, *(f"group {g}" for g in course.staff.groups)]) \
+        if course is not None else ""
+    print(f"gradeline web for course {ctx.course()}: students' own pages on "
+          f"http://{args.host}:{args.port}/me/...; live{' and staff' if staff else ''} "
+          f"pages on {sock} for {who or 'this account only'} (ssh -L 8470:{sock} "
+          f"{socket.gethostname()})", file=sys.stderr, flush=True)
+    serving.serve(app, host=args.host, port=args.port, staff_socket=sock)
     return 0
 
 

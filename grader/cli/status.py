@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import argparse
 import json
+from pathlib import Path
 from typing import Any
 
 from grader.cli.common import lazy, spool_options
@@ -72,13 +73,18 @@ def register(sub: Any) -> None:
     st.add_argument("--once", action="store_true", help="the --watch view once")
     st.set_defaults(func=cmd_status)
 
-    w = sub.add_parser("web", help="the live page and, with a course file, the staff pages "
-                                   "and students' own pages (read-only HTTP)")
+    w = sub.add_parser("web", help="students' own pages (HTTP, by signed link) and, on a "
+                                   "socket for the course's staff only, the live and staff "
+                                   "pages")
     spool_options(w)
     live_options(w)
     w.add_argument("--host", default="127.0.0.1",
                    help="address to listen on (default %(default)s: this machine only)")
     w.add_argument("--port", type=int, default=8470)
+    w.add_argument("--staff-socket", type=Path, metavar="PATH",
+                   help="where the live and staff pages answer the course's staff (the "
+                        "course file's staff: accounts, groups), by the kernel's word on "
+                        "who connects (default <state>/web/staff.sock)")
     w.set_defaults(func=lazy("grader.cli.live", "cmd_web"))
 
     rs = sub.add_parser("results", help="export the current results of an assignment")

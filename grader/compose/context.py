@@ -34,6 +34,7 @@ from grader.pipeline.ports import ExecutorFactory
 from grader.pipeline.slurm.submit.arrays import ArraySpec, SlurmExecutor
 from grader.pipeline.slurm.submit.pool import PilotFactory, PilotPool
 from grader.pipeline.slurm.tickets import PilotSpec
+from grader.pipeline.store_pool import StorePool
 from grader.settings import Settings
 from grader.views.ports import ReadsOpener
 
@@ -250,9 +251,14 @@ class Context:
     def store(self, *, start: bool = True) -> Store:
         return Store(self.db_url(start=start))
 
+    @functools.cached_property
+    def _pool(self) -> StorePool:
+        return StorePool(functools.partial(Store, self.db_url()), keep=16)
+
     def reads(self) -> ReadsOpener:
-        """The read side's store: a connection per request to this course's database."""
-        return functools.partial(Store, self.db_url())
+        """The read side's store: connections kept open between requests (a desk at a
+        deadline answers hundreds a second), each checked before it is lent again."""
+        return self._pool
 
 
 def _charged(charge: SlurmSpec) -> str:

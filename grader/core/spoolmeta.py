@@ -25,6 +25,7 @@ class SpoolMeta:
 
     :param submitted_at: when the student handed it in (ISO 8601 with an offset).
     :param arrived_at: when it reached the spool (None in entries of old versions).
+    :param deferred: taken past a hand-in limit (graded after every other waiting one).
     """
 
     course: str
@@ -33,13 +34,17 @@ class SpoolMeta:
     submitted_at: str
     arrived_at: str | None = None
     original_name: str | None = None
+    deferred: bool = False
 
-    def to_json(self) -> dict[str, str]:
-        return {k: v for k, v in (("course", self.course), ("assignment", self.assignment),
-                                  ("student", self.student),
-                                  ("submitted_at", self.submitted_at),
-                                  ("arrived_at", self.arrived_at),
-                                  ("original_name", self.original_name)) if v is not None}
+    def to_json(self) -> dict[str, str | bool]:
+        out: dict[str, str | bool] = {
+            k: v for k, v in (("course", self.course), ("assignment", self.assignment),
+                              ("student", self.student), ("submitted_at", self.submitted_at),
+                              ("arrived_at", self.arrived_at),
+                              ("original_name", self.original_name)) if v is not None}
+        if self.deferred:
+            out["deferred"] = True
+        return out
 
     @classmethod
     def read(cls, path: Path) -> SpoolMeta:
@@ -64,4 +69,5 @@ class SpoolMeta:
                                     f"{data[key]!r}", known) from None
         name = data.get("original_name")
         return cls(data["course"], data["assignment"], data["student"], data["submitted_at"],
-                   data.get("arrived_at"), name if isinstance(name, str) else None)
+                   data.get("arrived_at"), name if isinstance(name, str) else None,
+                   data.get("deferred") is True)

@@ -7,7 +7,7 @@ from __future__ import annotations
 import csv
 import io
 from collections.abc import Mapping
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from datetime import datetime, timedelta
 from pathlib import Path
 from zoneinfo import ZoneInfo
@@ -22,7 +22,9 @@ from grader.course.spec import (
     Counts,
     CourseSpec,
     LatePolicy,
+    LimitsSpec,
     SlurmSpec,
+    StaffSpec,
     Visibility,
     parse_duration,
 )
@@ -56,6 +58,7 @@ class Assignment:
     visibility: Mapping[str, Visibility]
     points: float | None = None
     starter: Path | None = None  # handed-out code the similarity report leaves out
+    limits: LimitsSpec = field(default_factory=LimitsSpec)  # hand-in limits
 
 
 @dataclass(frozen=True, slots=True)
@@ -73,6 +76,7 @@ class Course:
         field(default_factory=dict)
     source: Path | None = None
     slurm: SlurmSpec = field(default_factory=SlurmSpec)
+    staff: StaffSpec = field(default_factory=StaffSpec)
 
     def deadline(self, student: str, assignment: str) -> datetime:
         """The student's own deadline: the assignment's, their roster extension, then
@@ -158,7 +162,8 @@ def _assignment(a: AssignmentSpec, spec: CourseSpec, zone: ZoneInfo, base: Path
     return Assignment(a.name, (base / a.package).resolve(), _aware(a.deadline, zone),
                       a.counts or spec.counts, a.late or spec.late, a.late_days,
                       dict(a.visibility), a.points,
-                      (base / a.starter).resolve() if a.starter else None)
+                      (base / a.starter).resolve() if a.starter else None,
+                      a.limits or spec.limits)
 
 
 def build_course(spec: CourseSpec, base: Path, source: str,
@@ -184,7 +189,7 @@ def build_course(spec: CourseSpec, base: Path, source: str,
             _aware(e.until, zone) if e.until is not None else None,
             e.extra or timedelta(0))
     return Course(spec.course, zone, assignments, students, spec.late_days, spec.bulk,
-                  extensions, None, spec.slurm)
+                  extensions, None, spec.slurm, spec.staff)
 
 
 def load_course(path: str | Path) -> Course:
@@ -207,6 +212,4 @@ def load_course(path: str | Path) -> Course:
         except OSError as e:
             raise ConfigError(f"{p}: roster {spec.roster}: {e.strerror}") from None
     course = build_course(spec, p.parent, str(p), students)
-    return Course(course.name, course.zone, course.assignments, course.students,
-                  course.late_days, course.bulk, course.extensions, p.resolve(),
-                  course.slurm)
+    return replace(course, source=p.resolve())

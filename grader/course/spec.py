@@ -71,6 +71,34 @@ class LatePolicy(_Strict):
     max_late: Duration | None = None
 
 
+class StaffSpec(_Strict):
+    """Who may see the course's staff pages (every student's work): accounts, and Unix
+    groups whose members may. The account that runs gradeline always may."""
+
+    accounts: list[str] = Field(default_factory=list)  # login names, e.g. [ta1, prof]
+    groups: list[str] = Field(default_factory=list)  # e.g. [cs101-staff]
+
+
+PastLimit = Literal["refuse", "defer"]
+
+
+class LimitsSpec(_Strict):
+    """How much a student may hand in of an assignment, and what happens past it.
+
+    ``per_hour`` and ``burst`` are a token bucket: ``burst`` hand-ins at once, then one
+    more each ``1/per_hour`` hours. ``min_interval``: the least time between two hand-ins
+    that get feedback. Past a limit a hand-in is refused with the time of the next one
+    allowed, or (``defer``) taken and graded only after everyone else's, its feedback
+    shown after the deadline.
+    """
+
+    max_submissions: int | None = Field(None, ge=1)
+    per_hour: float | None = Field(None, gt=0)
+    burst: int | None = Field(None, ge=1)  # default: per_hour, at least 1
+    min_interval: Duration | None = None
+    past_limit: PastLimit = "refuse"
+
+
 class AssignmentSpec(_Strict):
     """One assignment: its package, its deadline and its rules."""
 
@@ -88,6 +116,7 @@ class AssignmentSpec(_Strict):
     #: starter code handed out (a file or directory, relative to course.yaml): what the
     #: similarity report does not count as shared between students
     starter: str | None = None
+    limits: LimitsSpec | None = None  # default: the course's
 
 
 class ExtensionSpec(_Strict):
@@ -140,6 +169,8 @@ class CourseSpec(_Strict):
     slurm: SlurmSpec = Field(default_factory=SlurmSpec)  # the course's account, live QOS
     assignments: list[AssignmentSpec] = Field(min_length=1)  # at least one
     extensions: list[ExtensionSpec] = Field(default_factory=list)  # students' own deadlines
+    staff: StaffSpec = Field(default_factory=StaffSpec)  # who sees the staff pages
+    limits: LimitsSpec = Field(default_factory=LimitsSpec)  # hand-in limits, unless its own
 
     @field_validator("timezone")
     @classmethod

@@ -13,7 +13,11 @@ and nowhere else:
   output, each cut to ``SHOWN_BYTES``;
 * a total: before release, the points of the shown groups out of what they are
   worth; after it, the full score (which hidden groups count towards) and the
-  verdict of the whole suite.
+  verdict of the whole suite;
+* of a submission taken past a hand-in limit (deferred), nothing graded until their
+  deadline has passed;
+* per assignment, what its hand-in limits leave: hand-ins used and left, and when the
+  next one is allowed.
 """
 
 from __future__ import annotations
@@ -26,6 +30,7 @@ from typing import Any
 
 from grader.core.result import SubmissionResult, TestResult
 from grader.core.verdict import Verdict
+from grader.course.limits import allowance
 from grader.course.load import Course
 from grader.course.policy import Attempt, counting, lateness
 from grader.course.visibility import group_visibility
@@ -49,6 +54,7 @@ class Submitted:
     full: SubmissionResult | None = None  # the whole suite's record
     chosen: bool = False
     sha256: str = ""  # of the handed-in bytes, when the desk took them
+    deferred: bool = False  # taken past a hand-in limit: feedback after the deadline
 
 
 def student_view(course: Course, student: str, submitted: Sequence[Submitted], *,
@@ -77,13 +83,21 @@ def student_view(course: Course, student: str, submitted: Sequence[Submitted], *
                 "state": s.state, "sha256": s.sha256}
             if s.state == "quarantined":
                 item["reason"] = s.reason
+            elif s.deferred and now < due:
+                item.update(deferred=True, verdict=None, score=None, max_score=None,
+                            tests=[], groups=[], message="taken past the assignment's "
+                            "hand-in limit: its feedback comes after your deadline")
             else:
                 shown = _shown_groups(s, a.visibility, past_due=now >= due,
                                       released=rel is not None)
                 item.update(_result(s, shown, rel is not None, partial(case_data, a.name)))
             subs.append(item)
+        allow = allowance(a.limits, [s.submitted_at for s in mine], now)
         out.append({"name": a.name, "deadline": due.isoformat(),
-                    "released": rel.isoformat() if rel else None, "submissions": subs})
+                    "released": rel.isoformat() if rel else None, "submissions": subs,
+                    "limits": {"used": allow.used, "left": allow.left,
+                               "next_at": allow.next_at.isoformat() if allow.next_at
+                               else None, "why": allow.why, "deferring": allow.deferred}})
     return {"student": student, "course": course.name, "now": now.isoformat(),
             "assignments": out}
 

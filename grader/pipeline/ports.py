@@ -25,6 +25,10 @@ class ResultStore(Protocol):
 
     def close(self) -> None: ...
 
+    def alive(self) -> bool:
+        """Whether the connection still answers (checked before a pooled one is lent)."""
+        ...
+
     def ingest(self, records: Iterable[SubmissionRecord]) -> int:
         """Store records; returns how many results were new."""
         ...

@@ -8,24 +8,25 @@ grading account (it writes the spool and reads the store), not as root.
 
 from __future__ import annotations
 
-import base64
-import binascii
 import hashlib
 import logging
 import os
 import re
 import tempfile
+import threading
 from collections.abc import Callable, Mapping
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
 from typing import Any
 
-from grader.adapters.desk import Peer
+from grader.adapters.desk import Body
 from grader.adapters.dropbox import MAX_BYTES
+from grader.adapters.peercred import Peer
 from grader.adapters.spool import Spool
 from grader.core.errors import ConfigError, GradelineError, RefusedError
 from grader.core.signing import KEY_BYTES, open_token, signed, token
 from grader.core.textfile import head
+from grader.course.limits import allowance
 from grader.course.load import Course
 from grader.course.studentview import SHOWN_BYTES, student_view
 from grader.formats.problem import Problem
@@ -72,8 +73,14 @@ class Desk:
         self.course, self.spool, self.store, self.key = course, spool, store, key
         self.page_url, self.link_ttl, self.clock = page_url, link_ttl, clock
         self.case_data = case_data(problems)
+        self._locks: dict[str, threading.Lock] = {}  # a student's hand-ins, one at a time
+        self._lock = threading.Lock()
+        #: (student, assignment) -> {spool id: when} of hand-ins taken here: the limits
+        #: count them even where the store missed their receipts (it was down)
+        self._taken: dict[tuple[str, str], dict[str, datetime]] = {}
 
-    def handle(self, peer: Peer, req: Mapping[str, Any]) -> dict[str, Any]:
+    def handle(self, peer: Peer, req: Mapping[str, Any], body: Body | None = None
+               ) -> dict[str, Any]:
         """The reply to ``req`` from ``peer``; :raises RefusedError: when refused."""
         claimed = req.get("student")
         if claimed is not None and claimed != peer.user:
@@ -84,7 +91,7 @@ class Desk:
                                f"{self.course.name}")
         op = req.get("op")
         if op == "hand-in":
-            return self._hand_in(peer.user, req)
+            return self._hand_in(peer.user, req, body)
         if op == "mine":
             return self.view(peer.user, req.get("assignment"))
         if op == "link":
@@ -99,37 +106,66 @@ class Desk:
         except ConfigError as e:
             raise RefusedError(str(e)) from None
 
-    def _hand_in(self, student: str, req: Mapping[str, Any]) -> dict[str, Any]:
+    def _hand_in(self, student: str, req: Mapping[str, Any], body: Body | None
+                 ) -> dict[str, Any]:
         assignment = self._assignment(req.get("assignment"))
         name = req.get("name")
         if not isinstance(name, str) or not FILE_NAME.match(name):
             raise RefusedError(f"file name {name!r}: use letters, digits and . _ + - "
                                "(at most 100)")
-        try:
-            data = base64.b64decode(str(req.get("data", "")), validate=True)
-        except (binascii.Error, ValueError):
-            raise RefusedError("the file's bytes are not base64") from None
-        if len(data) > MAX_BYTES:
+        if body is None:
+            raise RefusedError("a hand-in carries its file (gradeline hand-in sends it)")
+        if body.size > MAX_BYTES:
             raise RefusedError(f"{name} is larger than {MAX_BYTES >> 20} MiB")
-        when = self.clock().replace(microsecond=0)
-        with tempfile.TemporaryDirectory(prefix="gradeline-desk-") as tmp:
-            path = Path(tmp) / name
-            path.write_bytes(data)
-            entry = self.spool.submit(course=self.course.name, assignment=assignment,
-                                      student=student, path=path,
-                                      submitted_at=when.isoformat())
+        digest = hashlib.sha256()
+        with body.path.open("rb") as f:
+            while chunk := f.read(1 << 16):
+                digest.update(chunk)
+        with self._student_lock(student):
+            when = self.clock().replace(microsecond=0)
+            allow = allowance(self.course.assignments[assignment].limits,
+                              self._earlier(student, assignment), when)
+            if not allow.allowed:
+                nxt = f"; your next hand-in is allowed at {allow.next_at.isoformat()}" \
+                    if allow.next_at else "; no more hand-ins of it are taken"
+                raise RefusedError(f"{assignment}: {allow.why}{nxt}")
+            with tempfile.TemporaryDirectory(prefix="named-", dir=body.path.parent) as tmp:
+                path = Path(tmp) / name
+                os.link(body.path, path)
+                entry = self.spool.submit(course=self.course.name, assignment=assignment,
+                                          student=student, path=path,
+                                          submitted_at=when.isoformat(),
+                                          deferred=allow.deferred)
+            self._taken.setdefault((student, assignment), {})[entry.id] = when
         due = self.course.deadline(student, assignment)
         receipt = signed(self.key, {
             "submission": entry.id, "course": self.course.name, "assignment": assignment,
             "student": student, "file": name, "received_at": when.isoformat(),
-            "size": len(data), "sha256": hashlib.sha256(data).hexdigest(),
-            "deadline": due.isoformat(), "late": when > due})
+            "size": body.size, "sha256": digest.hexdigest(),
+            "deadline": due.isoformat(), "late": when > due,
+            **({"deferred": True, "limit": allow.why} if allow.deferred else {}),
+            **({"left": max(0, allow.left - 1)} if allow.left is not None else {})})
         try:
             with self.store() as store:
                 store.add_receipt(receipt)
         except GradelineError as e:  # the spool has it: nothing is lost, only listed later
             log.warning("receipt %s not stored: %s", entry.id, e)
         return {"receipt": receipt}
+
+    def _student_lock(self, student: str) -> threading.Lock:
+        with self._lock:
+            return self._locks.setdefault(student, threading.Lock())
+
+    def _earlier(self, student: str, assignment: str) -> list[datetime]:
+        """The student's earlier hand-ins of the assignment: the store's, and the ones
+        this desk took (a receipt the store missed still counts)."""
+        seen = dict(self._taken.get((student, assignment), {}))
+        try:
+            with self.store() as store:
+                seen.update(store.handins(self.course.name, student, assignment))
+        except GradelineError as e:
+            log.warning("hand-in history of %s unavailable: %s", student, e)
+        return sorted(seen.values())
 
     def view(self, student: str, assignment: object = None) -> dict[str, Any]:
         """The student's own page as data (one assignment, or all)."""

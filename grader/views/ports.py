@@ -44,6 +44,11 @@ class CourseReads(Protocol):
         """The stamps of every finished submission since ``since``."""
         ...
 
+    def handins(self, course: str, student: str, assignment: str
+                ) -> list[tuple[str, datetime]]:
+        """(spool id, when) of each hand-in of the assignment by the student."""
+        ...
+
     def add_receipt(self, receipt: dict[str, Any]) -> None:
         """Keep a hand-in's signed receipt (idempotent on its submission id)."""
         ...

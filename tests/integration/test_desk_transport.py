@@ -1,8 +1,10 @@
-"""The desk's socket (``adapters.desk``): the kernel names the peer, and bad clients get
-an answer or are dropped, never a hung or crashed desk."""
+"""The desk's socket (``adapters.desk``): the kernel names the peer, a file arrives
+streamed and checked, and bad or greedy clients get an answer or are dropped within
+the desk's bounds, never a hung or crashed desk."""
 
 from __future__ import annotations
 
+import hashlib
 import json
 import os
 import socket
@@ -13,28 +15,37 @@ from pathlib import Path
 import pytest
 
 from grader.adapters import desk
+from grader.adapters.peercred import Peer
 from grader.core.errors import ConfigError, GradelineError, RefusedError
+
+BOUNDS = desk.Bounds(connections=6, per_account=3, deadline_s=1.0)
 
 
 @pytest.fixture
-def served(tmp_path: Path, monkeypatch: pytest.MonkeyPatch):
-    monkeypatch.setattr(desk, "MAX_REQUEST", 1 << 16)
-    monkeypatch.setattr(desk, "TIMEOUT_S", 1.0)
-    seen: list[desk.Peer] = []
+def served(tmp_path: Path):
+    seen: list[Peer] = []
+    release = threading.Event()
 
-    def handler(peer: desk.Peer, req: dict[str, object]) -> dict[str, object]:
+    def handler(peer: Peer, req: dict[str, object], body: desk.Body | None
+                ) -> dict[str, object]:
         seen.append(peer)
         if req.get("op") == "refuse":
             raise RefusedError("no")
         if req.get("op") == "bug":
             raise KeyError("a bug")
+        if req.get("op") == "hold":
+            release.wait(10)
+        if body is not None:
+            return {"echo": req, "sha256": hashlib.sha256(body.path.read_bytes()).hexdigest(),
+                    "size": body.size}
         return {"echo": req}
 
     path = tmp_path / "d" / "desk.sock"
-    server = desk.listen(path, handler)
+    server = desk.listen(path, handler, BOUNDS)
     t = threading.Thread(target=server.serve_forever, daemon=True)
     t.start()
-    yield path, seen
+    yield path, seen, release, server
+    release.set()
     server.shutdown()
     server.server_close()
 
@@ -49,45 +60,89 @@ def _raw(path: Path, data: bytes) -> dict[str, object]:
 
 
 def test_the_handler_is_told_who_connected_by_the_kernel(served) -> None:
-    path, seen = served
+    path, seen, _, _ = served
     assert desk.ask(path, {"op": "x", "student": "someone-else"}) == \
         {"ok": True, "echo": {"op": "x", "student": "someone-else"}}
     assert (seen[0].uid, seen[0].pid) == (os.geteuid(), os.getpid())
     assert oct(path.stat().st_mode & 0o777) == oct(0o666)
 
 
-def test_malformed_refused_and_oversized_requests_get_a_reason(served) -> None:
-    path, _ = served
+def test_a_file_arrives_whole_and_leaves_nothing_behind(served, tmp_path: Path) -> None:
+    path, _, _, _ = served
+    f = tmp_path / "sub.py"
+    f.write_bytes(os.urandom(300_000))
+    r = desk.ask(path, {"op": "x"}, f)
+    assert (r["size"], r["sha256"]) == (300_000, hashlib.sha256(f.read_bytes()).hexdigest())
+    assert list((path.parent / "incoming").iterdir()) == []  # the desk's copy is gone
+    assert oct((path.parent / "incoming").stat().st_mode & 0o777) == oct(0o700)
+
+
+def test_malformed_refused_oversized_and_short_requests_get_a_reason(served) -> None:
+    path, _, _, _ = served
     assert _raw(path, b"not json\n")["error"].startswith("malformed request")
     assert "not a JSON object" in _raw(path, b"[1, 2]\n")["error"]
     assert _raw(path, json.dumps({"op": "refuse"}).encode() + b"\n") == \
         {"ok": False, "error": "no"}
-    assert "over" in _raw(path, b"x" * (1 << 17))["error"]
+    assert "KiB" in _raw(path, b"x" * (desk.MAX_HEADER + desk.CHUNK))["error"]
+    too_big = json.dumps({"op": "x", "size": desk.MAX_BODY + 1}).encode() + b"\n"
+    assert "at most 16 MiB" in _raw(path, too_big)["error"]
+    short = json.dumps({"op": "x", "size": 10}).encode() + b"\nabc"
+    assert "ended after 3 of 10 bytes" in _raw(path, short)["error"]
     assert "failed on its side" in _raw(path, b'{"op": "bug"}\n')["error"]  # no traceback
     assert desk.ask(path, {"op": "x"})["ok"] is True  # and it answers the next one
 
 
-def test_a_stalled_client_is_dropped_and_the_desk_keeps_answering(served) -> None:
-    path, _ = served
-    with socket.socket(socket.AF_UNIX) as stalled:
-        stalled.connect(str(path))
-        stalled.sendall(b'{"op": ')  # and never more
+def test_a_trickle_is_cut_at_the_requests_deadline_not_per_read(served) -> None:
+    path, _, _, _ = served
+    with socket.socket(socket.AF_UNIX) as slow:
+        slow.connect(str(path))
         t0 = time.monotonic()
-        assert desk.ask(path, {"op": "x"})["ok"] is True  # others are served meanwhile
-        stalled.settimeout(10)
-        assert stalled.recv(100) == b""  # dropped after TIMEOUT_S, no answer
-        assert time.monotonic() - t0 < 8
+        slow.settimeout(10)
+        reply = b""
+        try:
+            for _ in range(40):  # a byte every 0.1 s: each read is quick, the whole is not
+                slow.sendall(b" ")
+                time.sleep(0.1)
+        except OSError:
+            pass
+        reply = slow.recv(1000)
+        assert b"did not arrive in time" in reply
+        assert time.monotonic() - t0 < BOUNDS.deadline_s + 2.5
+
+
+def test_one_account_gets_at_most_its_share_and_the_rest_a_reason(served) -> None:
+    path, _, release, server = served
+    held = []
+    for _ in range(BOUNDS.per_account):  # requests that stay in the handler
+        s = socket.socket(socket.AF_UNIX)
+        s.connect(str(path))
+        s.sendall(b'{"op": "hold"}\n')
+        held.append(s)
+    until = time.monotonic() + 5
+    while server.in_flight < BOUNDS.per_account and time.monotonic() < until:
+        time.sleep(0.01)
+    over = desk.ask(path, {"op": "x"})
+    assert over["ok"] is False and over["busy"] is True and "in progress" in over["error"]
+    release.set()
+    for s in held:
+        s.settimeout(10)
+        assert json.loads(s.makefile().readline())["ok"] is True
+        s.close()
+    until = time.monotonic() + 5
+    while server.in_flight and time.monotonic() < until:
+        time.sleep(0.01)
+    assert desk.ask(path, {"op": "x"})["ok"] is True  # its share is free again
 
 
 def test_a_second_desk_on_the_same_socket_is_refused_and_a_dead_ones_socket_reused(
         served, tmp_path: Path) -> None:
-    path, _ = served
+    path, _, _, _ = served
     with pytest.raises(ConfigError, match="already answers"):
-        desk.listen(path, lambda p, r: {})
+        desk.listen(path, lambda p, r, b: {})
     dead = tmp_path / "dead.sock"
     s = socket.socket(socket.AF_UNIX)
     s.bind(str(dead))
     s.close()  # the file stays, nobody listens
-    desk.listen(dead, lambda p, r: {}).server_close()
+    desk.listen(dead, lambda p, r, b: {}).server_close()
     with pytest.raises(GradelineError, match="no grading desk answers"):
         desk.ask(tmp_path / "none.sock", {})

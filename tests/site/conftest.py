@@ -1,13 +1,24 @@
-"""The site user: an ordinary account that runs gradeline as a site would (not root)."""
+"""The site user: an ordinary account that runs gradeline as a site would (not root);
+student accounts beside it, and a desk and web server it runs for them."""
+import contextlib
 import os
 import pwd
+import secrets
+import shutil
 import subprocess
 import sys
+import time
+import urllib.request
+from collections.abc import Iterator
+from dataclasses import dataclass
+from datetime import UTC, datetime, timedelta
 from pathlib import Path
+from typing import Any
 
 import pytest
+import yaml
 
-from ..conftest import ROOT
+from ..conftest import EXAMPLES, ROOT, free_port
 
 USER = "gradeline-ci"
 PY = Path(sys.executable)
@@ -57,3 +68,136 @@ def site_user(settings, sandbox_factory, tmp_path_factory):
     subprocess.run(["rm", "-rf", str(scratch)], check=False)
 
 
+
+
+def as_user(user: str, *argv: str | Path, env: dict[str, str] | None = None,
+            cwd: str = "/", timeout: float = 600) -> subprocess.CompletedProcess[str]:
+    """``argv`` run as ``user`` (runuser), with a clean environment plus ``env``."""
+    envs = [f"{k}={v}" for k, v in (env or {}).items()]
+    return subprocess.run(["runuser", "-u", user, "--", "env", "-i", "PATH=/usr/bin:/bin",
+                           "LC_ALL=C.UTF-8", *envs, *map(str, argv)],
+                          capture_output=True, text=True, timeout=timeout, cwd=cwd)
+
+
+def answers(base: str) -> bool:
+    try:
+        with urllib.request.urlopen(f"{base}/healthz", timeout=2) as r:
+            return r.status == 200
+    except OSError:
+        return False
+
+
+@dataclass
+class DeskRun:
+    """A desk and a web server running as the grading account for a course of bigsum."""
+
+    run: Any  # as the grading account (site_user's runner)
+    sock: Path  # the desk's socket
+    staff_sock: Path  # the web server's staff socket
+    opts: list[Any]  # --spool, --course-file
+    alice: str
+    bob: str
+    base: str  # the web server's TCP address
+    desk_pid: int
+
+
+@pytest.fixture
+def desk_factory(site_user, student_accounts):
+    """A function (assignment extras, course extras) -> DeskRun: the grading account (an
+    ordinary user) runs ``gradeline desk`` and ``gradeline web`` for a course whose
+    roster holds the two student accounts; both stop after the test."""
+    run, scratch = site_user
+    alice, bob = student_accounts
+    procs: list[subprocess.Popen[str]] = []
+    dirs: list[Path] = []
+
+    def make(assignment: dict[str, Any], course_extra: dict[str, Any] | None = None,
+             more: tuple[dict[str, Any], ...] = ()) -> DeskRun:
+        course = scratch / f"desk-course-{len(dirs)}"
+        shutil.rmtree(course, ignore_errors=True)
+        course.mkdir()
+        shutil.copytree(EXAMPLES / "bigsum", course / "bigsum")
+        (course / "roster.csv").write_text(f"student,name,email\n{alice},A,a@x\n{bob},B,b@x\n")
+        due = (datetime.now(UTC) + timedelta(days=1)).strftime("%Y-%m-%d %H:%M")
+        (course / "course.yaml").write_text(yaml.safe_dump({
+            "course": f"desk-{secrets.token_hex(3)}", "timezone": "UTC",
+            "roster": "roster.csv", **(course_extra or {}),
+            "assignments": [{"name": "bigsum", "package": "bigsum", "deadline": due,
+                             **assignment},
+                            *({"package": "bigsum", "deadline": due, **m} for m in more)]}))
+        uid = pwd.getpwnam(USER).pw_uid
+        subprocess.run(["chown", "-R", f"{uid}:{uid}", str(course)], check=True)
+        sockdir = Path(f"/var/tmp/gradeline-desk-{os.getpid()}-{len(dirs)}")
+        sockdir.mkdir(mode=0o755)
+        os.chown(sockdir, uid, uid)
+        dirs.append(sockdir)
+        sock, staff_sock = sockdir / "desk.sock", sockdir / "web" / "staff.sock"
+        assert run([BIN, "db", "start"], timeout=300).returncode == 0
+        opts = ["--spool", scratch / "desk-spool", "--course-file", course / "course.yaml"]
+        port = free_port()
+        base = f"http://127.0.0.1:{port}"
+
+        def start(*argv: str | Path) -> subprocess.Popen[str]:
+            return subprocess.Popen(
+                ["runuser", "-u", USER, "--", "env", "-i", f"HOME={scratch}",
+                 f"PATH={PY.parent}:/usr/bin:/bin", f"GRADELINE_STATE_DIR={scratch / 'state'}",
+                 "LC_ALL=C.UTF-8", str(BIN), *map(str, argv), *map(str, opts)],
+                stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
+
+        new = [start("desk", "--desk", sock, "--page-url", base, "--link-minutes", "0.5"),
+               start("web", "--port", str(port), "--staff-socket", staff_sock)]
+        procs.extend(new)
+        for _ in range(300):
+            if sock.exists() and staff_sock.exists() and answers(base):
+                break
+            for p in new:
+                assert p.poll() is None, p.stdout.read() if p.stdout else ""
+            time.sleep(0.1)
+        desk_pid = int(subprocess.run(["pgrep", "-P", str(new[0].pid)], capture_output=True,
+                                      text=True).stdout.split()[0])  # runuser's child
+        return DeskRun(run, sock, staff_sock, opts, alice, bob, base, desk_pid)
+
+    yield make
+    for p in procs:
+        p.terminate()
+        p.communicate(timeout=30)
+    for d in dirs:
+        shutil.rmtree(d, ignore_errors=True)
+
+
+#: what ``ssh -L PORT:SOCKET host`` does on the login node's side: each TCP connection
+#: to PORT relayed to SOCKET, connected as the account running it
+_TUNNEL = """
+import asyncio, sys
+async def pipe(r, w):
+    try:
+        while data := await r.read(65536):
+            w.write(data); await w.drain()
+    finally:
+        w.close()
+async def relay(cr, cw):
+    sr, sw = await asyncio.open_unix_connection(sys.argv[2])
+    await asyncio.gather(pipe(cr, sw), pipe(sr, cw), return_exceptions=True)
+async def main():
+    server = await asyncio.start_server(relay, "127.0.0.1", int(sys.argv[1]))
+    print("ready", flush=True)
+    async with server:
+        await server.serve_forever()
+asyncio.run(main())
+"""
+
+
+@contextlib.contextmanager
+def staff_tunnel(user: str, sock: Path) -> Iterator[str]:
+    """A browser's way to the staff socket as ``user`` (as ``ssh -L`` gives staff):
+    yields the base URL of a local port relayed to ``sock``."""
+    port = free_port()
+    p = subprocess.Popen(["runuser", "-u", user, "--", "env", "-i", "PATH=/usr/bin:/bin",
+                          "/usr/bin/python3", "-c", _TUNNEL, str(port), str(sock)],
+                         stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
+    try:
+        assert p.stdout is not None and p.stdout.readline().strip() == "ready"
+        yield f"http://127.0.0.1:{port}"
+    finally:
+        p.terminate()
+        p.communicate(timeout=30)

@@ -7,10 +7,7 @@ from __future__ import annotations
 
 import json
 import os
-import pwd
-import secrets
 import shutil
-import subprocess
 import time
 import urllib.error
 import urllib.request
@@ -18,84 +15,24 @@ from datetime import UTC, datetime, timedelta
 from pathlib import Path
 
 import pytest
-import yaml
 
 from grader.adapters.browser import render_check
 
-from ..conftest import EXAMPLES, free_port
-from .conftest import BIN, PY, USER
+from ..conftest import EXAMPLES
+from .conftest import BIN, PY, USER, as_user, staff_tunnel
 
 pytestmark = [pytest.mark.sandbox, pytest.mark.slow]
 
 WRONG = "print(0)\n"  # fails bigsum's samples: a visible failure with input and answer
-
-
-def _as(user: str, *argv: str | Path, env: dict[str, str] | None = None,
-        cwd: str = "/") -> subprocess.CompletedProcess[str]:
-    envs = [f"{k}={v}" for k, v in (env or {}).items()]
-    return subprocess.run(["runuser", "-u", user, "--", "env", "-i", "PATH=/usr/bin:/bin",
-                           "LC_ALL=C.UTF-8", *envs, *map(str, argv)],
-                          capture_output=True, text=True, timeout=600, cwd=cwd)
+VISIBILITY = {"visibility": {"sample": "visible", "secret/small": "after_release",
+                             "secret/large": "hidden"}}
 
 
 @pytest.fixture
-def desk(site_user, student_accounts):
-    """(run as the grading account, socket, course dir, alice, bob): a running desk."""
-    run, scratch = site_user
-    alice, bob = student_accounts
-    course = scratch / "desk-course"
-    shutil.rmtree(course, ignore_errors=True)
-    course.mkdir()
-    shutil.copytree(EXAMPLES / "bigsum", course / "bigsum")
-    (course / "roster.csv").write_text(f"student,name,email\n{alice},A,a@x\n{bob},B,b@x\n")
-    due = datetime.now(UTC) + timedelta(days=1)
-    (course / "course.yaml").write_text(yaml.safe_dump({
-        "course": f"desk-{secrets.token_hex(3)}", "timezone": "UTC", "roster": "roster.csv",
-        "assignments": [{"name": "bigsum", "package": "bigsum",
-                         "deadline": due.strftime("%Y-%m-%d %H:%M"),
-                         "visibility": {"sample": "visible", "secret/small": "after_release",
-                                        "secret/large": "hidden"}}]}))
-    uid = pwd.getpwnam(USER).pw_uid
-    subprocess.run(["chown", "-R", f"{uid}:{uid}", str(course)], check=True)
-    sockdir = Path(f"/var/tmp/gradeline-desk-{os.getpid()}")
-    sockdir.mkdir(mode=0o755, exist_ok=True)
-    os.chown(sockdir, uid, uid)
-    sock = sockdir / "desk.sock"
-    assert run([BIN, "db", "start"], timeout=300).returncode == 0
-    opts = ["--spool", scratch / "desk-spool", "--course-file", course / "course.yaml"]
-    port = free_port()
-    base = f"http://127.0.0.1:{port}"
-
-    def start(*argv: str | Path) -> subprocess.Popen[str]:
-        return subprocess.Popen(
-            ["runuser", "-u", USER, "--", "env", "-i", f"HOME={scratch}",
-             f"PATH={PY.parent}:/usr/bin:/bin", f"GRADELINE_STATE_DIR={scratch / 'state'}",
-             "LC_ALL=C.UTF-8", str(BIN), *map(str, argv), *map(str, opts)],
-            stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
-
-    procs = [start("desk", "--desk", sock, "--page-url", base, "--link-minutes", "0.5"),
-             start("web", "--port", str(port))]
-    for _ in range(300):
-        if sock.exists() and _answers(base):
-            break
-        for p in procs:
-            assert p.poll() is None, p.stdout.read() if p.stdout else ""
-        time.sleep(0.1)
-    try:
-        yield run, sock, opts, alice, bob, base
-    finally:
-        for p in procs:
-            p.terminate()
-            p.communicate(timeout=30)
-        shutil.rmtree(sockdir, ignore_errors=True)
-
-
-def _answers(base: str) -> bool:
-    try:
-        with urllib.request.urlopen(f"{base}/healthz", timeout=2) as r:
-            return r.status == 200
-    except OSError:
-        return False
+def desk(desk_factory):
+    """(run as the grading account, socket, course options, alice, bob, base URL)."""
+    d = desk_factory(VISIBILITY)
+    return d.run, d.sock, d.opts, d.alice, d.bob, d.base
 
 
 def test_each_student_sees_their_own_results_never_anothers_nor_hidden_data(desk):
@@ -104,11 +41,11 @@ def test_each_student_sees_their_own_results_never_anothers_nor_hidden_data(desk
     tmp_path = _files(sock)
 
     # a receipt at hand-in, signed: staff verify it, an edited one is refused
-    r = _as(alice, BIN, "hand-in", "bigsum", tmp_path / "sum.py", env=env)
+    r = as_user(alice, BIN, "hand-in", "bigsum", tmp_path / "sum.py", env=env)
     assert r.returncode == 0, r.stderr
     receipt_a = json.loads(r.stdout)
     assert receipt_a["student"] == alice and receipt_a["size"] == len(WRONG)
-    r = _as(bob, BIN, "hand-in", "bigsum", tmp_path / "good.py", env=env)
+    r = as_user(bob, BIN, "hand-in", "bigsum", tmp_path / "good.py", env=env)
     assert r.returncode == 0, r.stderr
     receipt_b = json.loads(r.stdout)
     (tmp_path / "receipt.json").write_text(json.dumps(receipt_a))
@@ -139,15 +76,15 @@ def test_each_student_sees_their_own_results_never_anothers_nor_hidden_data(desk
     assert receipt_b["sha256"] not in text
 
     # a request naming another student is refused; so is someone not on the roster
-    forged = _as(alice, PY, "-c", "import json,sys; from grader.adapters.desk import ask; "
+    forged = as_user(alice, PY, "-c", "import json,sys; from grader.adapters.desk import ask; "
                  f"print(json.dumps(ask(sys.argv[1], {{'op': 'mine', 'student': '{bob}'}})))",
                  sock, env={"PYTHONPATH": str(Path(__file__).parents[2])})
     reply = json.loads(forged.stdout)
     assert reply["ok"] is False and bob in reply["error"] and "kernel" in reply["error"]
-    nobody = _as("nobody", BIN, "mine", env=env)
+    nobody = as_user("nobody", BIN, "mine", env=env)
     assert nobody.returncode == 2 and "not on the roster" in nobody.stderr
     # nor can a student read the spool or the grading account's state behind the desk
-    assert _as(alice, "ls", opts[1]).returncode != 0
+    assert as_user(alice, "ls", opts[1]).returncode != 0
 
     # the whole suite graded, not released: still the visible groups only
     later = (datetime.now(UTC) + timedelta(days=2)).isoformat()
@@ -175,15 +112,18 @@ def _files(sock: Path) -> Path:
     return files
 
 
-def test_staff_pages_and_a_students_own_page_in_headless_chromium(desk, tmp_path):
-    """Checked the way people look at them; screenshots go to $GRADELINE_SCREENSHOTS
-    when set (the closing note's), else to pytest's tmp."""
-    run, sock, opts, alice, bob, base = desk
+def test_staff_pages_and_a_students_own_page_in_headless_chromium(desk_factory, tmp_path):
+    """Checked the way people look at them (the staff pages through the staff socket, as
+    ssh -L brings staff there); screenshots go to $GRADELINE_SCREENSHOTS when set (the
+    closing note's), else to pytest's tmp."""
+    desk_run = desk_factory(VISIBILITY)
+    run, sock, opts, alice, bob, base = (desk_run.run, desk_run.sock, desk_run.opts,
+                                         desk_run.alice, desk_run.bob, desk_run.base)
     env = {"GRADELINE_DESK_SOCKET": str(sock)}
     files = _files(sock)
     ids = {}
     for who, f in ((alice, "sum.py"), (bob, "good.py")):
-        r = _as(who, BIN, "hand-in", "bigsum", files / f, env=env)
+        r = as_user(who, BIN, "hand-in", "bigsum", files / f, env=env)
         assert r.returncode == 0, r.stderr
         ids[who] = json.loads(r.stdout)["submission"]
     assert run([BIN, "run", *opts, "--executor", "local"]).returncode == 0
@@ -201,7 +141,7 @@ def test_staff_pages_and_a_students_own_page_in_headless_chromium(desk, tmp_path
         return dom
 
     issued = time.monotonic()
-    link = _as(alice, BIN, "mine", "--link", env=env)
+    link = as_user(alice, BIN, "mine", "--link", env=env)
     assert link.returncode == 0, link.stderr
     url = link.stdout.split()[0]
     assert url.startswith(f"{base}/me/")
@@ -211,9 +151,17 @@ def test_staff_pages_and_a_students_own_page_in_headless_chromium(desk, tmp_path
     look(f"{base}/me/{body[:-2]}xx.{mac}", "student-forged", "not a link",
          absent=(ids[alice][:19],))
     issued = time.monotonic()  # the later of the two links
-    bobs = _as(bob, BIN, "mine", "--link", env=env).stdout.split()[0]
+    bobs = as_user(bob, BIN, "mine", "--link", env=env).stdout.split()[0]
     assert _status(bobs) == 200 and bobs != url
 
+    with staff_tunnel(USER, desk_run.staff_sock) as staff:  # the grading account is staff
+        _staff_pages(staff, look, run, opts, alice, bob, ids)
+    assert _mine(bob, env)[0]["verdict"] == "AC"  # the preview stored nothing
+    time.sleep(max(0.0, 31 - (time.monotonic() - issued)))  # the links expire (30 s)
+    assert _status(url) == 403 and _status(bobs) == 403
+
+
+def _staff_pages(base, look, run, opts, alice, bob, ids) -> None:
     look(f"{base}/a/bigsum", "staff-assignment", "bigsum: every student", alice, bob)
     look(f"{base}/s/{alice}", "staff-student", f"{alice}: every attempt", ids[alice][:19])
     later = (datetime.now(UTC) + timedelta(days=2)).isoformat()
@@ -227,9 +175,6 @@ def test_staff_pages_and_a_students_own_page_in_headless_chromium(desk, tmp_path
     assert pv.returncode == 0, pv.stderr
     assert f"{bob}\t{ids[bob]}\tAC" in pv.stdout  # bob's AC would become WA
     look(f"{base}/a/bigsum/preview", "staff-preview", "regrade preview", "would change", bob)
-    assert _mine(bob, env)[0]["verdict"] == "AC"  # the preview stored nothing
-    time.sleep(max(0.0, 31 - (time.monotonic() - issued)))  # the links expire (30 s)
-    assert _status(url) == 403 and _status(bobs) == 403
 
 
 def _status(url: str) -> int:
@@ -240,7 +185,7 @@ def _status(url: str) -> int:
         return int(e.code)
 
 def _mine(student: str, env: dict[str, str]) -> list[dict[str, object]]:
-    r = _as(student, BIN, "mine", "--json", env=env)
+    r = as_user(student, BIN, "mine", "--json", env=env)
     assert r.returncode == 0, r.stderr
     view = json.loads(r.stdout)
     assert view["student"] == student

@@ -66,6 +66,10 @@ def test_serve_answers_scrapes_with_what_it_graded(tmp_path, db, promtool):
         assert _value(text, 'gradeline_verdicts_total{assignment="bigsum",verdict="AC"}') == 2
         assert _value(text, 'gradeline_stage_seconds_count{stage="feedback"}') == 3
         assert _value(text, 'gradeline_stage_seconds_bucket{le="+Inf",stage="feedback"}') == 3
+        # aggregates only: no student, submission id or file name in any metric or label
+        names = [f"s{i}" for i in range(3)] + [e.name for e in (spool / "done").iterdir()]
+        assert not [n for n in names if f'"{n}"' in text or f"{n}_" in text], names
+        assert "wrong.py" not in text and "sum.py" not in text
         check = subprocess.run([promtool, "check", "metrics"], input=text, text=True,
                                capture_output=True, timeout=60)
         assert check.returncode == 0, check.stdout + check.stderr

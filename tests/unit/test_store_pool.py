@@ -25,6 +25,9 @@ class Counted(MemoryStore):
     def close(self) -> None:
         self.closed = True
 
+    def alive(self) -> bool:
+        return not getattr(self, "dead", False)
+
 
 def test_a_store_given_back_is_lent_again_without_opening_or_migrating():
     Counted.opened = 0
@@ -54,3 +57,18 @@ def test_a_store_whose_call_failed_is_closed_not_lent_again():
     assert a.store.closed
     b = pool()
     assert b.store is not a.store and Counted.opened == 2
+
+
+def test_an_idle_store_that_died_is_replaced_before_it_is_lent():
+    """A PostgreSQL restart kills the idle connections: the one lent next is checked
+    first (once it idled past check_after_s) and a fresh one opened in its place."""
+    Counted.opened = 0
+    pool = StorePool(Counted, check_after_s=0.0)
+    a = pool()
+    a.close()
+    a.store.dead = True  # what alive() finds after the server restarted
+    b = pool()
+    assert b.store is not a.store and a.store.closed and pool.replaced == 1
+    b.close()
+    c = pool()  # a live one is lent again as it is
+    assert c.store is b.store and pool.replaced == 1 and Counted.opened == 2

@@ -1,5 +1,8 @@
 """Who the web pages answer (``adapters.web``), called as ASGI with a chosen client
-address: staff pages only on this host, a student's page only with a good link."""
+address and, for the staff socket, a chosen kernel-named peer: staff pages only to
+the course's staff over the socket (never to an address, 127.0.0.1 included), a
+student's page only with a good link. (The same with real accounts and sockets:
+tests/site/test_login_node.py.)"""
 
 from __future__ import annotations
 
@@ -8,7 +11,9 @@ from collections.abc import Mapping, Sequence
 from typing import Any
 
 from grader.adapters import web
+from grader.adapters.peercred import Peer
 from grader.adapters.web.live import span
+from grader.adapters.web.serving import PEER
 from grader.core.errors import RefusedError
 
 SNAPSHOT = {"course": "c", "waiting": 0, "in_progress": 0, "window_s": 100_000.0,
@@ -53,8 +58,12 @@ def student(token: str) -> Mapping[str, Any]:
     return {"student": "alice", "course": "c", "now": "", "assignments": []}
 
 
-def get(path: str, host: str) -> tuple[int, str]:
-    app = web.app(lambda: SNAPSHOT, staff=Staff(), students=student)
+TA, ALICE = Peer(1, 5001, 5001, "ta1"), Peer(2, 5002, 5002, "alice")
+
+
+def get(path: str, host: str, peer: Peer | None = None) -> tuple[int, str]:
+    app = web.app(lambda: SNAPSHOT, staff=Staff(), students=student,
+                  is_staff=lambda p: p.user == "ta1")
     out: dict[str, Any] = {"body": b""}
 
     async def receive() -> dict[str, Any]:
@@ -69,30 +78,37 @@ def get(path: str, host: str) -> tuple[int, str]:
     scope = {"type": "http", "method": "GET", "path": path, "raw_path": path.encode(),
              "query_string": b"", "headers": [], "client": (host, 40000),
              "server": ("127.0.0.1", 8470), "scheme": "http", "root_path": "",
-             "http_version": "1.1", "app": app}
+             "http_version": "1.1", "app": app, "state": {PEER: peer}}
     asyncio.run(app(scope, receive, send))
     return out["status"], out["body"].decode()
 
 
-def test_staff_pages_answer_this_host_only() -> None:
-    for path in ("/", "/a/hw1", "/api/a/hw1", "/api/snapshot", "/s/alice", "/sub/s1",
-                 "/a/hw1/preview", "/a/hw1/similarity", "/a/hw1/similarity/0", "/usage",
-                 "/api/usage"):
-        status, body = get(path, "192.0.2.7")
-        assert status == 403 and "127.0.0.1" in body, path
-    status, body = get("/a/hw1", "127.0.0.1")
+STAFF_ROUTES = ("/", "/a/hw1", "/api/a/hw1", "/api/snapshot", "/s/alice", "/sub/s1",
+                "/a/hw1/preview", "/a/hw1/similarity", "/a/hw1/similarity/0", "/usage",
+                "/api/usage")
+
+
+def test_staff_pages_answer_the_courses_staff_on_the_socket_only() -> None:
+    for path in STAFF_ROUTES:
+        for host in ("192.0.2.7", "127.0.0.1", "::1"):  # any address: TCP is no staff door
+            status, body = get(path, host)
+            assert status == 403 and "staff socket" in body, (path, host)
+        status, body = get(path, "", ALICE)  # on the socket, but not staff
+        assert status == 403 and "alice is not staff" in body, path
+    status, body = get("/a/hw1", "", TA)
     assert status == 200 and "Alice &lt;b&gt;" in body and "<td>Alice <b>" not in body
-    assert get("/a/nope", "::1")[0] == 404
-    assert get("/s/alice", "127.0.0.1")[0] == 404
-    assert "stored (last 28 h)" in get("/", "127.0.0.1")[1]
-    status, body = get("/usage", "127.0.0.1")
+    assert get("/a/nope", "", TA)[0] == 404
+    assert get("/s/alice", "", TA)[0] == 404
+    assert "stored (last 28 h)" in get("/", "", TA)[1]
+    status, body = get("/usage", "", TA)
     assert status == 200 and "<b>cs101</b>" in body and "1.500" in body
-    assert "total: 1.750 core-hours" in body and "/usage" in get("/a/hw1", "::1")[1]
+    assert "total: 1.750 core-hours" in body and "/usage" in get("/a/hw1", "", TA)[1]
 
 
 def test_a_students_page_needs_a_good_link_from_anywhere() -> None:
     status, body = get("/me/good", "192.0.2.7")
     assert status == 200 and "alice in c" in body
+    assert get("/me/good", "", ALICE)[0] == 200  # over the socket too
     status, body = get("/me/forged", "127.0.0.1")
     assert status == 403 and "not a link" in body
 

@@ -109,6 +109,22 @@ class CourseQueries:
                          receipt["student"], receipt["received_at"], receipt["size"],
                          receipt["sha256"], Jsonb(receipt)))
 
+    def handins(self, course: str, student: str, assignment: str
+                ) -> list[tuple[str, datetime]]:
+        """(spool id, when) of each hand-in of the assignment by the student (through
+        the desk or staff's submit): what the course's hand-in limits count."""
+        with self._tx() as cur:
+            cur.execute("""
+                SELECT rc.spool_id, rc.received_at FROM receipts rc
+                WHERE rc.course = %s AND rc.student = %s AND rc.assignment = %s
+                UNION ALL
+                SELECT s.spool_id, s.submitted_at FROM submissions s
+                JOIN courses c ON c.id = s.course_id
+                WHERE c.name = %s AND s.student = %s AND s.assignment = %s
+                  AND NOT EXISTS (SELECT 1 FROM receipts rc WHERE rc.spool_id = s.spool_id)
+                """, (course, student, assignment, course, student, assignment))
+            return [(row[0], row[1]) for row in cur.fetchall()]
+
     def student_submissions(self, course: str, student: str) -> list[Submitted]:
         """Every submission of one student with its records, unfiltered (what they may
         see of them is ``course.studentview``'s to decide), and the receipts of those
@@ -126,22 +142,23 @@ class CourseQueries:
                     WHERE ch.course_id = c.id AND ch.assignment = s.assignment
                       AND ch.student = s.student ORDER BY ch.chosen_at DESC, ch.id DESC
                     LIMIT 1),
-                  COALESCE(rc.sha256, '')
+                  COALESCE(rc.sha256, ''), COALESCE((rc.receipt->>'deferred')::boolean, false)
                 FROM submissions s JOIN courses c ON c.id = s.course_id
                 LEFT JOIN receipts rc ON rc.spool_id = s.spool_id
                 WHERE c.name = %s AND s.student = %s
                 UNION ALL
                 SELECT rc.spool_id, rc.assignment, rc.received_at, 'waiting', '', NULL, NULL,
-                  false, rc.sha256
+                  false, rc.sha256, COALESCE((rc.receipt->>'deferred')::boolean, false)
                 FROM receipts rc WHERE rc.course = %s AND rc.student = %s
                   AND NOT EXISTS (SELECT 1 FROM submissions s WHERE s.spool_id = rc.spool_id)
                 """, (course, student, course, student))
             out = []
-            for sid, a, at, state, why, vis, full, chosen, sha in cur.fetchall():
+            for sid, a, at, state, why, vis, full, chosen, sha, later in cur.fetchall():
                 out.append(Submitted(
                     sid, a, at, state, why,
                     SubmissionResult.from_dict(vis) if vis else None,
-                    SubmissionResult.from_dict(full) if full else None, bool(chosen), sha))
+                    SubmissionResult.from_dict(full) if full else None, bool(chosen), sha,
+                    bool(later)))
             return out
 
     def judge_errors(self, course: str, assignment: str, version: str) -> list[str]:

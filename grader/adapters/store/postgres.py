@@ -64,6 +64,18 @@ class Store(CourseQueries, StaffQueries):
     def close(self) -> None:
         self.conn.close()
 
+    def alive(self) -> bool:
+        """Whether the connection still answers: one round trip. A server restarted
+        since it was opened left it dead, and its next real use would fail."""
+        if self.conn.closed:
+            return False
+        try:
+            with self.conn.transaction():
+                self.conn.execute("SELECT 1")
+        except psycopg.Error:
+            return False
+        return True
+
     def __enter__(self) -> Store:
         return self
 

@@ -6,10 +6,12 @@ full framework: read-only routes need routing and responses, not an ORM, forms o
 sessions. Pages are rendered on the server, so they need no JavaScript library and
 no network beyond this server (clusters' login nodes are often offline).
 
-Who may see what: staff pages answer only requests from 127.0.0.1/::1 (staff reach
-them through ``ssh -L``; a reverse proxy in front must add its own login); a
-student's page answers anyone holding an unexpired link the desk signed for them,
-and shows only what ``course.studentview`` allows.
+Who may see what: staff pages (and the live page, which names submissions) answer only
+over the staff socket, and there only the accounts the course names as staff (the
+kernel says who connected: ``serving``); over TCP they answer 403 with the way in,
+whatever address the request came from. A student's page answers anyone holding an
+unexpired link the desk signed for them, and shows only what ``course.studentview``
+allows.
 
 Routes: ``/`` live, ``/a/NAME`` an assignment, ``/a/NAME/preview`` its regrade
 preview, ``/a/NAME/similarity`` its similarity report (``/N``: pair N side by side),
@@ -19,6 +21,7 @@ under ``/api``), ``/api/snapshot``, ``/me/TOKEN`` a student's own page, ``/healt
 
 from __future__ import annotations
 
+import os
 from collections.abc import Callable, Mapping, Sequence
 from typing import Any, Protocol
 
@@ -27,15 +30,18 @@ from starlette.requests import Request
 from starlette.responses import HTMLResponse, JSONResponse, PlainTextResponse, Response
 from starlette.routing import Route
 
+from grader.adapters.peercred import Peer
 from grader.adapters.web import pages
 from grader.adapters.web.live import page
+from grader.adapters.web.serving import peer_in
 from grader.core.errors import RefusedError
 
 #: Returns the current snapshot (``views.live.Snapshot.to_dict()``).
 Provider = Callable[[], Mapping[str, Any]]
 #: A student link's token -> that student's view; :raises RefusedError:
 StudentSource = Callable[[str], Mapping[str, Any]]
-LOCAL = ("127.0.0.1", "::1")
+#: whether a kernel-named account is staff of the course (``peercred.is_one_of``)
+StaffCheck = Callable[[Peer], bool]
 
 
 class StaffSource(Protocol):
@@ -53,31 +59,60 @@ class StaffSource(Protocol):
         ...
 
 
-def _not_local(request: Request) -> Response | None:
-    host = request.client.host if request.client else ""
-    if host in LOCAL:
-        return None
-    return PlainTextResponse("staff pages answer on this host only (127.0.0.1): reach them "
-                             "with ssh -L, or put a login in front\n", status_code=403)
+#: the staff pages with a key: how each is rendered, and its path (a JSON twin under /api)
+VIEWS: dict[str, Callable[[str, Any, str], str]] = {
+    "assignment": pages.assignment_page,
+    "student": lambda k, d, n: pages.student_page(k, d, n),
+    "submission": lambda _k, d, n: pages.submission_page(d, n),
+    "preview": pages.preview_page, "similarity": pages.similarity_page}
+PATHS = {"assignment": "/a/{key}", "student": "/s/{key}", "submission": "/sub/{key}",
+         "preview": "/a/{key}/preview", "similarity": "/a/{key}/similarity"}
+
+
+def healthz(_: Request) -> Response:
+    return PlainTextResponse("ok")
+
+
+def refusal(request: Request, allowed: StaffCheck, door: str) -> Response | None:
+    """Why a request may not see a staff page (None: it may): it came over TCP, or the
+    kernel-named account at the socket is not the course's staff."""
+    peer = peer_in(request.scope.get("state"))
+    if peer is None:
+        return PlainTextResponse(f"staff pages answer only on {door}, to the course's "
+                                 "staff\n", status_code=403)
+    if not allowed(peer):
+        return PlainTextResponse(f"{peer.user} is not staff of this course\n",
+                                 status_code=403)
+    return None
 
 
 def app(provider: Provider, refresh_s: int = 5, *, staff: StaffSource | None = None,
-        students: StudentSource | None = None) -> Starlette:
-    """The ASGI app; the sources are called for every request (database reads)."""
+        students: StudentSource | None = None, is_staff: StaffCheck | None = None,
+        staff_door: str = "the staff socket") -> Starlette:
+    """The ASGI app; the sources are called for every request (database reads).
+
+    :param is_staff: who may see the staff pages over the staff socket (None: the
+        account running this server only).
+    :param staff_door: how staff reach the socket, for the refusal's message.
+    """
+    allowed = is_staff or (lambda p: p.uid == os.geteuid())
+
+    def _not_staff(request: Request) -> Response | None:
+        return refusal(request, allowed, staff_door)
 
     def nav() -> str:
         return pages.staff_nav(list(staff.assignments())) if staff else ""
 
     def index(request: Request) -> Response:
-        return _not_local(request) or HTMLResponse(page(provider(), refresh_s, nav()))
+        return _not_staff(request) or HTMLResponse(page(provider(), refresh_s, nav()))
 
     def snapshot(request: Request) -> Response:
-        return _not_local(request) or JSONResponse(dict(provider()))
+        return _not_staff(request) or JSONResponse(dict(provider()))
 
     def staff_route(kind: str, render: Callable[[str, Any, str], str]
                     ) -> Callable[[Request], Response]:
         def handle(request: Request) -> Response:
-            refused = _not_local(request)
+            refused = _not_staff(request)
             if refused or staff is None:
                 return refused or PlainTextResponse("no course file: no staff pages\n",
                                                     status_code=404)
@@ -102,7 +137,7 @@ def app(provider: Provider, refresh_s: int = 5, *, staff: StaffSource | None = N
                                                             "Referrer-Policy": "no-referrer"})
 
     def pair(request: Request) -> Response:
-        refused = _not_local(request)
+        refused = _not_staff(request)
         if refused or staff is None:
             return refused or PlainTextResponse("no staff pages\n", status_code=404)
         name, index = request.path_params["key"], request.path_params["index"]
@@ -112,7 +147,7 @@ def app(provider: Provider, refresh_s: int = 5, *, staff: StaffSource | None = N
         return HTMLResponse(pages.pair_page(name, index, data, nav()))
 
     def usage(request: Request) -> Response:
-        refused = _not_local(request)
+        refused = _not_staff(request)
         if refused or staff is None:
             return refused or PlainTextResponse("no staff pages\n", status_code=404)
         data = staff.usage()
@@ -120,21 +155,11 @@ def app(provider: Provider, refresh_s: int = 5, *, staff: StaffSource | None = N
             return JSONResponse(dict(data))
         return HTMLResponse(pages.usage_page(data, nav()))
 
-    def healthz(_: Request) -> Response:
-        return PlainTextResponse("ok")
-
-    views: dict[str, Callable[[str, Any, str], str]] = {
-        "assignment": pages.assignment_page,
-        "student": lambda k, d, n: pages.student_page(k, d, n),
-        "submission": lambda _k, d, n: pages.submission_page(d, n),
-        "preview": pages.preview_page, "similarity": pages.similarity_page}
-    paths = {"assignment": "/a/{key}", "student": "/s/{key}", "submission": "/sub/{key}",
-             "preview": "/a/{key}/preview", "similarity": "/a/{key}/similarity"}
     routes = [Route("/", index), Route("/api/snapshot", snapshot),
               Route("/a/{key}/similarity/{index:int}", pair),
               Route("/me/{token}", mine), Route("/healthz", healthz),
               Route("/usage", usage), Route("/api/usage", usage)]
-    for kind, path in paths.items():
-        handler = staff_route(kind, views[kind])
+    for kind, path in PATHS.items():
+        handler = staff_route(kind, VIEWS[kind])
         routes += [Route(path, handler), Route("/api" + path, handler)]
     return Starlette(routes=routes)
