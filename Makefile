@@ -17,7 +17,7 @@ MEASURE_PACKAGES := g++ valgrind linux-perf likwid chromium
 DEMO_DIR ?= demo
 
 .PHONY: all demo test deps venv apptainer image lint docs unit slurm db clean campaign test-cgroup2 test-nfs-soak \
-	test-sharing test-nfs
+	test-sharing test-nfs notebook-autograder
 
 all: test
 
@@ -94,7 +94,8 @@ TEST_ENV = GRADELINE_REQUIRE_SANDBOX=1 GRADELINE_REQUIRE_DB=1 \
 	GRADELINE_REQUIRE_SLURM=$$([ "$$(id -u)" = 0 ] && echo 1 || echo 0)
 test: deps venv image lint
 	$(TEST_ENV) $(BIN)/pytest -q
-	$(TEST_ENV) GRADELINE_RUNTIME=bwrap $(BIN)/pytest -q tests/contract tests/integration/test_hostile.py
+	$(TEST_ENV) GRADELINE_RUNTIME=bwrap $(BIN)/pytest -q tests/contract tests/integration/test_hostile.py \
+	  tests/integration/test_notebook.py
 
 # Two courses sharing the partition on the local cluster with accounting (slurmdbd +
 # MariaDB): accounts, QOS, the live-vs-flood latencies and per-course core-hours. Also
@@ -145,6 +146,15 @@ demo: deps venv image slurm db
 	@echo "final grades: $(DEMO_DIR)/grades/{bigsum,meanstd,spread,course,canvas,moodle}.csv;" \
 	  "spool: $(DEMO_DIR)/spool; results in PostgreSQL:" \
 	  "$$($(BIN)/gradeline db url | sed 's|/gradeline?|/gradeline_demo?|')"
+
+# The bundled notebook assignment's autograder, made again from its master notebook by
+# Otter-Grader's own `otter assign` (in a venv of its own under build/tools/otter, from
+# PyPI; offline otherwise). `NOTEBOOK_CHECK=--check` compares instead of writing.
+OTTER_VENV := build/tools/otter
+notebook-autograder: deps
+	@[ -x $(OTTER_VENV)/bin/otter ] || { $(PYTHON) -m venv $(OTTER_VENV) && \
+	  $(OTTER_VENV)/bin/pip install -q 'otter-grader[grading]==7.0.0'; }
+	OTTER=$(CURDIR)/$(OTTER_VENV)/bin/otter grader/examples/notebook/master/assign.sh $(NOTEBOOK_CHECK)
 
 # The scaling campaign (issue #5): about 6 minutes on 2 cores. Results: $(CAMPAIGN_DIR)/
 # (tidy CSV, PostgreSQL tables campaign_*, report/index.html checked in headless Chromium).

@@ -26,6 +26,8 @@ Assignments graded by an autograder the course wrote for Gradescope (``AUTOGRADE
   ``gradeline image build --assignment``, or by the first ``check``/``run`` as root).
 - ``ringbuf``: Java, JUnit 5's XML report turned into results.json by the autograder
   (``image: base``: the grading image has the JDK and JUnit 5).
+- ``notebook``: a Jupyter notebook graded by the autograder ``otter assign`` made
+  (Otter-Grader 7), unchanged; its image is built with pip alone.
 
 Assignments graded by the course's unit tests and their JUnit report (``UNIT_TESTS``):
 
@@ -46,7 +48,7 @@ from pathlib import Path
 
 EXAMPLES = ("bigsum", "meanstd", "spread")
 FORMATS = ("guess", "codec", "subtasks", "parts")
-AUTOGRADERS = ("wordfreq", "gsutils", "ringbuf")
+AUTOGRADERS = ("wordfreq", "gsutils", "ringbuf", "notebook")
 UNIT_TESTS = ("stats", "intstack", "strutil", "romans", "bank")
 
 

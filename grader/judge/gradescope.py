@@ -151,8 +151,12 @@ class Autograders:
         sandbox = self.sandbox_for(problem, ag)
         tree = work / "autograder"
         shutil.copytree(ag.root, tree / "source", symlinks=False)
-        shutil.copyfile(ag.run_autograder, tree / "run_autograder")
+        (tree / "run_autograder").write_bytes(ag.run_script())
         (tree / "run_autograder").chmod(0o755)
+        if ag.otter is not None and ag.otter.config_overrides:  # PDF, upload: turned off
+            config = tree / "source" / "otter_config.json"
+            config.write_text(json.dumps({**json.loads(config.read_text() or "{}"),
+                                          **ag.otter.config_overrides}))
         (tree / "submission").mkdir(parents=True)
         sub.copy_to(tree / "submission")
         (tree / "results").mkdir()
@@ -162,7 +166,7 @@ class Autograders:
         out.mkdir(mode=0o700, exist_ok=True)
         sandbox.own(work)
         meta = sandbox.run(RunRequest(
-            _argv(ag.run_autograder), cwd, problem.limits, stdout=out / "autograder.out",
+            _argv(tree / "run_autograder"), cwd, problem.limits, stdout=out / "autograder.out",
             stderr=out / "autograder.err", binds=(Bind(tree, INSIDE, writable=True),),
             cpus=self.cpus, env=dict(DEFAULT_ENV)))
         text = (head(out / "autograder.out", LOG_LIMIT // 2) +

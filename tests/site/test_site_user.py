@@ -190,12 +190,11 @@ def test_a_course_graded_through_slurm_as_an_ordinary_user(site_user, slurm_conf
 def test_gradescope_autograders_on_pilot_tasks_as_an_ordinary_user(site_user, slurm_conf):
     """Autograders written for Gradescope, through Slurm pilot tasks that run as the
     user under Apptainer: two on the grading image (Python, Java), one on the image its
-    setup.sh built (root builds images; the user grades with them); and the unit-test
-    assignments (pytest, Java with JUnit 5, C with CMake and CTest, a cargo crate, a
-    Maven project on its own image) the same way."""
-    build = subprocess.run([str(BIN), "image", "build", "--assignment",
-                            str(ROOT / "grader/examples/gsutils"), "--assignment",
-                            str(ROOT / "grader/examples/bank")],
+    setup.sh built (root builds images; the user grades with them), a notebook graded
+    by the autograder Otter-Grader made (its image built with pip alone); and the
+    unit-test assignments (pytest, Java with JUnit 5, C with CMake and CTest, a cargo
+    crate, a Maven project on its own image) the same way."""
+    build = subprocess.run([str(BIN), "image", "build", "--examples"],
                            capture_output=True, text=True, timeout=1800, check=False)
     assert build.returncode == 0, build.stdout + build.stderr
     run, scratch = site_user
@@ -206,9 +205,12 @@ def test_gradescope_autograders_on_pilot_tasks_as_an_ordinary_user(site_user, sl
     for assignment, module in (("gsutils", "temps.py"), ("wordfreq", "wordfreq.py"),
                                ("stats", "stats.py"), ("intstack", "IntStack.java"),
                                ("strutil", "strutil.c"), ("romans", "romans"),
-                               ("bank", "account"), ("ringbuf", "RingBuffer.java")):
+                               ("bank", "account"), ("ringbuf", "RingBuffer.java"),
+                               ("notebook", "notebook.ipynb")):
         for student, kind in (("alice", "accepted"), ("bob", "wrong_answer")):
             path = ROOT / "grader/examples" / assignment / "submissions" / kind / module
+            if assignment == "notebook" and kind == "wrong_answer":
+                path = path.with_name("partial.ipynb")
             steps.append([BIN, "submit", assignment, student, path, "--spool", spool,
                           "--course", "ag"])
             expected[(assignment, student)] = "AC" if kind == "accepted" else "WA"
@@ -216,7 +218,7 @@ def test_gradescope_autograders_on_pilot_tasks_as_an_ordinary_user(site_user, sl
     _steps(run, extra, steps)
     scores = {}
     for assignment in ("gsutils", "wordfreq", "stats", "intstack", "strutil", "romans",
-                       "bank", "ringbuf"):
+                       "bank", "ringbuf", "notebook"):
         r = run([BIN, "results", "--spool", spool, "--course", "ag", "--assignment",
                  assignment], extra)
         assert r.returncode == 0, r.stderr[-1000:]
@@ -230,7 +232,8 @@ def test_gradescope_autograders_on_pilot_tasks_as_an_ordinary_user(site_user, sl
                       ("strutil", "alice"): ("6", "6"), ("strutil", "bob"): ("4", "6"),
                       ("romans", "alice"): ("7", "7"), ("romans", "bob"): ("5", "7"),
                       ("bank", "alice"): ("7", "7"), ("bank", "bob"): ("5", "7"),
-                      ("ringbuf", "alice"): ("10", "10"), ("ringbuf", "bob"): ("5", "10")}
+                      ("ringbuf", "alice"): ("10", "10"), ("ringbuf", "bob"): ("5", "10"),
+                      ("notebook", "alice"): ("10", "10"), ("notebook", "bob"): ("7", "10")}
     jobs = [line for line in Path(slurm_conf).with_name("jobcomp.log").read_text().splitlines()
             if "Name=gradeline-pilot" in line and f"UserId={USER}(" in line]
     assert jobs, "no pilot task ran as the user"

@@ -106,3 +106,16 @@ def test_numbers_written_as_strings_are_read_as_gradescope_reads_them():
     res = parse_results(b'{"execution_time": "0.06", "tests": [{"name": "a", '
                         b'"score": "2", "max_score": 2.0}]}')
     assert res.execution_time_s == 0.06 and res.score == 2 and res.tests[0].passed
+
+
+def test_a_test_worth_no_points_only_reports_as_otters_public_tests_do():
+    """Otter-Grader writes no top-level score and a "Public Tests" entry with neither
+    score nor max_score beside its scored questions; Gradescope adds nothing for it."""
+    res = parse_results(json.dumps({"tests": [
+        {"name": "Public Tests", "visibility": "visible", "status": "passed",
+         "output": "q1 results: All test cases passed!"},
+        {"name": "q1", "score": 3.0, "max_score": 3.0, "visibility": "hidden"},
+        {"name": "q2", "score": 1, "max_score": 3.0, "visibility": "hidden"}]}).encode())
+    assert (res.score, res.max_score) == (4.0, 6.0)
+    with pytest.raises(ResultsError, match="worth points"):
+        parse_results(json.dumps({"tests": [{"name": "a", "max_score": 2}]}).encode())

@@ -168,10 +168,18 @@ def _build_rootfs(base: Path, target: Path, ag: Autograder) -> None:
         shutil.rmtree(tmp / "autograder", ignore_errors=True)
         shutil.copytree(ag.root, tmp / "autograder" / "source", symlinks=False)
         if ag.run_autograder.is_file():  # a unit-test assignment's setup has none
-            shutil.copyfile(ag.run_autograder, tmp / "autograder" / "run_autograder")
+            (tmp / "autograder" / "run_autograder").write_bytes(ag.run_script())
             (tmp / "autograder" / "run_autograder").chmod(0o755)
+        script = "./setup.sh"
+        if ag.otter is not None:  # gradeline's pip-only build instead of conda's
+            for warning in ag.otter.warnings:
+                log.warning("%s: %s", ag.root.name, warning)
+            (tmp / "autograder" / "otter-requirements.txt").write_text(
+                "\n".join(ag.otter.requirements) + "\n")
+            (tmp / "autograder" / "otter-setup.sh").write_bytes(ag.setup_script())
+            script = "/autograder/otter-setup.sh"
         saved = _lend_host_files(tmp)
-        r = _setup(tmp)
+        r = _setup(tmp, script)
         (tmp / SETUP_LOG).write_bytes(r.stdout + r.stderr)
         _return_host_files(tmp, saved)
         shutil.rmtree(tmp / "var" / "lib" / "apt" / "lists", ignore_errors=True)
@@ -224,8 +232,10 @@ def _return_host_files(root: Path, saved: dict[str, bytes | None]) -> None:
             (root / rel).write_bytes(data)
 
 
-def _setup(root: Path) -> subprocess.CompletedProcess[bytes]:
-    """``setup.sh`` as root in ``root``, with the host's network and nothing else of it."""
+def _setup(root: Path, script: str) -> subprocess.CompletedProcess[bytes]:
+    """The setup script (the autograder's ``./setup.sh``, or gradeline's build of an
+    Otter autograder) as root in ``root``, from /autograder/source, with the host's
+    network and nothing else of it."""
     bwrap = shutil.which("bwrap")
     if bwrap is None:
         raise ImageError("bwrap is needed to run setup.sh in the image: apt-get install "
@@ -239,7 +249,8 @@ def _setup(root: Path) -> subprocess.CompletedProcess[bytes]:
             "DEBIAN_FRONTEND", "noninteractive", "--setenv", "LANG", "C.UTF-8",
             "--setenv", "PIP_BREAK_SYSTEM_PACKAGES", "1", "--setenv", "PIP_CERT", CA_BUNDLE,
             "--setenv", "REQUESTS_CA_BUNDLE", CA_BUNDLE, "--setenv", "SSL_CERT_FILE", CA_BUNDLE,
-            "--", "/bin/bash", "-c", f"{APT_UPDATE}; exec /bin/bash -x ./setup.sh"]
+            "--", "/bin/bash", "-c",
+            f"{APT_UPDATE}; exec /bin/bash -x {script}"]
     try:
         return subprocess.run(argv, capture_output=True, check=False, timeout=SETUP_TIMEOUT_S)
     except subprocess.TimeoutExpired as e:

@@ -19,6 +19,7 @@ from dataclasses import dataclass
 from pathlib import Path, PurePosixPath
 
 from grader.core.errors import ConfigError
+from grader.formats.gradescope.otter import RECIPE, RUN, SETUP, OtterSetup, is_otter, otter_setup
 
 REQUIRED = ("setup.sh", "run_autograder")
 MAX_UNPACKED = 512 << 20  # an autograder's source, unpacked
@@ -37,6 +38,8 @@ class Autograder:
     root: Path
     files: tuple[str, ...]  # relative paths, sorted
     digest: str  # sha256 over every file's path, mode and bytes: the per-assignment image's key
+    #: an Otter-Grader autograder: built with pip and run without conda (``otter``)
+    otter: OtterSetup | None = None
 
     @property
     def setup(self) -> Path:
@@ -45,6 +48,16 @@ class Autograder:
     @property
     def run_autograder(self) -> Path:
         return self.root / "run_autograder"
+
+    def setup_script(self) -> bytes:
+        """What the image build runs: the autograder's setup.sh, or gradeline's pip-only
+        build of an Otter autograder."""
+        return SETUP.encode() if self.otter is not None else self.setup.read_bytes()
+
+    def run_script(self) -> bytes:
+        """What each submission's run starts: run_autograder, or Otter's run_otter.py
+        with the environment the build made."""
+        return RUN.encode() if self.otter is not None else self.run_autograder.read_bytes()
 
 
 def _require_top(names: set[str], where: str,
@@ -114,6 +127,10 @@ def load_autograder(path: Path, required: tuple[str, ...] = REQUIRED) -> Autogra
             x = b"x" if p.stat().st_mode & 0o111 else b"-"
             h.update(rel.encode() + b"\0" + x + p.read_bytes() + b"\0")
     _require_top(set(files), str(path), required)
+    if is_otter(tuple(files)):
+        setup = otter_setup(path)
+        h.update(RECIPE.encode())  # a changed build makes another image
+        return Autograder(root=path, files=tuple(files), digest=h.hexdigest(), otter=setup)
     return Autograder(root=path, files=tuple(files), digest=h.hexdigest())
 
 

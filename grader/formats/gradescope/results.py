@@ -134,13 +134,17 @@ def parse_results(data: bytes) -> GsResults:
         raise ResultsError("results.json: tests is not a list")
     tests = tuple(_test(t, i, visibility) for i, t in enumerate(raw_tests))
     score = _number(doc.get("score"), "score")
+    # a test with neither score nor max_score only reports (Otter's "Public Tests", say);
+    # Gradescope shows it and adds nothing for it
+    scored = [t for t in tests if t.score is not None or t.max_score is not None]
     if score is None:
-        if not tests or any(t.score is None for t in tests):
-            raise ResultsError("results.json has no score, and not every test has one (the "
-                               "spec asks for one or the other)")
-        score = sum(t.score for t in tests if t.score is not None)
-    maxes = [t.max_score for t in tests]
-    max_score = sum(m for m in maxes if m is not None) if tests and None not in maxes else None
+        if not scored or any(t.score is None for t in scored):
+            raise ResultsError("results.json has no score, and not every test that is worth "
+                               "points has one (the spec asks for one or the other)")
+        score = sum(t.score for t in scored if t.score is not None)
+    maxes = [t.max_score for t in scored]
+    max_score = sum(m for m in maxes if m is not None) if scored and None not in maxes \
+        else None
     board = []
     for i, row in enumerate(doc.get("leaderboard") or []):
         if not isinstance(row, dict) or not isinstance(row.get("name"), str):
