@@ -107,7 +107,7 @@ def flooded(trace: Path, out: Path, n: int, duration: float,
 def others(env: dict[str, str]) -> dict[str, float]:
     """p50 and p95 (s) from hand-in to feedback stored of everyone but the flooder."""
     with psycopg.connect(env["GRADELINE_DB_URL"]) as c:
-        rows = [r[0] for r in c.execute(
+        rows = [float(r[0]) for r in c.execute(
             "SELECT extract(epoch FROM stored_at - arrived_at) FROM submissions "
             "WHERE student <> %s AND stored_at IS NOT NULL", (FLOODER,)).fetchall()]
     rows.sort()
@@ -119,9 +119,9 @@ def flood_main(args: argparse.Namespace, work: Path, trace: Path, duration: floa
     """The rush as it is, flooded, and flooded under a limit (see the docstring)."""
     per_hour, burst = (float(x) for x in args.flood_limit.split("/"))
     limit = LimitsSpec(per_hour=per_hour, burst=int(burst))
-    course = course_file(work, "gl_bench_flood")
     table = {}
     for label, lim in (("no_flood", None), ("flood", "none"), ("flood_limited", limit)):
+        course = course_file(work, f"gl_bench_{label}")  # the course is named as its run
         t = trace
         kept = 0
         if lim is not None:

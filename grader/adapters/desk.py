@@ -35,10 +35,11 @@ from typing import IO, Any
 
 from grader.adapters.peercred import Peer, peer_of
 from grader.core.errors import ConfigError, GradelineError
+from grader.core.upload import MAX_UPLOAD_BYTES, Upload
 
 log = logging.getLogger(__name__)
 MAX_HEADER = 64 << 10  # a request's JSON line
-MAX_BODY = 16 << 20  # a hand-in (as a drop directory takes)
+MAX_BODY = MAX_UPLOAD_BYTES
 CHUNK = 64 << 10
 
 
@@ -56,13 +57,8 @@ class Bounds:
     deadline_s: float = 30.0
 
 
-@dataclass(frozen=True, slots=True)
-class Body:
-    """A request's file, as received: a temporary file of the desk's (gone after the
-    request), its size and where it lies."""
-
-    path: Path
-    size: int
+#: a request's file, as received: a temporary file of the desk's, gone after the request
+Body = Upload
 
 
 #: (who asked, the request, its file or None) -> the reply's fields

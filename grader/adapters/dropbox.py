@@ -27,8 +27,9 @@ from datetime import UTC, datetime
 from pathlib import Path
 
 from grader.core.errors import ConfigError, SubmissionError
+from grader.core.upload import MAX_UPLOAD_BYTES
 
-MAX_BYTES = 16 << 20  # larger drops are refused (a source file or a small archive)
+MAX_BYTES = MAX_UPLOAD_BYTES  # larger drops are refused
 NAME = re.compile(r"^(?P<assignment>[A-Za-z0-9_.-]+?)--[0-9a-f]{32}--(?P<name>[^/]{1,200})$")
 
 

@@ -17,7 +17,7 @@ PostgreSQL, and staff watch it live. A command's own --help has an example."""
 GROUPS: dict[str, tuple[str, ...]] = {
     "Course staff": ("examples", "check", "grade", "batch", "course", "submit", "run",
                      "serve", "status", "web", "deadline", "release", "choose", "grades",
-                     "results", "regrade", "similarity", "dropbox", "desk", "receipt"),
+                     "results", "regrade", "similarity", "dropbox", "desk", "receipt", "lti"),
     "Students": ("hand-in", "mine", "drop"),
     "Cluster admins": ("check-env", "settings", "image", "db", "cache", "metrics", "usage"),
     "Researchers": ("corpus", "campaign", "experiment", "trace", "plan"),
@@ -50,6 +50,11 @@ EXAMPLES: dict[str, str] = {
     "release": "gradeline release bigsum --course-file course.yaml",
     "choose": "gradeline choose bigsum alice 1764626400000000000.P42R1a2b3c4d.login1 "
               "--course-file course.yaml",
+    "lti serve": "gradeline lti serve --registrations lti.yaml --spool /srv/spool "
+                 "--port 8480",
+    "lti keys": "gradeline lti keys --registrations lti.yaml",
+    "lti sync-grades": "gradeline lti sync-grades --registrations lti.yaml",
+    "lti roster": "gradeline lti roster --registrations lti.yaml --course-file course.yaml",
     "check-env": "gradeline check-env",
     "settings": "gradeline settings",
     "image": "gradeline image build",

@@ -23,6 +23,7 @@ from grader.course.spec import (
     CourseSpec,
     LatePolicy,
     LimitsSpec,
+    LmsSpec,
     SlurmSpec,
     StaffSpec,
     Visibility,
@@ -30,7 +31,7 @@ from grader.course.spec import (
 )
 
 ROSTER_REQUIRED = ("student", "name", "email")
-ROSTER_OPTIONAL = ("extension", "sis_id", "section")
+ROSTER_OPTIONAL = ("extension", "sis_id", "section", "lms_id")
 
 
 @dataclass(frozen=True, slots=True)
@@ -43,6 +44,7 @@ class Student:
     extension: timedelta = timedelta(0)  # added to every deadline of theirs
     sis_id: str = ""
     section: str = ""
+    lms_id: str = ""  # the LMS's id of them (an LTI launch's sub, an export's user id)
 
 
 @dataclass(frozen=True, slots=True)
@@ -77,6 +79,7 @@ class Course:
     source: Path | None = None
     slurm: SlurmSpec = field(default_factory=SlurmSpec)
     staff: StaffSpec = field(default_factory=StaffSpec)
+    lms: LmsSpec = field(default_factory=LmsSpec)
 
     def deadline(self, student: str, assignment: str) -> datetime:
         """The student's own deadline: the assignment's, their roster extension, then
@@ -150,7 +153,7 @@ def read_roster(text: str, source: str) -> dict[str, Student]:
         except ValueError as e:
             raise ConfigError(f"{source}:{n}: extension: {e}") from None
         out[sid] = Student(sid, row["name"], row["email"], ext, row.get("sis_id", ""),
-                           row.get("section", ""))
+                           row.get("section", ""), row.get("lms_id", ""))
     return out
 
 
@@ -189,7 +192,7 @@ def build_course(spec: CourseSpec, base: Path, source: str,
             _aware(e.until, zone) if e.until is not None else None,
             e.extra or timedelta(0))
     return Course(spec.course, zone, assignments, students, spec.late_days, spec.bulk,
-                  extensions, None, spec.slurm, spec.staff)
+                  extensions, None, spec.slurm, spec.staff, spec.lms)
 
 
 def load_course(path: str | Path) -> Course:

@@ -71,6 +71,16 @@ class LatePolicy(_Strict):
     max_late: Duration | None = None
 
 
+class LmsSpec(_Strict):
+    """What goes back to the course's LMS (an LTI launch's gradebook).
+
+    ``grades: released`` posts each student's final grade (late policy applied) once
+    staff released the assignment; ``visible`` also posts the hand-in phase's score as
+    it changes, marked pending, until then."""
+
+    grades: Literal["released", "visible"] = "released"
+
+
 class StaffSpec(_Strict):
     """Who may see the course's staff pages (every student's work): accounts, and Unix
     groups whose members may. The account that runs gradeline always may."""
@@ -161,7 +171,7 @@ class CourseSpec(_Strict):
 
     course: str = Field(pattern=r"^[A-Za-z0-9][A-Za-z0-9_.-]*$")  # the store's course name
     timezone: str = "UTC"  # an IANA zone, e.g. Europe/Berlin
-    roster: str | None = None  # CSV: student,name,email[,extension][,sis_id][,section]
+    roster: str | None = None  # CSV: student,name,email[,extension][,sis_id][,section][,lms_id]
     counts: Counts = "last"  # which submission counts: last, best or chosen
     late: LatePolicy = Field(default_factory=LatePolicy)  # every assignment's, unless its own
     late_days: int = Field(0, ge=0)  # each student's pool of grace days for the course
@@ -171,6 +181,7 @@ class CourseSpec(_Strict):
     extensions: list[ExtensionSpec] = Field(default_factory=list)  # students' own deadlines
     staff: StaffSpec = Field(default_factory=StaffSpec)  # who sees the staff pages
     limits: LimitsSpec = Field(default_factory=LimitsSpec)  # hand-in limits, unless its own
+    lms: LmsSpec = Field(default_factory=LmsSpec)  # grades back to an LMS (LTI)
 
     @field_validator("timezone")
     @classmethod

@@ -19,13 +19,12 @@ from datetime import UTC, datetime, timedelta
 from pathlib import Path
 from typing import Any
 
-from grader.adapters.desk import Body
-from grader.adapters.dropbox import MAX_BYTES
 from grader.adapters.peercred import Peer
 from grader.adapters.spool import Spool
 from grader.core.errors import ConfigError, GradelineError, RefusedError
 from grader.core.signing import KEY_BYTES, open_token, signed, token
 from grader.core.textfile import head
+from grader.core.upload import MAX_UPLOAD_BYTES, Upload
 from grader.course.limits import allowance
 from grader.course.load import Course
 from grader.course.studentview import SHOWN_BYTES, student_view
@@ -79,7 +78,7 @@ class Desk:
         #: count them even where the store missed their receipts (it was down)
         self._taken: dict[tuple[str, str], dict[str, datetime]] = {}
 
-    def handle(self, peer: Peer, req: Mapping[str, Any], body: Body | None = None
+    def handle(self, peer: Peer, req: Mapping[str, Any], body: Upload | None = None
                ) -> dict[str, Any]:
         """The reply to ``req`` from ``peer``; :raises RefusedError: when refused."""
         claimed = req.get("student")
@@ -106,17 +105,25 @@ class Desk:
         except ConfigError as e:
             raise RefusedError(str(e)) from None
 
-    def _hand_in(self, student: str, req: Mapping[str, Any], body: Body | None
+    def _hand_in(self, student: str, req: Mapping[str, Any], body: Upload | None
                  ) -> dict[str, Any]:
-        assignment = self._assignment(req.get("assignment"))
-        name = req.get("name")
+        return self.hand_in(student, req.get("assignment"), req.get("name"), body)
+
+    def hand_in(self, student: str, assignment_name: object, name: object,
+                body: Upload | None) -> dict[str, Any]:
+        """Take ``body`` (a file the caller received) as ``student``'s hand-in: the desk's
+        semantics for every front end (limits, a signed receipt, the late flag).
+
+        :raises RefusedError: with the reason (a bad name, too large, past a limit).
+        """
+        assignment = self._assignment(assignment_name)
         if not isinstance(name, str) or not FILE_NAME.match(name):
             raise RefusedError(f"file name {name!r}: use letters, digits and . _ + - "
                                "(at most 100)")
         if body is None:
             raise RefusedError("a hand-in carries its file (gradeline hand-in sends it)")
-        if body.size > MAX_BYTES:
-            raise RefusedError(f"{name} is larger than {MAX_BYTES >> 20} MiB")
+        if body.size > MAX_UPLOAD_BYTES:
+            raise RefusedError(f"{name} is larger than {MAX_UPLOAD_BYTES >> 20} MiB")
         digest = hashlib.sha256()
         with body.path.open("rb") as f:
             while chunk := f.read(1 << 16):

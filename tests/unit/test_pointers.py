@@ -14,7 +14,7 @@ TOP = ("grader", "analysis", "tests", "bench", "workflows", "profiles", "contain
 _TOPS = "|".join(re.escape(t) for t in TOP)
 PATH = re.compile(rf"(?<![\w./-])((?:{_TOPS})/[\w./+-]*\w)")
 #: a module of the package, e.g. grader.pipeline.slurm.tickets (or a name in it)
-MODULE = re.compile(r"(?<![\w.])((?:grader|analysis)(?:\.\w+)+)")
+MODULE = re.compile(r"(?<![\w.-])((?:grader|analysis)(?:\.\w+)+)")
 #: a module named from inside the package in a docstring, e.g. ``pipeline.serve``
 SHORT = re.compile(r"``((?:core|formats|judge|adapters|pipeline|views|compose|measure|planning|"
                    r"cli)(?:\.\w+)+)")

@@ -1,0 +1,270 @@
+"""The LTI tool's web routes: OIDC login, the launch, deep linking, and the pages a
+launch opens -- a student's own results and hand-in form, or, for instructors and TAs
+(roles from the launch), the course's staff pages.
+
+After a launch, who the user is and for which course lives in a token signed by the
+tool (``core.signing``), carried in every link and form of the pages, an hour long:
+it needs no cookie, so it works in an LMS's iframe where third-party cookies are
+blocked, and a request from another site cannot carry it (nothing to forge a form
+with). A launch's user is matched to the course's roster by the LMS's user id
+(``lms_id``), the email or the SIS id; one who matches nobody is refused with the
+reason. What a student sees and hands in goes through the same views as the desk's.
+"""
+
+from __future__ import annotations
+
+import tempfile
+import threading
+import time
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass
+from datetime import UTC, datetime, timedelta
+from pathlib import Path
+from typing import Any, Protocol
+from urllib.parse import quote
+
+from pylti1p3.deep_link_resource import DeepLinkResource
+from pylti1p3.exception import LtiException
+from pylti1p3.lineitem import LineItem
+from starlette.applications import Starlette
+from starlette.concurrency import run_in_threadpool
+from starlette.requests import Request
+from starlette.responses import HTMLResponse, JSONResponse, RedirectResponse, Response
+from starlette.routing import Route
+
+from grader.adapters.web.lti import pages
+from grader.adapters.web.lti.launch import Launch, Login, LtiRequest, Sessions, finish
+from grader.adapters.web.lti.registrations import Registrations
+from grader.adapters.web.lti.services import is_staff_role
+from grader.adapters.web.lti.state import LtiState
+from grader.core.errors import GradelineError, RefusedError
+from grader.core.signing import open_token, token
+from grader.core.upload import MAX_UPLOAD_BYTES as MAX_BODY
+from grader.core.upload import Upload
+
+C = "https://purl.imsglobal.org/spec/lti/claim/"
+AGS_CLAIM = "https://purl.imsglobal.org/spec/lti-ags/claim/endpoint"
+NRPS_CLAIM = "https://purl.imsglobal.org/spec/lti-nrps/claim/namesroleservice"
+SESSION = timedelta(hours=1)
+NO_STORE = {"Cache-Control": "no-store", "Referrer-Policy": "no-referrer"}
+
+
+@dataclass(frozen=True, slots=True)
+class Who:
+    """The user a page token names: for which course, as whom, in which role."""
+
+    course_file: str
+    user: str  # the roster's student id, or the LMS's user id of staff
+    staff: bool
+    context: str  # the state's key of the LMS course
+    assignment: str  # the launch's assignment ("" for none)
+
+
+class CourseSide(Protocol):
+    """What the tool asks of a course (the composition wires the desk and staff views)."""
+
+    def course(self, course_file: str) -> Any: ...
+    def view(self, course_file: str, student: str) -> Mapping[str, Any]: ...
+    def hand_in(self, course_file: str, student: str, assignment: str, name: str,
+                body: Upload) -> Mapping[str, Any]: ...
+    def staff_page(self, course_file: str, path: str, base: str) -> str | None: ...
+    def max_points(self, course_file: str, assignment: str) -> float: ...
+
+
+def match_student(course: Any, claims: Mapping[str, Any]) -> str | None:
+    """The roster's student a launch names: by LMS user id, then email, then SIS id."""
+    sub, email = claims.get("sub", ""), (claims.get("email") or "").lower()
+    sis = (claims.get(C + "lis") or {}).get("person_sourcedid") or ""
+    for how in ("lms_id", "email", "sis_id"):
+        want = {"lms_id": sub, "email": email, "sis_id": sis}[how]
+        for s in course.students.values():
+            have = getattr(s, how)
+            if want and have and (have.lower() == want if how == "email" else have == want):
+                return str(s.id)
+    return None
+
+
+class Tool:
+    """The routes (``app()``), with the tool's registrations, state and course side."""
+
+    def __init__(self, regs: Registrations, state: LtiState, courses: CourseSide,
+                 key: bytes, clock: Callable[[], datetime] = lambda: datetime.now(UTC)) -> None:
+        self.regs, self.state, self.courses, self.key, self.clock = regs, state, courses, key, clock
+        self.sessions = Sessions()
+        self._launches: dict[str, tuple[float, Launch]] = {}  # deep linking, briefly
+        self._lock = threading.Lock()
+
+    # -- the two steps through the browser ----------------------------------------------
+    async def _params(self, request: Request) -> dict[str, str]:
+        out = dict(request.query_params)
+        if request.method == "POST":
+            form = await request.form()
+            out.update({k: str(v) for k, v in form.items()})
+        return out
+
+    async def login(self, request: Request) -> Response:
+        params = await self._params(request)
+        target = params.get("target_link_uri", "")
+        if not target.startswith(self.regs.base_url + "/"):
+            return _refuse(f"target_link_uri {target!r} is not this tool's", 400)
+        req = LtiRequest(params, request.cookies, self.sessions, secure=True)
+        try:
+            out: Response = await run_in_threadpool(
+                lambda: Login(req, self.regs.conf).redirect(target))
+        except LtiException as e:
+            return _refuse(f"login refused: {e}")
+        return out
+
+    async def launch(self, request: Request) -> Response:
+        req = LtiRequest(await self._params(request), request.cookies, self.sessions, True)
+        launch = Launch(req, self.regs.conf)
+        try:
+            data = await run_in_threadpool(launch.get_launch_data)
+        except LtiException as e:  # a forged, replayed, expired or unknown launch
+            return finish(req, _refuse(f"launch refused: {e}"))
+        try:
+            return finish(req, self._opened(launch, data))
+        except RefusedError as e:
+            return finish(req, _refuse(str(e)))
+
+    def _opened(self, launch: Launch, data: Mapping[str, Any]) -> Response:
+        platform = self.regs.platform(data["iss"], _aud(data))
+        ctx_id = (data.get(C + "context") or {}).get("id", "")
+        course_file = platform.course_for(ctx_id)
+        if course_file is None:
+            raise RefusedError(f"this LMS course ({ctx_id}) is not set up in gradeline: staff "
+                               "name its course file in lti.yaml")
+        course = self.courses.course(str(course_file))
+        key = "|".join((data["iss"], _aud(data), data.get(C + "deployment_id", ""), ctx_id))
+        self.state.remember_context(key, {
+            "issuer": data["iss"], "client_id": _aud(data), "context_id": ctx_id,
+            "deployment_id": data.get(C + "deployment_id", ""), "course_file": str(course_file),
+            **({"ags": data[AGS_CLAIM]} if AGS_CLAIM in data else {}),
+            **({"nrps": data[NRPS_CLAIM]} if NRPS_CLAIM in data else {})})
+        staff = is_staff_role(data.get(C + "roles") or [])
+        assignment = str((data.get(C + "custom") or {}).get("assignment", ""))
+        if assignment and (data.get(AGS_CLAIM) or {}).get("lineitem"):
+            self.state.remember_lineitem(key, assignment, data[AGS_CLAIM]["lineitem"])
+        if launch.is_deep_link_launch():
+            if not staff:
+                raise RefusedError("only an instructor adds gradeline assignments to a course")
+            lid = launch.get_launch_id()
+            with self._lock:
+                self._launches[lid] = (time.monotonic(), launch)
+            t = self._token(Who(str(course_file), data["sub"], True, key, lid))
+            return HTMLResponse(pages.picker(course, f"{self.regs.base_url}/deeplink/{t}"),
+                                headers=NO_STORE)
+        user = data["sub"] if staff else match_student(course, data)
+        if user is None:
+            raise RefusedError(
+                f"{data.get('name') or data['sub']} ({data.get('email') or 'no email'}) is not "
+                f"on the roster of course {course.name}: no student has this LMS id, email "
+                "or SIS id (staff: gradeline lti roster, or add lms_id to the roster)")
+        if not staff:
+            self.state.remember_context(key, {"users": {
+                **(self.state.contexts().get(key, {}).get("users") or {}), user: data["sub"]}})
+        t = self._token(Who(str(course_file), user, staff, key, assignment))
+        return RedirectResponse(f"{self.regs.base_url}/s/{t}/", 303)
+
+    # -- deep linking -----------------------------------------------------------------------
+    async def deeplink(self, request: Request) -> Response:
+        who = self._who(request.path_params["t"])
+        form = await request.form()
+        name = str(form.get("assignment", ""))
+        with self._lock:
+            found = self._launches.pop(who.assignment, None)
+        course = self.courses.course(who.course_file)
+        if found is None or name not in course.assignments:
+            return _refuse("this deep-linking choice expired or names no assignment: start "
+                           "again from the LMS")
+        launch = found[1]
+        resource = (DeepLinkResource().set_url(f"{self.regs.base_url}/launch")
+                    .set_title(name).set_custom_params({"assignment": name})
+                    .set_lineitem(LineItem().set_score_maximum(
+                        self.courses.max_points(who.course_file, name))
+                                  .set_label(name).set_resource_id(name)
+                                  .set_tag("gradeline")))
+        html = await run_in_threadpool(lambda: launch.get_deep_link()
+                                       .output_response_form([resource]))
+        return HTMLResponse(html, headers=NO_STORE)
+
+    # -- the pages a launch opens -----------------------------------------------------------
+    def _token(self, who: Who) -> str:
+        expires = (self.clock() + SESSION).replace(microsecond=0).isoformat()
+        return token(self.key, {"c": who.course_file, "u": who.user, "s": who.staff,
+                                "x": who.context, "a": who.assignment, "expires": expires})
+
+    def _who(self, text: str) -> Who:
+        f = open_token(self.key, text, self.clock())
+        return Who(str(f["c"]), str(f["u"]), bool(f["s"]), str(f["x"]), str(f["a"]))
+
+    def home(self, request: Request) -> Response:
+        t = request.path_params["t"]
+        try:
+            who = self._who(t)
+        except RefusedError as e:
+            return _refuse(f"{e}: launch again from the LMS")
+        base = f"{self.regs.base_url}/s/{quote(t)}"
+        if who.staff:
+            path = request.path_params.get("rest", "")
+            html = self.courses.staff_page(who.course_file, "/" + path, base)
+            return HTMLResponse(html, headers=NO_STORE) if html is not None else \
+                _refuse(f"no page {path}", 404)
+        view = self.courses.view(who.course_file, who.user)
+        course = self.courses.course(who.course_file)
+        return HTMLResponse(pages.student(view, course, f"{base}/hand-in", who.assignment),
+                            headers=NO_STORE)
+
+    async def hand_in(self, request: Request) -> Response:
+        try:
+            who = self._who(request.path_params["t"])
+        except RefusedError as e:
+            return _refuse(f"{e}: launch again from the LMS")
+        if who.staff:
+            return _refuse("staff hand in as students do, from a student's account")
+        form = await request.form(max_part_size=MAX_BODY + 1)
+        upload, assignment = form.get("file"), str(form.get("assignment", ""))
+        course = self.courses.course(who.course_file)
+        try:
+            if upload is None or isinstance(upload, str) or not upload.filename:
+                raise RefusedError("choose a file to hand in")
+            with tempfile.NamedTemporaryFile(prefix="lti-") as tmp:
+                size = 0
+                while chunk := await upload.read(1 << 16):
+                    size += len(chunk)
+                    if size > MAX_BODY:
+                        raise RefusedError(f"{upload.filename} is larger than "
+                                           f"{MAX_BODY >> 20} MiB")
+                    tmp.write(chunk)
+                tmp.flush()
+                receipt = await run_in_threadpool(
+                    self.courses.hand_in, who.course_file, who.user, assignment,
+                    Path(upload.filename).name, Upload(Path(tmp.name), size))
+            error = None
+        except (RefusedError, GradelineError) as e:
+            receipt, error = None, str(e)
+        view = self.courses.view(who.course_file, who.user)
+        return HTMLResponse(pages.student(view, course, str(request.url), assignment or
+                                          who.assignment, receipt=receipt, error=error),
+                            status_code=200 if error is None else 400, headers=NO_STORE)
+
+    def jwks(self, _: Request) -> Response:
+        return JSONResponse(self.regs.jwks())
+
+    def app(self) -> Starlette:
+        """The routes, under the tool's base URL's path."""
+        return Starlette(routes=[
+            Route("/jwks", self.jwks), Route("/login", self.login, methods=["GET", "POST"]),
+            Route("/launch", self.launch, methods=["POST"]),
+            Route("/deeplink/{t}", self.deeplink, methods=["POST"]),
+            Route("/s/{t}/hand-in", self.hand_in, methods=["POST"]),
+            Route("/s/{t}/", self.home), Route("/s/{t}/{rest:path}", self.home)])
+
+
+def _aud(data: Mapping[str, Any]) -> str:
+    aud = data.get("aud")
+    return str(aud[0] if isinstance(aud, list) else aud)
+
+
+def _refuse(why: str, status: int = 403) -> Response:
+    return HTMLResponse(pages.refusal(why), status_code=status, headers=NO_STORE)

@@ -1,0 +1,175 @@
+"""The LTI tool wired to gradeline: for each course file a launch opens, its desk (a
+student's view and hand-in, with the desk's semantics), its staff pages, and the grades
+and roster that go to and come from its LMS."""
+
+from __future__ import annotations
+
+import csv
+import io
+import logging
+import threading
+from collections.abc import Mapping
+from dataclasses import replace
+from pathlib import Path
+from typing import Any
+
+from grader.adapters.store.postgres import Store
+from grader.adapters.web import pages
+from grader.adapters.web.lti import services
+from grader.adapters.web.lti.pages import rebase
+from grader.adapters.web.lti.registrations import Registrations
+from grader.adapters.web.lti.services import Posting, SyncReport, post_grades
+from grader.adapters.web.lti.state import LtiState
+from grader.compose.context import Context
+from grader.core.errors import GradelineError
+from grader.core.upload import Upload
+from grader.course.lms_scores import lms_scores
+from grader.course.load import Course, Student, load_course
+from grader.course.policy import grade_course
+from grader.formats.load import load_problem
+from grader.formats.problem import Problem
+from grader.views.desk import Desk, desk_key
+from grader.views.staff import StaffPages
+
+log = logging.getLogger(__name__)
+
+
+class Courses:
+    """``adapters.web.lti.app.CourseSide`` for the courses a tool serves (loaded once,
+    on their first launch)."""
+
+    def __init__(self, ctx: Context) -> None:
+        self.ctx = ctx
+        self.key = desk_key(ctx.state_dir / "desk.key")  # receipts: `receipt verify` checks
+        self._lock = threading.Lock()
+        self._loaded: dict[str, tuple[Course, Desk, StaffPages, dict[str, Problem]]] = {}
+
+    def _get(self, course_file: str) -> tuple[Course, Desk, StaffPages, dict[str, Problem]]:
+        with self._lock:
+            found = self._loaded.get(course_file)
+            if found is None:
+                course = load_course(course_file)
+                problems = {a.name: load_problem(a.package) for a in course.ordered()}
+                spool = self.ctx.spool()
+                found = self._loaded[course_file] = (
+                    course, Desk(course, spool, self.ctx.reads(), problems, self.key),
+                    StaffPages(course, spool, self.ctx.reads(), problems), problems)
+            return found
+
+    def course(self, course_file: str) -> Course:
+        return self._get(course_file)[0]
+
+    def view(self, course_file: str, student: str) -> Mapping[str, Any]:
+        view: Mapping[str, Any] = self._get(course_file)[1].view(student)["view"]
+        return view
+
+    def hand_in(self, course_file: str, student: str, assignment: str, name: str,
+                body: Upload) -> Mapping[str, Any]:
+        receipt: Mapping[str, Any] = self._get(course_file)[1].hand_in(
+            student, assignment, name, body)["receipt"]
+        return receipt
+
+    def max_points(self, course_file: str, assignment: str) -> float:
+        course, _, _, problems = self._get(course_file)
+        a = course.assignments[assignment]
+        return float(a.points or problems[assignment].max_score)
+
+    def staff_page(self, course_file: str, path: str, base: str) -> str | None:
+        """The staff page at ``path`` (the web's), its links under ``base``."""
+        _, _, staff, _ = self._get(course_file)
+        nav = pages.staff_nav(staff.assignments())
+        kind, _, key = path.strip("/").partition("/")
+        html: str | None = None
+        if not kind:
+            html = pages.layout("Your course's assignments", nav)
+        elif kind == "a" and (rows := staff.assignment(key)) is not None:
+            html = pages.assignment_page(key, rows, nav)
+        elif kind == "s" and (history := staff.student(key)) is not None:
+            html = pages.student_page(key, history, nav)
+        elif kind == "sub" and (sub := staff.submission(key)) is not None:
+            html = pages.submission_page(sub, nav)
+        return rebase(html, base) if html is not None else None
+
+    def postings(self, state: LtiState) -> list[Posting]:
+        """What each LMS course's gradebook should hold now (``course.lms_scores``), for
+        the students whose LMS ids are known (the roster's lms_id, or a launch's)."""
+        out = []
+        with Store(self.ctx.db_url()) as store:
+            for key, ctx in state.contexts().items():
+                if "course_file" not in ctx:
+                    continue
+                course, _, _, problems = self._get(ctx["course_file"])
+                attempts = store.attempts(course.name)
+                released = {a: store.released(course.name, a) for a in course.assignments}
+                points = {n: p.max_score for n, p in problems.items()}
+                users = {**{s.id: s.lms_id for s in course.students.values() if s.lms_id},
+                         **(ctx.get("users") or {})}
+                for s in lms_scores(course, grade_course(course, attempts, points), attempts,
+                                    released, points):
+                    if s.student in users:
+                        out.append(Posting(key, s.assignment, users[s.student], s.given,
+                                           s.maximum, s.grading, s.activity, s.submitted_at))
+        return out
+
+
+def sync_grades(regs: Registrations, state: LtiState, courses: Courses) -> SyncReport:
+    """Post what changed (see ``adapters.web.lti.services.post_grades``)."""
+    report = post_grades(regs, state, courses.postings(state))
+    if report.posted or report.failed:
+        log.info("grades to the LMS: %d posted, %d failed, %d unchanged", len(report.posted),
+                 len(report.failed), report.unchanged)
+    return report
+
+
+def state_of(ctx: Context) -> LtiState:
+    return LtiState(ctx.state_dir / "lti")
+
+
+def session_key(ctx: Context) -> bytes:
+    """The key the tool signs its pages' tokens with (its own, beside the desk's)."""
+    return desk_key(ctx.state_dir / "lti" / "session.key")
+
+
+def roster_sync(regs: Registrations, state: LtiState, course: Course) -> tuple[list[str], str]:
+    """What the LMS's member list (NRPS) changes in the course's roster, and the roster
+    CSV with those changes: each learner linked to their row by LMS id, email or SIS id
+    (the row gets the ``lms_id``), a learner with no row added, a row the LMS does not
+    list named. Instructors and TAs are listed: their staff pages come from a launch."""
+    members: list[dict[str, Any]] = []
+    for ctx in state.contexts().values():
+        if course.source is not None and ctx.get("course_file") and \
+                Path(ctx["course_file"]).resolve() == course.source.resolve():
+            members += services.members(regs, ctx)
+    if not members:
+        raise GradelineError(f"no launch from an LMS course of {course.name} yet: launch "
+                             "gradeline from the LMS once, then sync its roster")
+    rows = {s.id: s for s in course.students.values()}
+    changes, seen = [], set()
+    for m in members:
+        name, email = str(m.get("name", "")), str(m.get("email") or "").lower()
+        if services.is_staff_role(m.get("roles") or []):
+            changes.append(f"staff in the LMS: {name} <{email}>")
+            continue
+        if m.get("status", "Active") != "Active":
+            continue
+        sub, sis = str(m["user_id"]), str(m.get("lis_person_sourcedid") or "")
+        match = next((s for s in rows.values() if s.lms_id == sub), None) or \
+            next((s for s in rows.values() if email and s.email.lower() == email), None) or \
+            next((s for s in rows.values() if sis and s.sis_id == sis), None)
+        if match is None:
+            sid = email.split("@")[0] if email and email.split("@")[0] not in rows else \
+                f"lms-{sub}"
+            rows[sid] = Student(sid, name, email, sis_id=sis, lms_id=sub)
+            changes.append(f"added {sid}: {name} <{email}> (LMS id {sub})")
+        elif match.lms_id != sub:
+            rows[match.id] = replace(match, lms_id=sub)
+            changes.append(f"linked {match.id} to LMS id {sub}")
+        seen.add(rows[match.id if match else sid].id)
+    changes += [f"not in the LMS: {sid}" for sid in rows if sid not in seen]
+    out = io.StringIO()
+    w = csv.writer(out, lineterminator="\n")
+    w.writerow(("student", "name", "email", "extension", "sis_id", "section", "lms_id"))
+    for s in rows.values():
+        ext = f"{s.extension.total_seconds():g}" if s.extension else ""
+        w.writerow((s.id, s.name, s.email, ext, s.sis_id, s.section, s.lms_id))
+    return changes, out.getvalue()

@@ -1,0 +1,287 @@
+"""gradeline as an LTI 1.3 tool, end to end against a real LTI 1.3 platform run here
+(``tests/lti/platform/lms_platform.py``: lti1p3platform's core signs the launches, checks the tool's
+deep-linking response and serves Assignment and Grade Services and Names and Role
+Provisioning Services), driven in headless Chromium: an instructor deep-links an
+assignment, two students launch, hand in through the page and see their own results
+(never the other's), someone not on the roster is refused, the deadline passes, staff
+release, and the platform's gradebook holds both scores -- posted once; a forged, a
+replayed, an expired id_token and one for an unknown deployment are refused."""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+import shutil
+import subprocess
+import sys
+import time
+import urllib.request
+from collections.abc import Iterator
+from datetime import UTC, datetime, timedelta
+from pathlib import Path
+
+import jwt
+import pytest
+import requests
+import yaml
+from cryptography.hazmat.primitives import serialization
+from cryptography.hazmat.primitives.asymmetric import rsa
+
+from ..conftest import EXAMPLES, ROOT, free_port
+from ..support import gl
+
+pytestmark = [pytest.mark.sandbox, pytest.mark.slow]
+HERE = Path(__file__).resolve().parent
+CLIENT, DEPLOYMENT = "gradeline", "deployment-1"
+WRONG, RIGHT = "print(0)\n", (EXAMPLES / "bigsum/submissions/accepted/sum.py").read_text()
+
+
+def _pem(key: rsa.RSAPrivateKey) -> tuple[str, str]:
+    private = key.private_bytes(serialization.Encoding.PEM, serialization.PrivateFormat.PKCS8,
+                                serialization.NoEncryption()).decode()
+    public = key.public_key().public_bytes(serialization.Encoding.PEM,
+                                           serialization.PublicFormat.SubjectPublicKeyInfo)
+    return private, public.decode()
+
+
+@pytest.fixture(scope="module")
+def playwright_core() -> Path:
+    """playwright-core from npm (a test tool, never the project's), driving Debian's
+    Chromium; installed once under build/tools/browser."""
+    tools = ROOT / "build" / "tools" / "browser"
+    if not (tools / "node_modules" / "playwright-core").is_dir():
+        if shutil.which("npm") is None or not Path("/usr/bin/chromium").exists():
+            reason = "the LTI test drives Chromium with playwright-core: needs npm and chromium"
+            if os.environ.get("GRADELINE_REQUIRE_SANDBOX") == "1":
+                pytest.fail(reason)
+            pytest.skip(reason)
+        subprocess.run(["npm", "install", "--silent", "--prefix", str(tools),
+                        "playwright-core@1"], check=True, timeout=600, capture_output=True)
+    return tools / "node_modules"
+
+
+class Lms:
+    """The platform, the tool and the course between them (see the module docstring)."""
+
+    def __init__(self, tmp: Path, db: str, images: Path) -> None:
+        self.tmp, self.db = tmp, db
+        self.pport, self.tport = free_port(), free_port()
+        self.platform = f"http://localhost:{self.pport}"  # another site than the tool's
+        self.tool = f"http://127.0.0.1:{self.tport}/lti"
+        self.key = rsa.generate_private_key(public_exponent=65537, key_size=2048)
+        private, public = _pem(self.key)
+        (tmp / "platform.pem").write_text(private)
+        (tmp / "platform.pub").write_text(public)
+        course = tmp / "course"
+        course.mkdir()
+        shutil.copytree(EXAMPLES / "bigsum", course / "bigsum")
+        (course / "roster.csv").write_text("student,name,email,lms_id\n"
+                                           "alice,Alice Learner,alice@example.edu,u-alice\n"
+                                           "bob,Bob Learner,bob@example.edu,\n")
+        due = (datetime.now(UTC) + timedelta(days=1)).strftime("%Y-%m-%d %H:%M")
+        (course / "course.yaml").write_text(yaml.safe_dump({
+            "course": "lticourse", "roster": "roster.csv", "assignments": [
+                {"name": "bigsum", "package": "bigsum", "deadline": due,
+                 "visibility": {"sample": "visible"}}]}))
+        self.course = course / "course.yaml"
+        self.spool = tmp / "spool"
+        (tmp / "lti.yaml").write_text(yaml.safe_dump({
+            "tool": {"base_url": self.tool, "keys": "lti-keys"},
+            "platforms": [{"issuer": self.platform, "client_id": CLIENT,
+                           "deployment_ids": [DEPLOYMENT],
+                           "auth_login_url": f"{self.platform}/auth",
+                           "auth_token_url": f"{self.platform}/token",
+                           "key_set_url": f"{self.platform}/jwks",
+                           "course_file": str(self.course)}]}))
+        (tmp / "platform.json").write_text(json.dumps({
+            "platform_private_key_file": str(tmp / "platform.pem"),
+            "platform_public_key_file": str(tmp / "platform.pub"),
+            "tools": [{"client_id": CLIENT, "deployment_id": DEPLOYMENT,
+                       "oidc_login_url": f"{self.tool}/login",
+                       "launch_url": f"{self.tool}/launch",
+                       "key_set_url": f"{self.tool}/jwks"}],
+            "course": {"context_id": "course-101", "title": "Programming", "label": "CS101",
+                       "members": [
+                           {"user_id": "u-tina", "name": "Tina Teacher",
+                            "email": "tina@example.edu", "roles": ["Instructor"]},
+                           {"user_id": "u-alice", "name": "Alice Learner",
+                            "email": "alice@example.edu", "roles": ["Learner"]},
+                           {"user_id": "u-bob", "name": "Bob Learner",
+                            "email": "bob@example.edu", "roles": ["Learner"]},
+                           {"user_id": "u-mallory", "name": "Mallory",
+                            "email": "mallory@example.edu", "roles": ["Learner"]}]},
+            "resource_links": []}))
+        self.env = {"GRADELINE_DB_URL": db, "GRADELINE_STATE_DIR": str(tmp / "state"),
+                    "GRADELINE_IMAGE_DIR": str(images)}
+
+    def gl(self, *args: object) -> subprocess.CompletedProcess[str]:
+        return gl(*args, env=self.env, timeout=900)
+
+    def state(self) -> dict[str, object]:
+        with urllib.request.urlopen(f"{self.platform}/api/state", timeout=30) as r:
+            return json.loads(r.read())  # type: ignore[no-any-return]
+
+
+def _wait(url: str, proc: subprocess.Popen[str]) -> None:
+    for _ in range(200):
+        assert proc.poll() is None, proc.communicate()[0]
+        try:
+            urllib.request.urlopen(url, timeout=2).close()
+            return
+        except OSError:
+            time.sleep(0.1)
+    pytest.fail(f"{url} never answered")
+
+
+@pytest.fixture
+def lms(sbx_tmp: Path, db: str, settings: object, sandbox_factory: object) -> Iterator[Lms]:
+    """The world under a directory the sandbox uid can read (the course's package)."""
+    images = settings.image_dir or settings.state_dir / "images"  # type: ignore[attr-defined]
+    tmp_path = sbx_tmp
+    world = Lms(tmp_path, db, images)
+    platform = subprocess.Popen(
+        [sys.executable, str(HERE / "platform" / "lms_platform.py"), "--host", "127.0.0.1",
+         "--port", str(world.pport), "--issuer", world.platform, "--config",
+         str(tmp_path / "platform.json")], stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
+        text=True)
+    tool = subprocess.Popen(
+        [str(Path(sys.executable).parent / "gradeline"), "lti", "serve", "--registrations",
+         str(tmp_path / "lti.yaml"), "--spool", str(world.spool), "--port",
+         str(world.tport), "--sync-every", "0"], env={**os.environ, **world.env},
+        stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
+    try:
+        _wait(f"{world.platform}/jwks", platform)
+        _wait(f"{world.tool}/jwks", tool)
+        yield world
+    finally:
+        for p in (platform, tool):
+            p.terminate()
+            out = p.communicate(timeout=30)[0]
+            if "Traceback" in out:  # shown with a failure (pytest prints captured output)
+                print(out[-4000:])
+
+
+def _drive(modules: Path, *args: object) -> dict[str, str]:
+    r = subprocess.run(["node", str(HERE / "drive.js"), *map(str, args)], capture_output=True,
+                       text=True, timeout=300, env={**os.environ, "NODE_PATH": str(modules)})
+    assert r.returncode == 0, r.stderr
+    out: dict[str, str] = json.loads(r.stdout.splitlines()[-1])
+    return out
+
+
+def test_courses_live_in_the_lms(lms: Lms, playwright_core: Path, tmp_path: Path) -> None:
+    shots = Path(os.environ.get("GRADELINE_SCREENSHOTS") or tmp_path)
+    shots.mkdir(parents=True, exist_ok=True)
+    dl = _drive(playwright_core, "deeplink", lms.platform, "u-tina", "bigsum",
+                shots / "lti-deeplink.png")
+    assert "error" not in dl and dl["resource_link"], dl
+    rl = dl["resource_link"]
+    items = lms.state()["content_items"]
+    assert [i["custom"] for i in items] == [{"assignment": "bigsum"}]  # type: ignore[index]
+
+    files = tmp_path / "files"
+    files.mkdir()
+    (files / "sum.py").write_text(WRONG)
+    (files / "good.py").write_text(RIGHT)
+    alice = _drive(playwright_core, "launch", lms.platform, "u-alice", rl,
+                   shots / "lti-student-handin.png", "bigsum", files / "sum.py")
+    bob = _drive(playwright_core, "launch", lms.platform, "u-bob", rl, "", "bigsum",
+                 files / "good.py")
+    for who, page in (("alice", alice), ("bob", bob)):
+        assert "error" not in page and f"{who} in lticourse" in page["text"], page
+        assert "Received" in page["text"] and "signature" in page["text"], page["text"]
+    refused = _drive(playwright_core, "launch", lms.platform, "u-mallory", rl, "")
+    assert "not on the roster of course lticourse" in refused["text"], refused
+
+    assert lms.gl("run", "--spool", lms.spool, "--course-file", lms.course, "--executor",
+                  "local").returncode == 0
+    mine = _drive(playwright_core, "launch", lms.platform, "u-alice", rl,
+                  shots / "lti-student.png")
+    assert "WA" in mine["text"] and "bob" not in mine["text"].lower(), mine["text"]
+    staff = _drive(playwright_core, "launch", lms.platform, "u-tina", rl, "")
+    assert "bigsum" in staff["text"], staff
+    with urllib.request.urlopen(staff["url"].rstrip("/") + "/a/bigsum", timeout=30) as r:
+        table = r.read().decode()
+    assert "alice" in table and "bob" in table
+
+    later = (datetime.now(UTC) + timedelta(days=2)).isoformat()
+    assert lms.gl("deadline", "bigsum", "--spool", lms.spool, "--course-file", lms.course,
+                  "--executor", "local", "--now", later).returncode == 0
+    assert lms.gl("release", "bigsum", "--course-file", lms.course).returncode == 0
+    sync = lms.gl("lti", "sync-grades", "--registrations", lms.tmp / "lti.yaml")
+    assert sync.returncode == 0 and "2 posted" in sync.stdout, sync.stdout + sync.stderr
+    scores = next(iter(lms.state()["scores"].values()))  # type: ignore[attr-defined]
+    assert scores["u-bob"]["scoreGiven"] == scores["u-bob"]["scoreMaximum"] > 0
+    assert scores["u-alice"]["scoreGiven"] < scores["u-alice"]["scoreMaximum"]
+    assert scores["u-bob"]["gradingProgress"] == "FullyGraded"
+    canvas = scores["u-bob"]["https://canvas.instructure.com/lti/submission"]
+    assert canvas["submitted_at"]  # Canvas dates lateness by the hand-in, not the post
+    again = lms.gl("lti", "sync-grades", "--registrations", lms.tmp / "lti.yaml")
+    assert "0 posted, 2 unchanged" in again.stdout, again.stdout  # once per change
+
+    roster = lms.gl("lti", "roster", "--registrations", lms.tmp / "lti.yaml",
+                    "--course-file", lms.course)
+    assert roster.returncode == 0, roster.stderr
+    assert "linked bob to LMS id u-bob" in roster.stdout
+    assert "staff in the LMS: Tina Teacher" in roster.stdout
+    assert "added mallory" in roster.stdout
+
+
+def _post(s: requests.Session, url: str, token: str, state: str) -> requests.Response:
+    """The launch's form post, with the tool's cookies as a browser sends them (the
+    tool's are Secure; Chromium keeps them over http on loopback, requests does not)."""
+    cookie = "; ".join(f"{c.name}={c.value}" for c in s.cookies if c.domain == "127.0.0.1")
+    return s.post(url, data={"id_token": token, "state": state}, headers={"Cookie": cookie},
+                  timeout=60)
+
+
+def _id_token(lms: Lms, rl: str) -> tuple[requests.Session, str, str, str]:
+    """A login as alice up to the launch: (the browser's session, the tool's launch
+    URL, the id_token the platform signed, its state)."""
+    s = requests.Session()
+    r = s.get(f"{lms.platform}/launch", params={"resource_link_id": rl, "user_id": "u-alice"},
+              timeout=30)
+    form = dict(re.findall(r'name="(\w+)" value="([^"]*)"', r.text))
+    action = re.search(r'action="([^"]+)"', r.text)
+    assert action and "id_token" in form, r.text[:500]
+    return s, action.group(1), form["id_token"], form["state"]
+
+
+def _why(html: str) -> list[str]:
+    """What a refusal page says."""
+    return re.findall(r"role='alert'[^>]*>(.*?)</p>", html, re.S)
+
+
+def _resigned(token: str, key: rsa.RSAPrivateKey, **changes: object) -> str:
+    header = jwt.get_unverified_header(token)
+    body = {**jwt.decode(token, options={"verify_signature": False}), **changes}
+    return jwt.encode(body, key, algorithm="RS256", headers={"kid": header.get("kid")})
+
+
+def test_forged_replayed_expired_and_unknown_launches_are_refused(lms: Lms) -> None:
+    rl = "rl-static"
+    lms.state()  # the platform answers
+    req = urllib.request.Request(f"{lms.platform}/admin/resource_links", method="POST",
+                                 data=json.dumps({"id": rl, "title": "bigsum",
+                                                  "client_id": CLIENT,
+                                                  "custom": {"assignment": "bigsum"}}).encode(),
+                                 headers={"Content-Type": "application/json"})
+    urllib.request.urlopen(req, timeout=30).close()
+    s, url, token, state = _id_token(lms, rl)
+    ok = _post(s, url, token, state)
+    assert ok.status_code == 200 and "alice in lticourse" in ok.text, _why(ok.text)
+    replay = _post(s, url, token, state)
+    assert replay.status_code == 403 and "launch refused" in replay.text
+    other = rsa.generate_private_key(public_exponent=65537, key_size=2048)
+    cases = {"forged": lambda t: _resigned(t, other),
+             "expired": lambda t: _resigned(t, lms.key, exp=int(time.time()) - 60,
+                                            iat=int(time.time()) - 600),
+             "unknown deployment": lambda t: _resigned(
+                 t, lms.key, **{"https://purl.imsglobal.org/spec/lti/claim/deployment_id":
+                                "somewhere-else"})}
+    for name, forge in cases.items():
+        s, url, token, state = _id_token(lms, rl)
+        r = _post(s, url, forge(token), state)
+        assert r.status_code == 403 and "launch refused" in r.text, (name, r.text[:300])
+        assert "alice in lticourse" not in r.text
