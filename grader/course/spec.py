@@ -161,7 +161,7 @@ class CourseSpec(_Strict):
 
     course: str = Field(pattern=r"^[A-Za-z0-9][A-Za-z0-9_.-]*$")  # the store's course name
     timezone: str = "UTC"  # an IANA zone, e.g. Europe/Berlin
-    roster: str | None = None  # CSV: student,name,email[,extension][,sis_id][,section]
+    roster: str | None = None  # CSV: student,name,email[,extension][,sis_id][,section][,lms_id]
     counts: Counts = "last"  # which submission counts: last, best or chosen
     late: LatePolicy = Field(default_factory=LatePolicy)  # every assignment's, unless its own
     late_days: int = Field(0, ge=0)  # each student's pool of grace days for the course
