@@ -4,7 +4,10 @@ quarantine with its reason; every byte of the zip ends in some entry."""
 
 from __future__ import annotations
 
+import os
 import stat
+import subprocess
+import sys
 import zipfile
 from datetime import datetime, timedelta
 from pathlib import Path
@@ -23,6 +26,7 @@ from grader.views.status import course_status
 
 from .test_lms_archive import WORKSHEET
 
+ROOT = Path(__file__).resolve().parents[2]
 BERLIN = ZoneInfo("Europe/Berlin")
 DEADLINE = datetime(2026, 12, 1, 23, 59, tzinfo=BERLIN)
 ROSTER = """student,name,email,lms_id
@@ -156,3 +160,33 @@ def test_an_archive_no_lms_writes_is_refused_whole(tmp_path: Path, member: str) 
     with pytest.raises(ConfigError, match="nothing imported"):
         names(archive)
 
+
+def _gradeline(*args: object, tmp: Path) -> subprocess.CompletedProcess[str]:
+    env = {k: v for k, v in os.environ.items() if not k.startswith("GRADELINE_")}
+    env.update(GRADELINE_STATE_DIR=str(tmp / "state"),
+               PYTHONPATH=os.pathsep.join([str(ROOT), env.get("PYTHONPATH", "")]))
+    return subprocess.run([sys.executable, "-m", "grader", *map(str, args)], env=env,
+                          capture_output=True, text=True, timeout=120, check=False,
+                          cwd=tmp)
+
+
+def test_the_command_lists_then_spools_and_exits_1_for_a_quarantine(tmp_path: Path) -> None:
+    course_file = make_course(tmp_path)
+    archive = make_zip(tmp_path / "submissions.zip", CANVAS)
+    spool = tmp_path / "spool"
+    base = ("import", archive, "--assignment", "hw1", "--course-file", course_file,
+            "--spool", spool)
+    untimed = _gradeline(*base, tmp=tmp_path)
+    assert untimed.returncode == 2, untimed.stderr
+    assert "give --late-at TIME" in untimed.stderr and "Nothing was spooled" in untimed.stderr
+    dry = _gradeline(*base, "--late-at", "2026-12-02 09:00", "--dry-run", tmp=tmp_path)
+    assert dry.returncode == 1, dry.stderr
+    assert "QUARANTINED unmapped-student" in dry.stdout and "dry run" in dry.stdout
+    assert not any((spool / "new").iterdir())
+    real = _gradeline(*base, "--late-at", "2026-12-02 09:00", tmp=tmp_path)
+    assert real.returncode == 1, real.stderr
+    row = next(ln for ln in real.stdout.splitlines() if ln.startswith("brownbob_222"))
+    assert "bob" in row and "late,file" in row and "2026-12-02 09:00" in row
+    assert "spooled 3 hand-in(s) (1 marked late); kept 3 in quarantine" in real.stdout
+    assert len(list((spool / "new").iterdir())) == 3
+    assert len(list((spool / "quarantine").iterdir())) == 3
