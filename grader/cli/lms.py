@@ -36,7 +36,8 @@ did not mark late is timed at the deadline, and one it marked late needs --late-
 spool's quarantine with the reason (gradeline status lists it); nothing is dropped.
 
 Exit status: 0 every hand-in mapped and was spooled, 1 some were quarantined (the table
-says why), 2 an error: nothing was spooled."""
+says why; the rest were spooled), 2 an error (a refused zip or a hand-in without a time
+spools nothing)."""
 
 
 def _time(text: str, zone: ZoneInfo, flag: str) -> datetime:
