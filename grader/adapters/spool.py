@@ -102,6 +102,12 @@ class Entry:
             return None
 
 
+def _reason(entry: Path, code: str, message: str) -> None:
+    """Why an entry is in quarantine/: ``reason.json`` beside it."""
+    (entry / "reason.json").write_text(json.dumps(
+        {"code": code, "message": message, "quarantined_at": now_iso()}, indent=1))
+
+
 PRIVATE = 0o700  # a new spool: the grading account only (a staff group: chmod g+rX)
 
 
@@ -158,11 +164,15 @@ class Spool:
 
     # -- writers ---------------------------------------------------------------
     def submit(self, *, course: str, assignment: str, student: str, path: Path,
-               submitted_at: str | None = None, deferred: bool = False) -> Entry:
+               submitted_at: str | None = None, deferred: bool = False,
+               quarantine: tuple[str, str] | None = None) -> Entry:
         """Copy ``path`` (file or directory) into the spool atomically; return the entry.
 
         :param deferred: taken past a hand-in limit: claimed after every other waiting
             submission (``core.fairness``).
+        :param quarantine: (code, message): kept straight in quarantine/ with that
+            reason, never in new/ where intake would claim it (an LMS download's entry
+            that maps to no student).
         """
         if not path.exists() and not path.is_symlink():
             raise SubmissionError(f"{path}: no such file or directory")
@@ -172,13 +182,14 @@ class Spool:
         try:
             return self._fill(tmp, sid, course=course, assignment=assignment,
                               student=student, path=path, submitted_at=submitted_at,
-                              deferred=deferred)
+                              deferred=deferred, quarantine=quarantine)
         except OSError:  # e.g. the file system is full: leave no half entry in tmp/
             shutil.rmtree(tmp, ignore_errors=True)
             raise
 
     def _fill(self, tmp: Path, sid: str, *, course: str, assignment: str, student: str,
-              path: Path, submitted_at: str | None, deferred: bool) -> Entry:
+              path: Path, submitted_at: str | None, deferred: bool,
+              quarantine: tuple[str, str] | None) -> Entry:
         payload = tmp / "payload"
         payload.mkdir()
         if path.is_dir() and not path.is_symlink():
@@ -191,10 +202,14 @@ class Spool:
             json.dump(meta.to_json(), f)
             f.flush()
             os.fsync(f.fileno())
+        state = "new"
+        if quarantine is not None:
+            _reason(tmp, *quarantine)
+            state = "quarantine"
         _fsync_dir(tmp)
-        final = self.dir("new") / sid
+        final = self.dir(state) / sid
         tmp.rename(final)
-        _fsync_dir(self.dir("new"))
+        _fsync_dir(self.dir(state))
         return Entry(sid, final)
 
     # -- intake ----------------------------------------------------------------
@@ -300,8 +315,7 @@ class Spool:
 
     def quarantine(self, entry: Entry, code: str, message: str) -> Entry:
         """Keep the entry byte for byte, with the reason beside it."""
-        (entry.path / "reason.json").write_text(json.dumps(
-            {"code": code, "message": message, "quarantined_at": now_iso()}, indent=1))
+        _reason(entry.path, code, message)
         target = self.dir("quarantine") / entry.id
         entry.path.rename(target)
         return Entry(entry.id, target)

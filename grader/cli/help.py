@@ -15,7 +15,7 @@ PostgreSQL, and staff watch it live. A command's own --help has an example."""
 
 #: every top-level command, by who uses it (a unit test checks none is left out)
 GROUPS: dict[str, tuple[str, ...]] = {
-    "Course staff": ("examples", "check", "grade", "batch", "course", "submit", "run",
+    "Course staff": ("examples", "check", "grade", "batch", "course", "submit", "import", "run",
                      "serve", "status", "web", "deadline", "release", "choose", "grades",
                      "results", "regrade", "similarity", "dropbox", "desk", "receipt", "lti"),
     "Students": ("hand-in", "mine", "drop"),
@@ -30,6 +30,8 @@ EXAMPLES: dict[str, str] = {
     "grade": "gradeline grade course/bigsum sum.c",
     "batch": "gradeline batch manifest.csv --out results.csv",
     "submit": "gradeline submit bigsum alice sum.c --spool /srv/spool",
+    "import": "gradeline import submissions.zip --assignment bigsum --course-file course.yaml "
+              "--spool /srv/spool --dry-run",
     "run": "gradeline run --spool /srv/spool --assignments course/",
     "serve": "gradeline serve --spool /srv/spool --assignments course/ --exit-when-idle",
     "status": "gradeline status --spool /srv/spool --watch",

@@ -27,6 +27,7 @@ from grader.cli import (
     dropbox,
     experiment,
     grading,
+    lms,
     lti,
     measure,
     plan,
@@ -54,8 +55,8 @@ def build_parser() -> argparse.ArgumentParser:
                    help="images and scratch space (default: $GRADELINE_STATE_DIR, or "
                         "/var/lib/gradeline as root)")
     sub = p.add_subparsers(dest="command", required=True)
-    for group in (grading, serving, status, course, similarity, dropbox, desk, lti, admin,
-                  measure,
+    for group in (grading, serving, lms, status, course, similarity, dropbox, desk, lti,
+                  admin, measure,
                   experiment, trace, plan):
         group.register(sub)
     help_text.finish(p)

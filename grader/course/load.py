@@ -44,7 +44,9 @@ class Student:
     extension: timedelta = timedelta(0)  # added to every deadline of theirs
     sis_id: str = ""
     section: str = ""
-    lms_id: str = ""  # the LMS's id of them (an LTI launch's sub, an export's user id)
+    #: the LMS's own id of the student (an LTI launch's sub, Canvas's user id): how a
+    #: launch and a download name them
+    lms_id: str = ""
 
 
 @dataclass(frozen=True, slots=True)
@@ -141,6 +143,7 @@ def read_roster(text: str, source: str) -> dict[str, Student]:
                           + (f"missing {', '.join(missing)}" if missing else
                              f"unknown {', '.join(unknown)}"))
     out: dict[str, Student] = {}
+    lms_ids: dict[str, str] = {}
     for n, raw in enumerate(reader, start=2):
         row = {k.strip(): (v or "").strip() for k, v in raw.items() if k is not None}
         sid = row["student"]
@@ -152,8 +155,13 @@ def read_roster(text: str, source: str) -> dict[str, Student]:
             ext = parse_duration(row["extension"]) if row.get("extension") else timedelta(0)
         except ValueError as e:
             raise ConfigError(f"{source}:{n}: extension: {e}") from None
+        lms_id = row.get("lms_id", "")
+        if lms_id and lms_ids.setdefault(lms_id, sid) != sid:
+            raise ConfigError(f"{source}:{n}: lms_id {lms_id!r} is also "
+                              f"{lms_ids[lms_id]!r}'s: a download's entry would be "
+                              "either student's")
         out[sid] = Student(sid, row["name"], row["email"], ext, row.get("sis_id", ""),
-                           row.get("section", ""), row.get("lms_id", ""))
+                           row.get("section", ""), lms_id)
     return out
 
 

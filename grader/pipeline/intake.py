@@ -52,6 +52,10 @@ class Reason(StrEnum):
     BAD_FILE_NAME = "bad-file-name"
     UNSUPPORTED_LANGUAGE = "unsupported-language"
     CORRUPT_ARCHIVE = "corrupt-archive"
+    #: an LMS download's hand-in that maps to no roster student (``gradeline import``)
+    UNMAPPED_STUDENT = "unmapped-student"
+    #: an LMS download's member named as no hand-in of that LMS is
+    UNRECOGNISED_ENTRY = "unrecognised-entry"
 
 
 class Rejected(GradelineError):

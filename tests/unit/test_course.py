@@ -14,7 +14,7 @@ import pytest
 import yaml
 
 from grader.core.errors import ConfigError
-from grader.course.load import load_course
+from grader.course.load import load_course, read_roster
 from grader.course.policy import Attempt, Grade, grade_course, penalty
 from grader.course.sheets import (
     CANVAS_FIXED,
@@ -256,3 +256,12 @@ def test_a_command_naming_no_assignment_of_the_course_is_refused_first(
     assert e.value.code == 2
     err = capsys.readouterr().err
     assert "course cs101 has no assignment 'hw9' (it has: hw1, hw2)" in err
+
+
+def test_the_roster_takes_an_lms_id_column_and_keeps_it_unique() -> None:
+    """An LMS's own id of a student (Canvas's user id) maps its downloads; optional."""
+    assert read_roster(ROSTER, "r.csv")["alice"].lms_id == ""
+    r = read_roster("student,name,email,lms_id\na,A,a@e,7\nb,B,b@e,\n", "r.csv")
+    assert (r["a"].lms_id, r["b"].lms_id) == ("7", "")
+    with pytest.raises(ConfigError, match=r"r\.csv:3: lms_id '7' is also 'a'"):
+        read_roster("student,name,email,lms_id\na,A,a@e,7\nb,B,b@e,7\n", "r.csv")
