@@ -214,8 +214,22 @@ VIEW: dict[str, Any] = {
          "limits": {"used": 0, "left": 10, "next_at": None, "why": "", "deferring": False},
          "submissions": []}]}
 
+RECEIPT = {"submission": "2025-03-21T10-00-03-5b6c", "course": "prog1-2025",
+           "assignment": "primes", "student": "berg02", "file": "sieve.cpp",
+           "received_at": "2025-03-21T10:00:03+02:00", "size": 1834,
+           "sha256": "9f2c4e7b1d0a5c3e8f6b2a9d4c7e1f0a3b5d8c2e6f9a1b4c7d0e3f6a9b2ce1a0",
+           "deadline": "2025-03-29T23:59:00+02:00", "late": False, "deferred": True,
+           "limit": "at most one hand-in every 5 min", "left": 6,
+           "signature": "4be1c0d2a7f95e3b6c8d0a1f2e4b7c9d3a5f8e0b1c6d2a4f7e9b3c5d8a0f1e2d"}
+
+
 def mine() -> str:
     return student.mine_page(VIEW)
+
+
+def handin(**kw: Any) -> str:
+    return student.handin_page(VIEW, ASSIGNMENTS, action="/hand-in",
+                               csrf_token="Zx81kQ-3n0vY2pT7", max_mib=16, **kw)
 
 
 def refused() -> str:
@@ -227,5 +241,8 @@ PAGES: dict[str, Callable[[], str]] = {
     "live": live_page, "staff-assignment": assignment, "staff-student": history,
     "staff-submission": submission, "staff-preview": preview,
     "staff-similarity": similarity, "staff-pair": pair, "staff-usage": usage,
-    "student": mine,
+    "student": mine, "handin": handin,
+    "handin-receipt": lambda: handin(receipt=RECEIPT),
+    "handin-error": lambda: handin(error="sieve.zip is larger than 16 MiB: hand in the "
+                                   "source file only"),
     "refused": refused}

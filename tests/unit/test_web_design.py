@@ -21,7 +21,7 @@ from grader.adapters.web import design as d
 from grader.adapters.web import live, pages, student
 from grader.core.verdict import Verdict
 
-from ..page_samples import PAGES, VIEW
+from ..page_samples import PAGES, RECEIPT, VIEW
 
 ROOT = Path(__file__).resolve().parents[2]
 VOID = {"meta", "link", "input", "br", "hr", "img", "source", "col", "wbr", "circle",
@@ -245,3 +245,13 @@ def test_a_students_page_shows_limits_deferral_and_failed_tests() -> None:
                  "5 of 8", "sha256 9f2c4e7b", "nothing handed in", "error: expected"):
         assert text in doc, text
     assert 'http-equiv="refresh" content="30"' in student.mine_page(VIEW, auto_refresh_s=30)
+
+
+def test_the_handin_page_shows_the_receipt_and_the_error() -> None:
+    doc = PAGES["handin-receipt"]()
+    assert 'download="receipt-primes-2025-03-21T10-00-03-5b6c.json"' in doc
+    assert '<option value="primes" selected>' in doc and "Past the assignment's" in doc
+    assert RECEIPT["signature"] in doc and "Your deadlines and hand-in limits" in doc
+    err = PAGES["handin-error"]()
+    assert 'role="alert"' in err and 'aria-invalid="true"' in err
+    assert "larger than 16 MiB" in err

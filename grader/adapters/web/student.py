@@ -1,9 +1,10 @@
-"""A student's own page: their results (what ``course.studentview`` allows, nothing
-more). A renderer only: the route (a signed link) decides who the student is."""
+"""A student's pages: their own results (what ``course.studentview`` allows, nothing
+more) and the hand-in form with its receipt. Renderers only: the routes (a signed link
+here, an LTI launch or an Open OnDemand app elsewhere) decide who the student is."""
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from typing import Any
 
 from grader.adapters.web.design import (
@@ -13,9 +14,11 @@ from grader.adapters.web.design import (
     notice,
     num,
     pre,
+    receipt_box,
     reload_links,
     score_bar,
     table,
+    upload_form,
     verdict_badge,
 )
 
@@ -108,3 +111,51 @@ def _graded(s: Mapping[str, Any], tid: str) -> list[str]:
                    f"<p>{esc(t['feedback']) or muted('no feedback')}</p>"
                    f'<div class="gl-side">{sides}</div>')
     return out
+
+
+def _deadlines(view: Mapping[str, Any]) -> str:
+    rows = []
+    for a in view.get("assignments", []):
+        lim = a.get("limits") or {}
+        left = muted("no limit") if lim.get("left") is None else str(int(lim["left"]))
+        nxt = esc(lim["next_at"][:16]) if lim.get("next_at") else muted()
+        rows.append([esc(a["name"]), esc(a["deadline"][:16]), left, nxt,
+                     esc(lim.get("why") or "") or muted()])
+    return table("Your deadlines and hand-in limits",
+                 ["Assignment", "Your deadline", "Hand-ins left", "Next allowed at",
+                  "Limit met"], rows, numeric=(2,), wrap=(4,))
+
+
+def handin_page(view: Mapping[str, Any], assignments: Sequence[str], *, action: str,
+                csrf_token: str, max_mib: int, receipt: Mapping[str, Any] | None = None,
+                error: str | None = None) -> str:
+    """Handing in through a browser: the form, and after a hand-in its receipt (shown,
+    and downloadable as JSON).
+
+    :param view: the student's view (``course.studentview``): who, the course, each
+        assignment's deadline and limits.
+    :param assignments: those the form offers.
+    :param action: where the form posts (the front end's route).
+    :param error: why the last try handed nothing in (plain text).
+    """
+    selected = str(receipt["assignment"]) if receipt else None
+    parts = [f'<p class="gl-lead">{esc(view["student"])} in {esc(view["course"])}</p>']
+    if error:
+        parts.append(notice("error", f"<p>Nothing was handed in: {esc(error)} "
+                                     '<a href="#handin-file">Choose the file again</a>.</p>'))
+    if receipt:
+        late = " after your deadline" if receipt.get("late") else ""
+        parts.append(notice("info", f"<p>Handed in {esc(receipt.get('file', ''))} for "
+                                    f"{esc(receipt.get('assignment', ''))}{late}.</p>"))
+        if receipt.get("deferred"):
+            parts.append(notice("warn", "<p>Past the assignment's hand-in limit "
+                                        f"({esc(receipt.get('limit', ''))}): it is graded "
+                                        "after everyone else's, and its feedback comes "
+                                        "after your deadline.</p>"))
+        parts.append(receipt_box(receipt))
+    note = ('<p class="gl-hint">You may hand in again until your deadline; your results '
+            "page says which submission counts.</p>")
+    form = upload_form(action, assignments, csrf_token=csrf_token, max_mib=max_mib,
+                       note_html=note, error=error or "", selected=selected)
+    parts.append(f'<h2>Hand in a file</h2><div class="gl-card">{form}</div>{_deadlines(view)}')
+    return layout("Hand in", "".join(parts), site_href=None, footer_html=FOOTER)
