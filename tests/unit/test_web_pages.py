@@ -12,6 +12,7 @@ from typing import Any
 
 from grader.adapters import web
 from grader.adapters.peercred import Peer
+from grader.adapters.web.design import CSP
 from grader.adapters.web.live import span
 from grader.adapters.web.serving import PEER
 from grader.core.errors import RefusedError
@@ -61,7 +62,9 @@ def student(token: str) -> Mapping[str, Any]:
 TA, ALICE = Peer(1, 5001, 5001, "ta1"), Peer(2, 5002, 5002, "alice")
 
 
-def get(path: str, host: str, peer: Peer | None = None) -> tuple[int, str]:
+def get(path: str, host: str, peer: Peer | None = None, query: bytes = b"",
+        headers: dict[str, str] | None = None) -> tuple[int, str]:
+    """Status and body of ``path``; the response's headers go into ``headers``."""
     app = web.app(lambda: SNAPSHOT, staff=Staff(), students=student,
                   is_staff=lambda p: p.user == "ta1")
     out: dict[str, Any] = {"body": b""}
@@ -72,11 +75,13 @@ def get(path: str, host: str, peer: Peer | None = None) -> tuple[int, str]:
     async def send(msg: dict[str, Any]) -> None:
         if msg["type"] == "http.response.start":
             out["status"] = msg["status"]
+            if headers is not None:
+                headers.update((k.decode(), v.decode()) for k, v in msg["headers"])
         else:
             out["body"] += msg.get("body", b"")
 
     scope = {"type": "http", "method": "GET", "path": path, "raw_path": path.encode(),
-             "query_string": b"", "headers": [], "client": (host, 40000),
+             "query_string": query, "headers": [], "client": (host, 40000),
              "server": ("127.0.0.1", 8470), "scheme": "http", "root_path": "",
              "http_version": "1.1", "app": app, "state": {PEER: peer}}
     asyncio.run(app(scope, receive, send))
@@ -115,3 +120,16 @@ def test_a_students_page_needs_a_good_link_from_anywhere() -> None:
 
 def test_a_window_reads_in_minutes_hours_or_days() -> None:
     assert [span(s) for s in (600, 100_000, 3 * 86400)] == ["10 min", "28 h", "3 d"]
+
+
+def test_pages_load_only_their_own_style_and_reload_only_when_asked() -> None:
+    seen: dict[str, str] = {}
+    status, body = get("/", "", TA, headers=seen)
+    assert status == 200 and seen["content-security-policy"] == CSP
+    assert "http-equiv" not in body and 'href="?refresh=on"' in body
+    assert 'http-equiv="refresh" content="5"' in get("/", "", TA, b"refresh=on")[1]
+    status, body = get("/me/good", "192.0.2.7", headers=seen)
+    assert seen["content-security-policy"] == CSP and seen["cache-control"] == "no-store"
+    assert "http-equiv" not in body
+    assert 'content="30"' in get("/me/good", "192.0.2.7", query=b"refresh=on")[1]
+    assert 'aria-current="page"' in get("/a/hw1", "", TA)[1].split('href="/a/hw1"')[1][:30]

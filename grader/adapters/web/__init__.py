@@ -13,6 +13,11 @@ whatever address the request came from. A student's page answers anyone holding 
 unexpired link the desk signed for them, and shows only what ``course.studentview``
 allows.
 
+Every page is in one design (``design``: accessible, readable on a phone and in an
+LMS iframe, its stylesheet inlined) and is sent with a Content-Security-Policy that
+allows that stylesheet and nothing else: no script, nothing from another host. A page
+reloads itself only when its reader asks (``?refresh=on``).
+
 Routes: ``/`` live, ``/a/NAME`` an assignment, ``/a/NAME/preview`` its regrade
 preview, ``/a/NAME/similarity`` its similarity report (``/N``: pair N side by side),
 ``/s/STUDENT`` a student, ``/sub/ID`` a submission (each with a JSON twin
@@ -32,8 +37,10 @@ from starlette.routing import Route
 
 from grader.adapters.peercred import Peer
 from grader.adapters.web import pages
+from grader.adapters.web.design import CSP, REFRESH_QUERY
 from grader.adapters.web.live import page
 from grader.adapters.web.serving import peer_in
+from grader.adapters.web.student import MINE_RELOAD_S, mine_page
 from grader.core.errors import RefusedError
 
 #: Returns the current snapshot (``views.live.Snapshot.to_dict()``).
@@ -73,6 +80,19 @@ def healthz(_: Request) -> Response:
     return PlainTextResponse("ok")
 
 
+def html_page(body: str, status_code: int = 200,
+              headers: Mapping[str, str] | None = None) -> HTMLResponse:
+    """A page with the policy that lets it load its own stylesheet and nothing else."""
+    return HTMLResponse(body, status_code=status_code,
+                        headers={"Content-Security-Policy": CSP, **(headers or {})})
+
+
+def refresh_asked(request: Request) -> bool:
+    """Whether the reader turned reloading on (the page's own link)."""
+    key, value = REFRESH_QUERY
+    return request.query_params.get(key) == value
+
+
 def refusal(request: Request, allowed: StaffCheck, door: str) -> Response | None:
     """Why a request may not see a staff page (None: it may): it came over TCP, or the
     kernel-named account at the socket is not the course's staff."""
@@ -100,11 +120,12 @@ def app(provider: Provider, refresh_s: int = 5, *, staff: StaffSource | None = N
     def _not_staff(request: Request) -> Response | None:
         return refusal(request, allowed, staff_door)
 
-    def nav() -> str:
-        return pages.staff_nav(list(staff.assignments())) if staff else ""
+    def nav(request: Request) -> str:
+        return pages.staff_nav(list(staff.assignments()), request.url.path) if staff else ""
 
     def index(request: Request) -> Response:
-        return _not_staff(request) or HTMLResponse(page(provider(), refresh_s, nav()))
+        return _not_staff(request) or html_page(
+            page(provider(), refresh_s, nav(request), auto=refresh_asked(request)))
 
     def snapshot(request: Request) -> Response:
         return _not_staff(request) or JSONResponse(dict(provider()))
@@ -122,7 +143,7 @@ def app(provider: Provider, refresh_s: int = 5, *, staff: StaffSource | None = N
                 return PlainTextResponse(f"no {kind} {key}\n", status_code=404)
             if request.url.path.startswith("/api/"):
                 return JSONResponse(data)
-            return HTMLResponse(render(key, data, nav()))
+            return html_page(render(key, data, nav(request)))
         return handle
 
     def mine(request: Request) -> Response:
@@ -131,10 +152,10 @@ def app(provider: Provider, refresh_s: int = 5, *, staff: StaffSource | None = N
         try:
             view = students(request.path_params["token"])
         except RefusedError as e:
-            return HTMLResponse(pages.layout("refused", f"<p>{pages.esc(str(e))}</p>"),
-                                status_code=403)
-        return HTMLResponse(pages.mine_page(view), headers={"Cache-Control": "no-store",
-                                                            "Referrer-Policy": "no-referrer"})
+            return html_page(pages.refused_page(str(e)), 403)
+        every = MINE_RELOAD_S if refresh_asked(request) else None
+        return html_page(mine_page(view, auto_refresh_s=every),
+                         headers={"Cache-Control": "no-store", "Referrer-Policy": "no-referrer"})
 
     def pair(request: Request) -> Response:
         refused = _not_staff(request)
@@ -144,7 +165,7 @@ def app(provider: Provider, refresh_s: int = 5, *, staff: StaffSource | None = N
         data = staff.pair(name, index)
         if data is None:
             return PlainTextResponse(f"no pair {index} of {name}\n", status_code=404)
-        return HTMLResponse(pages.pair_page(name, index, data, nav()))
+        return html_page(pages.pair_page(name, index, data, nav(request)))
 
     def usage(request: Request) -> Response:
         refused = _not_staff(request)
@@ -153,7 +174,7 @@ def app(provider: Provider, refresh_s: int = 5, *, staff: StaffSource | None = N
         data = staff.usage()
         if request.url.path.startswith("/api/"):
             return JSONResponse(dict(data))
-        return HTMLResponse(pages.usage_page(data, nav()))
+        return html_page(pages.usage_page(data, nav(request)))
 
     routes = [Route("/", index), Route("/api/snapshot", snapshot),
               Route("/a/{key}/similarity/{index:int}", pair),

@@ -1,17 +1,22 @@
 """The live page: backlog, throughput, latency and verdicts of one snapshot, as plain
-HTML with inline SVG charts (no JavaScript library, no network beyond this server)."""
+HTML with inline SVG charts in the shared design (no JavaScript, no network beyond
+this server)."""
 
 from __future__ import annotations
 
-import html
 from collections.abc import Mapping, Sequence
 from typing import Any
 
-CSS = """body{font-family:system-ui,sans-serif;margin:1.5em auto;max-width:1100px;color:#222}
-.cards{display:flex;gap:1em;flex-wrap:wrap}.card{border:1px solid #ddd;border-radius:6px;
-padding:.6em 1em;min-width:9em}.card b{display:block;font-size:1.6em}
-table{border-collapse:collapse}td,th{padding:.2em .7em;border-bottom:1px solid #eee;
-text-align:left}svg{border:1px solid #eee;background:#fcfcfc}.bad{color:#b00}"""
+from grader.adapters.web.design import (
+    esc,
+    layout,
+    link,
+    reload_links,
+    share_bar,
+    stats,
+    table,
+    verdict_badge,
+)
 
 
 def span(seconds: float) -> str:
@@ -27,63 +32,85 @@ def span(seconds: float) -> str:
     return f"{seconds / 86400:.0f} d"
 
 
+def _summary(series: Sequence[Mapping[str, Any]], keys: Sequence[tuple[str, str]],
+             unit: str) -> str:
+    """The chart in words, for its accessible name: each line's latest value and peak."""
+    said = []
+    for k, label in keys:
+        vals = [p[k] for p in series if p.get(k) is not None]
+        if vals:
+            said.append(f"{label} now {vals[-1]:.3g} {unit}, peak {max(vals):.3g} {unit}")
+    return "; ".join(said) or "no data yet"
+
+
 def _chart(series: Sequence[Mapping[str, Any]], keys: Sequence[tuple[str, str]],
-           unit: str, w: int = 520, h: int = 160) -> str:
-    """A line chart of ``series`` (oldest first) as inline SVG."""
+           unit: str, name: str, chart_id: str, w: int = 520, h: int = 160) -> str:
+    """A line chart of ``series`` (oldest first) as inline SVG, named by its ``<title>``
+    (what it shows, then the figures in words); the second line is dashed as well as
+    coloured."""
     vals = [p[k] for p in series for k, _ in keys if p.get(k) is not None]
     top = max(vals, default=0.0) or 1.0
     n = max(len(series) - 1, 1)
     lines = []
-    for k, color in keys:
-        xy = [(30 + (w - 40) * i / n, h - 20 - (h - 40) * p[k] / top)
-              for i, p in enumerate(series) if p.get(k) is not None]
+    for i, (k, label) in enumerate(keys, 1):
+        xy = [(30 + (w - 40) * j / n, h - 20 - (h - 40) * p[k] / top)
+              for j, p in enumerate(series) if p.get(k) is not None]
         pts = " ".join(f"{x:.1f},{y:.1f}" for x, y in xy)
-        dots = "".join(f"<circle cx='{x:.1f}' cy='{y:.1f}' r='2.5' fill='{color}'/>"
-                       for x, y in xy)  # a lone point shows too
-        lines.append(f"<polyline fill='none' stroke='{color}' stroke-width='2' "
-                     f"points='{pts}'/>{dots}" if pts else "")
-        lines.append(f"<text x='{w - 60}' y='{14 + 14 * len(lines) // 2}' fill='{color}' "
-                     f"font-size='11'>{html.escape(k)}</text>")
-    return (f"<svg class='chart' width='{w}' height='{h}' role='img'>"
-            f"<text x='2' y='12' font-size='11'>{top:.3g} {html.escape(unit)}</text>"
-            f"<text x='2' y='{h - 4}' font-size='11'>{series[0]['t'] / 60 if series else 0:.0f}"
-            f" min</text><text x='{w - 30}' y='{h - 4}' font-size='11'>now</text>"
-            + "".join(lines) + "</svg>")
+        if pts:  # a lone point shows too
+            lines.append(f'<polyline class="s{i}" points="{pts}"/>' + "".join(
+                f'<circle class="s{i}" cx="{x:.1f}" cy="{y:.1f}" r="2.5"/>' for x, y in xy))
+        lines.append(f'<text class="s{i}" x="{w - 60}" y="{14 * i}">{esc(label)}</text>')
+    since = f"{span(-series[0]['t'])} ago" if series else ""
+    return (f'<svg class="gl-chart" viewBox="0 0 {w} {h}" role="img" '
+            f'aria-labelledby="{chart_id}"><title id="{chart_id}">{esc(name)}: '
+            f"{esc(_summary(series, keys, unit))}</title>"
+            f'<line class="axis" x1="30" y1="{h - 20}" x2="{w - 10}" y2="{h - 20}"/>'
+            f'<text x="2" y="12">{top:.3g} {esc(unit)}</text>'
+            f'<text x="30" y="{h - 4}">{since}</text><text x="{w - 30}" y="{h - 4}">now'
+            "</text>" + "".join(lines) + "</svg>")
 
 
-def _bars(counts: Mapping[str, int]) -> str:
-    total = sum(counts.values()) or 1
-    rows = "".join(f"<tr><td>{html.escape(k)}</td><td>{v}</td><td><svg width='200' "
-                   f"height='10'><rect width='{200 * v / total:.0f}' height='10' "
-                   f"fill='#4a7'/></svg></td></tr>" for k, v in counts.items())
-    return f"<table>{rows}</table>" if rows else "<p>none yet</p>"
+def _counts(caption: str, head: str, counts: Mapping[str, int], badges: bool) -> str:
+    total = sum(counts.values())
+    rows = [[verdict_badge(k) if badges else esc(k), str(v), share_bar(v, total)]
+            for k, v in counts.items()]
+    return table(caption, [head, "Submissions", "Share"], rows, numeric=(1,))
 
 
-def page(s: Mapping[str, Any], refresh_s: int = 5, nav: str = "") -> str:
-    """The live page of one snapshot."""
+def page(s: Mapping[str, Any], refresh_s: int = 5, nav: str = "", *,
+         auto: bool = False) -> str:
+    """The live page of one snapshot.
+
+    :param refresh_s: how often the page reloads once the reader turns that on.
+    :param auto: the reader turned it on (``?refresh=on``).
+    """
     def sec(v: float | None) -> str:
         return "–" if v is None else f"{v:.1f} s"
 
-    esc = html.escape
-    cards = "".join(f"<div class='card'>{esc(label)}<b>{value}</b></div>" for label, value in (
-        ("waiting", s["waiting"]), ("in progress", s["in_progress"]),
-        (f"stored (last {span(s['window_s'])})", s["stored"]),
+    window = span(s["window_s"])
+    figures = stats([
+        ("waiting", str(s["waiting"])), ("in progress", str(s["in_progress"])),
+        (f"stored (last {window})", str(s["stored"])),
         ("per minute", f"{s['throughput_per_min']:.1f}"), ("p50 feedback", sec(s["p50_s"])),
-        ("p95 feedback", sec(s["p95_s"]))))
-    fails = "".join(f"<tr class='bad'><td>{esc(f['when'])}</td><td>{esc(f['student'])}</td>"
-                    f"<td>{esc(f['assignment'])}</td><td>{esc(f['what'])}</td></tr>"
-                    for f in s["failures"])
-    return (f"<!doctype html><html><head><meta charset='utf-8'>"
-            f"<meta http-equiv='refresh' content='{refresh_s}'>"
-            f"<title>gradeline live: {esc(s['course'])}</title><style>{CSS}</style></head>"
-            f"<body data-ready='1'><h1>gradeline live &middot; {esc(s['course'])}</h1>{nav}"
-            f"<div class='cards'>{cards}</div>"
-            f"<h2>Throughput</h2>{_chart(s['series'], [('per_min', '#1f77b4')], '/min')}"
-            f"<h2>Feedback latency</h2>"
-            f"{_chart(s['series'], [('p50', '#2ca02c'), ('p95', '#d62728')], 's')}"
-            f"<h2>Verdicts</h2>{_bars(s['verdicts'])}"
-            f"<h2>Where grading ran</h2>{_bars(s['by_node'])}"
-            f"<h2>Failures (judge errors, refused submissions)</h2>"
-            + (f"<table>{fails}</table>" if fails else "<p>none</p>")
-            + f"<p><small>refreshes every {refresh_s} s; JSON at "
-              "<a href='api/snapshot'>api/snapshot</a></small></p></body></html>")
+        ("p95 feedback", sec(s["p95_s"]))])
+    fails = [[esc(f["when"]), esc(f["student"]), esc(f["assignment"]), esc(f["what"])]
+             for f in s["failures"]]
+    body = (
+        reload_links(refresh_s, on=auto) + figures
+        + "<h2>Throughput</h2>"
+        + _chart(s["series"], [("per_min", "per min")], "/min",
+                 f"Submissions stored per minute, last {window}", "chart-throughput")
+        + "<h2>Feedback latency</h2>"
+        + _chart(s["series"], [("p50", "p50"), ("p95", "p95")], "s",
+                 f"Seconds from hand-in to feedback, median and 95th percentile, "
+                 f"last {window}", "chart-latency")
+        + "<h2>Verdicts</h2>"
+        + _counts(f"Verdicts, last {window}", "Verdict", s["verdicts"], badges=True)
+        + "<h2>Where grading ran</h2>"
+        + _counts(f"Results per node, last {window}", "Node", s["by_node"], badges=False)
+        + "<h2>Failures</h2>"
+        + table("Failures (judge errors, refused submissions)",
+                ["When", "Student", "Assignment", "What"], fails, wrap=(3,))
+        + f'<p class="gl-muted">JSON at {link("api/snapshot", "api/snapshot")}</p>')
+    return layout(f"gradeline live · {s['course']}", body, nav=nav,
+                  refresh_s=refresh_s if auto else None)

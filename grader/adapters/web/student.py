@@ -1,0 +1,161 @@
+"""A student's pages: their own results (what ``course.studentview`` allows, nothing
+more) and the hand-in form with its receipt. Renderers only: the routes (a signed link
+here, an LTI launch or an Open OnDemand app elsewhere) decide who the student is."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from typing import Any
+
+from grader.adapters.web.design import (
+    esc,
+    layout,
+    muted,
+    notice,
+    num,
+    pre,
+    receipt_box,
+    reload_links,
+    score_bar,
+    table,
+    upload_form,
+    verdict_badge,
+)
+
+MINE_RELOAD_S = 30
+FOOTER = "gradeline · this page shows only your own submissions"
+
+
+def limits_note(limits: Mapping[str, Any] | None) -> str:
+    """What an assignment's hand-in limits leave: used and left, and why (and until
+    when) a hand-in now would be refused or deferred ("" when there are no limits)."""
+    lim = limits or {}
+    out = ""
+    if lim.get("left") is not None:
+        out += f"<p>Hand-ins used: {int(lim['used'])}, left: {int(lim['left'])}.</p>"
+    if lim.get("why"):
+        when = f" The next one within the limits: {esc(lim['next_at'][:16])}." \
+            if lim.get("next_at") else ""
+        later = "taken but deferred (graded after the others, feedback after your " \
+            "deadline)" if lim.get("deferring") else "refused"
+        out += notice("warn", f"<p>A hand-in now would be {later}: {esc(lim['why'])}."
+                              f"{when}</p>")
+    return out
+
+
+def mine_page(view: Mapping[str, Any], *, auto_refresh_s: int | None = None) -> str:
+    """A student's own page.
+
+    :param auto_refresh_s: reload every so many seconds (None: only when asked, by the
+        page's own link).
+    """
+    parts = [reload_links(auto_refresh_s or MINE_RELOAD_S, on=auto_refresh_s is not None)]
+    for i, a in enumerate(view["assignments"]):
+        rel = f"; results released {esc(a['released'][:16])}" if a["released"] else ""
+        parts.append(f"<h2>{esc(a['name'])}</h2><p class=\"gl-lead\">your deadline "
+                     f"{esc(a['deadline'][:16])}{rel}</p>{limits_note(a.get('limits'))}")
+        parts += [_submission(s, f"g-{i}-{j}") for j, s in enumerate(a["submissions"])]
+        if not a["submissions"]:
+            parts.append(f"<p>{muted('nothing handed in')}</p>")
+    return layout(f"{view['student']} in {view['course']}", "".join(parts),
+                  site_href=None, footer_html=FOOTER, refresh_s=auto_refresh_s)
+
+
+def _head(s: Mapping[str, Any]) -> str:
+    late = f", {num(s['late_hours'])} h late" if s["late_hours"] else ""
+    counts = ' <span class="gl-tag">counts</span>' if s["counts"] else ""
+    sha = f'<p class="gl-muted">sha256 {esc(s["sha256"])}</p>' if s.get("sha256") else ""
+    return f"<h3>{esc(s['id'][:19])}: {esc(s['submitted_at'][:19])}{late}{counts}</h3>{sha}"
+
+
+def _submission(s: Mapping[str, Any], tid: str) -> str:
+    """One submission in a card: refused, deferred, waiting, or graded with the groups
+    and the failed tests the course shows."""
+    out = [_head(s)]
+    if s["state"] == "quarantined":
+        out.append(notice("error", f"<p>refused: {esc(s['reason'])}</p>"))
+    elif s.get("deferred"):
+        out.append(notice("info", f"<p><span class=\"gl-tag\">deferred</span> "
+                                  f"{esc(s['message'])}</p>"))
+    elif s.get("verdict") is None:
+        out.append(f"<p>{verdict_badge(None)} waiting to be graded</p>")
+    else:
+        out += _graded(s, tid)
+    return f'<div class="gl-card">{"".join(out)}</div>'
+
+
+def _graded(s: Mapping[str, Any], tid: str) -> list[str]:
+    total = score_bar(s["score"], s.get("max_score") or 0.0) if s.get("score") is not None \
+        else ""
+    more = "" if s.get("complete") else \
+        " <small>(more groups after the deadline or when staff release)</small>"
+    out = [f"<p>{verdict_badge(s['verdict'])} {total}{more}</p>"]
+    if s.get("message"):
+        out.append(f"<p>{esc(s['message'])}</p>")
+    if s.get("compile_output"):
+        out.append(f"<h4>Compiler output</h4>{pre(s['compile_output'])}")
+    groups = [[esc(g["name"]), verdict_badge(g["verdict"]), f"{g['passed']}/{g['total']}",
+               f"{num(g['points'])} of {num(g['max_points'])}"] for g in s["groups"]]
+    if groups:
+        out.append(table(f"Test groups of {s['id'][:19]}",
+                         ["Group", "Verdict", "Passed", "Points"], groups, numeric=(2, 3),
+                         table_id=tid))
+    for t in s["tests"]:
+        if t["verdict"] == "AC":
+            continue
+        sides = "".join(f'<div><strong class="gl-label">{label}</strong>'
+                        f"{pre(str(t.get(key, '')))}</div>"
+                        for key, label in (("input", "input"), ("expected", "expected"),
+                                           ("output", "your output")))
+        out.append(f"<h4>{esc(t['name'])}: {verdict_badge(t['verdict'])}</h4>"
+                   f"<p>{esc(t['feedback']) or muted('no feedback')}</p>"
+                   f'<div class="gl-side">{sides}</div>')
+    return out
+
+
+def _deadlines(view: Mapping[str, Any]) -> str:
+    rows = []
+    for a in view.get("assignments", []):
+        lim = a.get("limits") or {}
+        left = muted("no limit") if lim.get("left") is None else str(int(lim["left"]))
+        nxt = esc(lim["next_at"][:16]) if lim.get("next_at") else muted()
+        rows.append([esc(a["name"]), esc(a["deadline"][:16]), left, nxt,
+                     esc(lim.get("why") or "") or muted()])
+    return table("Your deadlines and hand-in limits",
+                 ["Assignment", "Your deadline", "Hand-ins left", "Next allowed at",
+                  "Limit met"], rows, numeric=(2,), wrap=(4,))
+
+
+def handin_page(view: Mapping[str, Any], assignments: Sequence[str], *, action: str,
+                csrf_token: str, max_mib: int, receipt: Mapping[str, Any] | None = None,
+                error: str | None = None) -> str:
+    """Handing in through a browser: the form, and after a hand-in its receipt (shown,
+    and downloadable as JSON).
+
+    :param view: the student's view (``course.studentview``): who, the course, each
+        assignment's deadline and limits.
+    :param assignments: those the form offers.
+    :param action: where the form posts (the front end's route).
+    :param error: why the last try handed nothing in (plain text).
+    """
+    selected = str(receipt["assignment"]) if receipt else None
+    parts = [f'<p class="gl-lead">{esc(view["student"])} in {esc(view["course"])}</p>']
+    if error:
+        parts.append(notice("error", f"<p>Nothing was handed in: {esc(error)} "
+                                     '<a href="#handin-file">Choose the file again</a>.</p>'))
+    if receipt:
+        late = " after your deadline" if receipt.get("late") else ""
+        parts.append(notice("info", f"<p>Handed in {esc(receipt.get('file', ''))} for "
+                                    f"{esc(receipt.get('assignment', ''))}{late}.</p>"))
+        if receipt.get("deferred"):
+            parts.append(notice("warn", "<p>Past the assignment's hand-in limit "
+                                        f"({esc(receipt.get('limit', ''))}): it is graded "
+                                        "after everyone else's, and its feedback comes "
+                                        "after your deadline.</p>"))
+        parts.append(receipt_box(receipt))
+    note = ('<p class="gl-hint">You may hand in again until your deadline; your results '
+            "page says which submission counts.</p>")
+    form = upload_form(action, assignments, csrf_token=csrf_token, max_mib=max_mib,
+                       note_html=note, error=error or "", selected=selected)
+    parts.append(f'<h2>Hand in a file</h2><div class="gl-card">{form}</div>{_deadlines(view)}')
+    return layout("Hand in", "".join(parts), site_href=None, footer_html=FOOTER)

@@ -1,0 +1,248 @@
+"""Every web page rendered from realistic data (made up, shaped as ``course.staffview``,
+``course.studentview``, ``views.live`` and the desk's receipts make it), for the tests
+that check the pages' markup and, in a browser, their accessibility."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import Any
+
+from grader.adapters.web import live, pages, student
+
+ASSIGNMENTS = ["bigsum", "primes", "wordfreq"]
+#: (student, name, attempts, last verdict, status, counting, late h, final %, points)
+ROSTER = [
+    ("aalto01", "Aino Aalto", 3, "AC", "graded", "2025-03-14T10-22-31-9a1e", 0.0, 100.0, 10.0),
+    ("berg02", "Björn Berg", 5, "WA", "graded", "2025-03-14T21-05-12-7c1e", 0.0, 70.0, 7.0),
+    ("chen03", "Chen Wei", 1, "TLE", "graded", "2025-03-13T08-40-02-11aa", 0.0, 40.0, 4.0),
+    ("diaz04", "Lucía Díaz <i>", 2, "AC", "late", "2025-03-16T09-12-44-0b3d", 11.2, 90.0, 9.0),
+    ("eze05", "Chidi Eze", 4, "RE", "graded", "2025-03-12T17-33-09-5f2c", 0.0, 55.0, 5.5),
+    ("fischer06", "Jonas Fischer", 1, "CE", "graded", "2025-03-15T23-58-40-2d9e", 0.0, 0.0,
+     0.0),
+    ("garcia07", "Marta García", 2, "MLE", "graded", "2025-03-14T12-01-55-8e4f", 0.0, 60.0,
+     6.0),
+    ("ito09", "Ito Haruto", 1, "OLE", "graded", "2025-03-11T15-20-03-6a7b", 0.0, 30.0, 3.0),
+    ("jensen10", "Freja Jensen", 0, None, "", None, None, None, None),
+    ("kowalski11", "Piotr Kowalski", 2, "JE", "pending", "2025-03-15T22-10-00-4c5d", 0.0,
+     None, None),
+    ("zed12", "Zed Zee", 1, "quarantined", "", None, None, None, None),
+]
+NAV = pages.staff_nav(ASSIGNMENTS, "/a/bigsum")
+
+
+def assignment() -> str:
+    rows = [{"student": s, "name": n, "attempts": a, "last": c, "last_verdict": v,
+             "status": st, "counting": c, "late_hours": late,
+             "grace_days": None if f is None else int(late > 0),
+             "penalty_pct": None if f is None else 10.0 * (late > 0),
+             "raw_pct": None if f is None else f + 10.0 * (late > 0), "final_pct": f,
+             "points": pts} for s, n, a, v, st, c, late, f, pts in ROSTER]
+    return pages.assignment_page("bigsum", rows, NAV)
+
+
+def _attempt(sid: str, verdict: str | None, score: float | None, counts: bool = False,
+             state: str = "graded", reason: str = "") -> dict[str, Any]:
+    return {"id": sid, "submitted_at": sid[:10] + "T" + sid[11:19].replace("-", ":") +
+            "+02:00", "late_hours": 0.0, "state": state, "reason": reason,
+            "verdict": verdict, "score": score, "max_score": 10.0 if score is not None
+            else None, "phase": "full" if verdict else None, "counts": counts}
+
+
+def history() -> str:
+    h = [{"assignment": "bigsum", "deadline": "2025-03-15T23:59:00+02:00",
+          "grade": {"status": "graded", "counting": "2025-03-14T21-05-12-7c1e",
+                    "final_pct": 70.0},
+          "attempts": [_attempt("2025-03-13T10-02-45-1f0a", "CE", 0.0),
+                       _attempt("2025-03-14T21-05-12-7c1e", "WA", 7.0, counts=True)]},
+         {"assignment": "primes", "deadline": "2025-03-29T23:59:00+02:00",
+          "grade": {"status": "", "counting": None},
+          "attempts": [_attempt("2025-03-20T16-44-09-3b2a", None, None, state="quarantined",
+                                reason="the archive holds a link out of it")]}]
+    return pages.student_page("berg02", h, NAV)
+
+
+SOURCE = """import sys
+
+def main() -> None:
+    n = int(sys.stdin.readline())
+    total = 0
+    for x in sys.stdin.readline().split()[:n + 1]:   # one too many
+        total += int(x)
+    print(total)
+
+main()
+"""
+
+
+def _test(name: str, group: str, shown: str, verdict: str, cpu: float, feedback: str = "",
+          output: str = "") -> dict[str, Any]:
+    return {"name": name, "group": group, "shown": shown, "verdict": verdict, "cpu_s": cpu,
+            "memory_bytes": 14 << 20, "feedback": feedback, "output": output}
+
+
+def submission() -> str:
+    tests = [_test("sample-1", "sample", "visible", "AC", 0.02),
+             _test("small-02", "small", "after_deadline", "WA", 0.02,
+                   "line 1: expected 15, got 21", "21\n"),
+             _test("large-01", "secret/large", "hidden", "TLE", 2.0, "CPU time over 2.0 s")]
+    s = {"id": "2025-03-14T21-05-12-7c1e", "student": "berg02", "assignment": "bigsum",
+         "submitted_at": "2025-03-14T21:05:12+02:00", "state": "graded", "reason": "",
+         "language": "python3", "late_hours": 0.0,
+         "stamps": {"arrived": "2025-03-14T21:05:12+02:00",
+                    "started": "2025-03-14T21:05:13+02:00",
+                    "finished": "2025-03-14T21:05:19+02:00", "stored": None},
+         "files": [{"name": "sum.py", "text": SOURCE}],
+         "results": [{"version": "3f9a2c1d04e7/groups-sample", "phase": "visible",
+                      "made": "2025-03-14T21:05:19+02:00", "superseded": None,
+                      "verdict": "AC", "score": 2.0, "max_score": 2.0, "message": "",
+                      "compile_output": "", "runtime": {}, "tests": tests[:1]},
+                     {"version": "3f9a2c1d04e7", "phase": "full",
+                      "made": "2025-03-16T00:12:40+02:00", "superseded": None,
+                      "verdict": "WA", "score": 7.0, "max_score": 10.0,
+                      "message": "2 of 3 groups passed",
+                      "compile_output": "sum.py:6: warning: slice past n", "runtime": {},
+                      "tests": tests}]}
+    return pages.submission_page(s, NAV)
+
+
+def preview() -> str:
+    changes = [{"student": "aalto01", "id": "2025-03-14T10-22-31-9a1e", "phase": "full",
+                "old_verdict": "AC", "new_verdict": "WA", "old_score": 10.0,
+                "new_score": 7.0, "changed": True},
+               {"student": "berg02", "id": "2025-03-14T21-05-12-7c1e", "phase": "full",
+                "old_verdict": "WA", "new_verdict": "WA", "old_score": 7.0,
+                "new_score": 7.0, "changed": False}]
+    return pages.preview_page("bigsum", {"new_version": "5e0c77ab19f2d", "changes": changes,
+                                         "made": "2025-03-16T09:00:00+02:00"}, NAV)
+
+
+def similarity() -> str:
+    pairs = [{"a": "ann", "b": "ben", "similarity": 0.91, "language": "python3",
+              "matches": [{}, {}, {}]},
+             {"a": "eze05", "b": "ito09", "similarity": 0.62, "language": "cpp",
+              "matches": [{}]}]
+    report = {"tool": "JPlag", "made": "2025-03-16T08:00:00+02:00", "students": 11,
+              "starter": True, "threshold": 0.5, "pairs": pairs,
+              "skipped": ["kowalski11: Kotlin (JPlag has no module for it here)"]}
+    return pages.similarity_page("bigsum", report, NAV)
+
+
+def pair() -> str:
+    def lines(text: str, marks: dict[int, int]) -> list[dict[str, Any]]:
+        return [{"n": n, "text": t, "match": marks.get(n, 0)}
+                for n, t in enumerate(text.splitlines(), 1)]
+
+    a = ("import sys\n\ndef compute(xs):\n    s = 0\n    for x in xs:\n        s += x\n"
+         "    return s\n\nn = int(sys.stdin.readline())\n"
+         "print(compute(map(int, sys.stdin.readline().split())))\n")
+    b = ("def solve(v):\n    t = 0\n    for y in v:\n        t += y\n    return t\n\n"
+         "input()\nprint(solve(int(w) for w in input().split()))\n")
+    return pages.pair_page("bigsum", 0, {
+        "a": "ann", "b": "ben", "similarity": 0.91, "matches": 3,
+        "left": [{"file": "sum.py", "lines": lines(a, {3: 1, 4: 2, 5: 2, 6: 2, 7: 3, 10: 3})}],
+        "right": [{"file": "main.py", "lines": lines(b, {1: 1, 2: 2, 3: 2, 4: 2, 5: 3,
+                                                         8: 3})}]}, NAV)
+
+
+def usage() -> str:
+    return pages.usage_page({"account": "cs101", "period": "the last 30 days", "rows": [
+        {"account": "cs101", "qos": "live", "jobs": 312, "core_hours": 4.25},
+        {"account": "cs101", "qos": "bulk", "jobs": 9, "core_hours": 21.5}]}, NAV)
+
+
+def live_page() -> str:
+    series = [{"t": -600.0 + 30 * i, "per_min": float(8 + i % 7 + i // 2),
+               "p50": 3.5 + (i % 4) * 0.3, "p95": 8.0 + (i % 5)} for i in range(20)]
+    series[3].update(p50=None, p95=None)
+    snap = {"course": "Programming 1 (spring 2025)", "waiting": 186, "in_progress": 6,
+            "window_s": 600.0, "stored": 414, "throughput_per_min": 23.4, "p50_s": 4.2,
+            "p95_s": 11.8, "series": series,
+            "verdicts": {"AC": 231, "WA": 112, "TLE": 29, "RE": 24, "CE": 11, "MLE": 4,
+                         "OLE": 2, "JE": 1, "quarantined": 1},
+            "by_node": {"c101 cpus 0-3": 142, "c102 cpus 0-3": 139, "c117": 133},
+            "failures": [{"when": "14:01:07", "student": "kowalski11", "assignment": "bigsum",
+                          "what": "JE: validator exited with status 1"},
+                         {"when": "13:58:40", "student": "zed12", "assignment": "primes",
+                          "what": "quarantined: the archive holds a link out of it"}]}
+    return live.page(snap, 5, pages.staff_nav(ASSIGNMENTS, "/"))
+
+
+def _mine_tests() -> list[dict[str, Any]]:
+    return [{"name": "sample-1", "group": "sample", "verdict": "AC", "time_s": 0.02,
+             "feedback": ""},
+            {"name": "small-02", "group": "small", "verdict": "WA", "time_s": 0.02,
+             "feedback": "line 1: expected 15, got 21", "input": "5\n1 2 3 4 5\n",
+             "expected": "15\n", "output": "21\n"}]
+
+
+def _mine_sub(sid: str, **kw: Any) -> dict[str, Any]:
+    base = {"id": sid, "submitted_at": sid[:10] + "T" + sid[11:19].replace("-", ":"),
+            "late_hours": 0.0, "counts": False, "state": "graded", "sha256": "9f2c4e7b" * 8}
+    return {**base, **kw}
+
+
+VIEW: dict[str, Any] = {
+    "student": "berg02", "course": "Programming 1 (spring 2025)",
+    "now": "2025-03-21T10:00:00+02:00",
+    "assignments": [
+        {"name": "bigsum", "deadline": "2025-03-15T23:59:00+02:00",
+         "released": "2025-03-16T12:00:00+02:00",
+         "limits": {"used": 5, "left": None, "next_at": None, "why": "", "deferring": False},
+         "submissions": [
+             _mine_sub("2025-03-13T10-02-45-1f0a", verdict="CE", score=0.0, max_score=10.0,
+                       tests=[], groups=[], message="", complete=False,
+                       compile_output="sum.cpp:3:1: error: expected ';' before 'int'"),
+             _mine_sub("2025-03-14T21-05-12-7c1e", counts=True, verdict="WA", score=7.0,
+                       max_score=10.0, message="", complete=True, tests=_mine_tests(),
+                       groups=[{"name": "sample", "verdict": "AC", "points": 2.0,
+                                "max_points": 2.0, "passed": 2, "total": 2},
+                               {"name": "small", "verdict": "WA", "points": 5.0,
+                                "max_points": 8.0, "passed": 4, "total": 5}])]},
+        {"name": "primes", "deadline": "2025-03-29T23:59:00+02:00", "released": None,
+         "limits": {"used": 3, "left": 7, "next_at": "2025-03-21T10:05:00+02:00",
+                    "why": "at most one hand-in every 5 min", "deferring": True},
+         "submissions": [
+             _mine_sub("2025-03-20T16-44-09-3b2a", state="quarantined",
+                       reason="the archive holds a link out of it"),
+             _mine_sub("2025-03-21T09-15-30-8d9c", deferred=True, verdict=None, score=None,
+                       max_score=None, tests=[], groups=[],
+                       message="taken past the assignment's hand-in limit: its feedback "
+                               "comes after your deadline"),
+             _mine_sub("2025-03-21T09-58-02-aa01", verdict=None, score=None, tests=[],
+                       groups=[], message="not graded yet")]},
+        {"name": "wordfreq", "deadline": "2025-04-12T23:59:00+03:00", "released": None,
+         "limits": {"used": 0, "left": 10, "next_at": None, "why": "", "deferring": False},
+         "submissions": []}]}
+
+RECEIPT = {"submission": "2025-03-21T10-00-03-5b6c", "course": "prog1-2025",
+           "assignment": "primes", "student": "berg02", "file": "sieve.cpp",
+           "received_at": "2025-03-21T10:00:03+02:00", "size": 1834,
+           "sha256": "9f2c4e7b1d0a5c3e8f6b2a9d4c7e1f0a3b5d8c2e6f9a1b4c7d0e3f6a9b2ce1a0",
+           "deadline": "2025-03-29T23:59:00+02:00", "late": False, "deferred": True,
+           "limit": "at most one hand-in every 5 min", "left": 6,
+           "signature": "4be1c0d2a7f95e3b6c8d0a1f2e4b7c9d3a5f8e0b1c6d2a4f7e9b3c5d8a0f1e2d"}
+
+
+def mine() -> str:
+    return student.mine_page(VIEW)
+
+
+def handin(**kw: Any) -> str:
+    return student.handin_page(VIEW, ASSIGNMENTS, action="/hand-in",
+                               csrf_token="Zx81kQ-3n0vY2pT7", max_mib=16, **kw)
+
+
+def refused() -> str:
+    return pages.refused_page("not a link this service made")
+
+
+#: name -> the page's HTML
+PAGES: dict[str, Callable[[], str]] = {
+    "live": live_page, "staff-assignment": assignment, "staff-student": history,
+    "staff-submission": submission, "staff-preview": preview,
+    "staff-similarity": similarity, "staff-pair": pair, "staff-usage": usage,
+    "student": mine, "handin": handin,
+    "handin-receipt": lambda: handin(receipt=RECEIPT),
+    "handin-error": lambda: handin(error="sieve.zip is larger than 16 MiB: hand in the "
+                                   "source file only"),
+    "refused": refused}
