@@ -45,7 +45,7 @@ PARTS = (("desk", " desk "), ("postgres", "postgres"))
 CLIENT = """
 import json, sys, threading, time
 from pathlib import Path
-from grader.adapters.desk import ask
+from grader.adapters.desk_client import ask
 sock, n, conc, files = Path(sys.argv[1]), int(sys.argv[2]), int(sys.argv[3]), Path(sys.argv[4])
 lat, errors, lock = [], [], threading.Lock()
 todo = list(range(n))

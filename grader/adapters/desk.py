@@ -28,19 +28,18 @@ import tempfile
 import threading
 import time
 from collections import Counter
-from collections.abc import Callable, Iterator, Mapping
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from pathlib import Path
 from typing import IO, Any
 
+from grader.adapters.desk_client import CHUNK, MAX_HEADER
 from grader.adapters.peercred import Peer, peer_of
 from grader.core.errors import ConfigError, GradelineError
 from grader.core.upload import MAX_UPLOAD_BYTES, Upload
 
 log = logging.getLogger(__name__)
-MAX_HEADER = 64 << 10  # a request's JSON line
 MAX_BODY = MAX_UPLOAD_BYTES
-CHUNK = 64 << 10
 
 
 @dataclass(frozen=True, slots=True)
@@ -261,56 +260,3 @@ def listen(path: Path, handler: Handler, bounds: Bounds = Bounds()) -> DeskServe
     path.chmod(0o666)
     sock.listen(128)
     return DeskServer(sock, handler, spill, bounds)
-
-
-@contextlib.contextmanager
-def _connected(path: Path, timeout_s: float) -> Iterator[socket.socket]:
-    try:
-        with socket.socket(socket.AF_UNIX) as s:
-            s.settimeout(timeout_s)
-            s.connect(str(path))
-            yield s
-    except (FileNotFoundError, ConnectionRefusedError):
-        raise GradelineError(f"no grading desk answers on {path}: ask your course staff "
-                             "whether it runs (or set GRADELINE_DESK_SOCKET)") from None
-    except OSError as e:
-        raise GradelineError(f"the grading desk on {path}: {e.strerror or e}") from None
-
-
-def ask(path: Path, request: Mapping[str, Any], file: Path | None = None,
-        timeout_s: float = 120.0) -> dict[str, Any]:
-    """Send one request (and ``file``'s bytes) to the desk at ``path``; its reply.
-
-    :raises GradelineError: when no desk answers there, or ``file`` cannot be read.
-    """
-    header = dict(request)
-    f = None
-    if file is not None:
-        try:
-            f = file.open("rb")
-            header["size"] = os.fstat(f.fileno()).st_size
-        except OSError as e:
-            raise GradelineError(f"{file}: {e.strerror}") from None
-    try:
-        with _connected(path, timeout_s) as s:
-            # a desk that refuses at once answers before it reads: its reply is waiting
-            with contextlib.suppress(BrokenPipeError, ConnectionResetError):
-                s.sendall(json.dumps(header).encode() + b"\n")
-                if f is not None:
-                    s.sendfile(f)
-            with contextlib.suppress(OSError):
-                s.shutdown(socket.SHUT_WR)
-            raw = b""
-            with contextlib.suppress(ConnectionResetError):  # refused before the file's end
-                while chunk := s.recv(CHUNK):
-                    raw += chunk
-    finally:
-        if f is not None:
-            f.close()
-    try:
-        reply = json.loads(raw)
-    except ValueError:
-        raise GradelineError(f"the grading desk on {path} gave no answer") from None
-    if not isinstance(reply, dict):
-        raise GradelineError(f"the grading desk on {path} gave no answer")
-    return reply

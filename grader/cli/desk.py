@@ -13,6 +13,7 @@ from pathlib import Path
 from typing import Any
 
 from grader.adapters import desk as transport
+from grader.adapters import desk_client
 from grader.cli.common import spool_options
 from grader.compose.context import Context
 from grader.core.errors import GradelineError
@@ -55,7 +56,7 @@ def cmd_desk(args: argparse.Namespace, ctx: Context) -> int:
 
 def _ask(args: argparse.Namespace, ctx: Context, request: Mapping[str, Any],
          file: Path | None = None) -> dict[str, Any]:
-    reply = transport.ask(socket_path(args, ctx), request, file)
+    reply = desk_client.ask(socket_path(args, ctx), request, file)
     if not reply.get("ok"):
         raise GradelineError(f"the desk refused: {reply.get('error', 'no reason given')}")
     return reply

@@ -14,7 +14,7 @@ from pathlib import Path
 
 import pytest
 
-from grader.adapters import desk
+from grader.adapters import desk, desk_client
 from grader.adapters.peercred import Peer
 from grader.core.errors import ConfigError, GradelineError, RefusedError
 
@@ -61,7 +61,7 @@ def _raw(path: Path, data: bytes) -> dict[str, object]:
 
 def test_the_handler_is_told_who_connected_by_the_kernel(served) -> None:
     path, seen, _, _ = served
-    assert desk.ask(path, {"op": "x", "student": "someone-else"}) == \
+    assert desk_client.ask(path, {"op": "x", "student": "someone-else"}) == \
         {"ok": True, "echo": {"op": "x", "student": "someone-else"}}
     assert (seen[0].uid, seen[0].pid) == (os.geteuid(), os.getpid())
     assert oct(path.stat().st_mode & 0o777) == oct(0o666)
@@ -71,7 +71,7 @@ def test_a_file_arrives_whole_and_leaves_nothing_behind(served, tmp_path: Path) 
     path, _, _, _ = served
     f = tmp_path / "sub.py"
     f.write_bytes(os.urandom(300_000))
-    r = desk.ask(path, {"op": "x"}, f)
+    r = desk_client.ask(path, {"op": "x"}, f)
     assert (r["size"], r["sha256"]) == (300_000, hashlib.sha256(f.read_bytes()).hexdigest())
     assert list((path.parent / "incoming").iterdir()) == []  # the desk's copy is gone
     assert oct((path.parent / "incoming").stat().st_mode & 0o777) == oct(0o700)
@@ -89,7 +89,7 @@ def test_malformed_refused_oversized_and_short_requests_get_a_reason(served) -> 
     short = json.dumps({"op": "x", "size": 10}).encode() + b"\nabc"
     assert "ended after 3 of 10 bytes" in _raw(path, short)["error"]
     assert "failed on its side" in _raw(path, b'{"op": "bug"}\n')["error"]  # no traceback
-    assert desk.ask(path, {"op": "x"})["ok"] is True  # and it answers the next one
+    assert desk_client.ask(path, {"op": "x"})["ok"] is True  # and it answers the next one
 
 
 def test_a_trickle_is_cut_at_the_requests_deadline_not_per_read(served) -> None:
@@ -121,7 +121,7 @@ def test_one_account_gets_at_most_its_share_and_the_rest_a_reason(served) -> Non
     until = time.monotonic() + 5
     while server.in_flight < BOUNDS.per_account and time.monotonic() < until:
         time.sleep(0.01)
-    over = desk.ask(path, {"op": "x"})
+    over = desk_client.ask(path, {"op": "x"})
     assert over["ok"] is False and over["busy"] is True and "in progress" in over["error"]
     release.set()
     for s in held:
@@ -131,7 +131,7 @@ def test_one_account_gets_at_most_its_share_and_the_rest_a_reason(served) -> Non
     until = time.monotonic() + 5
     while server.in_flight and time.monotonic() < until:
         time.sleep(0.01)
-    assert desk.ask(path, {"op": "x"})["ok"] is True  # its share is free again
+    assert desk_client.ask(path, {"op": "x"})["ok"] is True  # its share is free again
 
 
 def test_a_second_desk_on_the_same_socket_is_refused_and_a_dead_ones_socket_reused(
@@ -145,4 +145,4 @@ def test_a_second_desk_on_the_same_socket_is_refused_and_a_dead_ones_socket_reus
     s.close()  # the file stays, nobody listens
     desk.listen(dead, lambda p, r, b: {}).server_close()
     with pytest.raises(GradelineError, match="no grading desk answers"):
-        desk.ask(tmp_path / "none.sock", {})
+        desk_client.ask(tmp_path / "none.sock", {})

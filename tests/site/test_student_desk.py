@@ -76,8 +76,9 @@ def test_each_student_sees_their_own_results_never_anothers_nor_hidden_data(desk
     assert receipt_b["sha256"] not in text
 
     # a request naming another student is refused; so is someone not on the roster
-    forged = as_user(alice, PY, "-c", "import json,sys; from grader.adapters.desk import ask; "
-                 f"print(json.dumps(ask(sys.argv[1], {{'op': 'mine', 'student': '{bob}'}})))",
+    forged = as_user(alice, PY, "-c", "import json,sys; "
+                     "from grader.adapters.desk_client import ask; "
+                     f"print(json.dumps(ask(sys.argv[1], {{'op': 'mine', 'student': '{bob}'}})))",
                  sock, env={"PYTHONPATH": str(Path(__file__).parents[2])})
     reply = json.loads(forged.stdout)
     assert reply["ok"] is False and bob in reply["error"] and "kernel" in reply["error"]
