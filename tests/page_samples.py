@@ -243,6 +243,7 @@ PAGES: dict[str, Callable[[], str]] = {
     "staff-similarity": similarity, "staff-pair": pair, "staff-usage": usage,
     "student": mine, "handin": handin,
     "handin-receipt": lambda: handin(receipt=RECEIPT),
+    "handin-results": lambda: handin(receipt=RECEIPT, results=True),
     "handin-error": lambda: handin(error="sieve.zip is larger than 16 MiB: hand in the "
                                    "source file only"),
     "refused": refused}

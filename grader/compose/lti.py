@@ -14,7 +14,7 @@ from pathlib import Path
 from typing import Any
 
 from grader.adapters.store.postgres import Store
-from grader.adapters.web import pages
+from grader.adapters.web import staff_html
 from grader.adapters.web.lti import services
 from grader.adapters.web.lti.pages import rebase
 from grader.adapters.web.lti.registrations import Registrations
@@ -76,18 +76,7 @@ class Courses:
 
     def staff_page(self, course_file: str, path: str, base: str) -> str | None:
         """The staff page at ``path`` (the web's), its links under ``base``."""
-        _, _, staff, _ = self._get(course_file)
-        nav = pages.staff_nav(staff.assignments())
-        kind, _, key = path.strip("/").partition("/")
-        html: str | None = None
-        if not kind:
-            html = pages.layout("Your course's assignments", nav)
-        elif kind == "a" and (rows := staff.assignment(key)) is not None:
-            html = pages.assignment_page(key, rows, nav)
-        elif kind == "s" and (history := staff.student(key)) is not None:
-            html = pages.student_page(key, history, nav)
-        elif kind == "sub" and (sub := staff.submission(key)) is not None:
-            html = pages.submission_page(sub, nav)
+        html = staff_html(self._get(course_file)[2], path)
         return rebase(html, base) if html is not None else None
 
     def postings(self, state: LtiState) -> list[Posting]:

@@ -30,8 +30,8 @@ async function main() {
       await page.click(`a.launch[data-user="${user}"][data-rl="${what}"]`);
       await page.waitForSelector("h1");
       if (file) {
-        await page.selectOption("select#assignment", assignment);
-        await page.setInputFiles("input#file", file);
+        await page.selectOption("select#handin-assignment", assignment);
+        await page.setInputFiles("input#handin-file", file);
         await Promise.all([page.waitForNavigation(), page.click("form button[type=submit]")]);
       }
       if (shot) await page.screenshot({ path: shot, fullPage: true });

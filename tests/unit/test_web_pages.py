@@ -133,3 +133,15 @@ def test_pages_load_only_their_own_style_and_reload_only_when_asked() -> None:
     assert "http-equiv" not in body
     assert 'content="30"' in get("/me/good", "192.0.2.7", query=b"refresh=on")[1]
     assert 'aria-current="page"' in get("/a/hw1", "", TA)[1].split('href="/a/hw1"')[1][:30]
+
+
+def test_staff_html_renders_the_pages_a_front_end_serves_under_its_own_path() -> None:
+    """LTI's staff pages: the same renderers by path, None where the web app says 404."""
+    staff = Staff()
+    assert "Alice &lt;b&gt;" in (web.staff_html(staff, "/a/hw1") or "")
+    assert "core" in (web.staff_html(staff, "/usage") or "").lower()
+    assert "Choose an assignment" in (web.staff_html(staff, "/") or "")
+    assert web.staff_html(staff, "/a/hw1/preview") is not None  # none yet is a page too
+    for missing in ("/a/nope", "/s/alice", "/sub/s1", "/a/hw1/similarity/0",
+                    "/a/hw1/assignment", "/a/hw1/similarity/x", "/etc/passwd", "/a"):
+        assert web.staff_html(staff, missing) is None, missing

@@ -37,7 +37,7 @@ from starlette.routing import Route
 
 from grader.adapters.peercred import Peer
 from grader.adapters.web import pages
-from grader.adapters.web.design import CSP, REFRESH_QUERY
+from grader.adapters.web.design import CSP, REFRESH_QUERY, layout
 from grader.adapters.web.live import page
 from grader.adapters.web.serving import peer_in
 from grader.adapters.web.student import MINE_RELOAD_S, mine_page
@@ -74,6 +74,31 @@ VIEWS: dict[str, Callable[[str, Any, str], str]] = {
     "preview": pages.preview_page, "similarity": pages.similarity_page}
 PATHS = {"assignment": "/a/{key}", "student": "/s/{key}", "submission": "/sub/{key}",
          "preview": "/a/{key}/preview", "similarity": "/a/{key}/similarity"}
+
+
+def staff_html(staff: StaffSource, path: str) -> str | None:
+    """The staff page at a site path (``/a/NAME``, ``/a/NAME/similarity/3``, ``/usage``
+    ...) for a front end that serves them under its own path and has its own way of
+    knowing staff (an LTI launch): None if there is no such page. ``/`` is a plain
+    index there (the live page belongs to the serving host)."""
+    parts = path.strip("/").split("/")
+    nav = pages.staff_nav(list(staff.assignments()), path)
+    data: Any = None
+    if parts == [""]:
+        return layout("Your course", "<p>Choose an assignment above.</p>", nav=nav)
+    if parts == ["usage"]:
+        return pages.usage_page(staff.usage(), nav)
+    kind = {("a", 2): "assignment", ("s", 2): "student", ("sub", 2): "submission",
+            ("a", 3): parts[-1], ("a", 4): "pair"}.get((parts[0], len(parts)), "")
+    if kind == "pair" and parts[2] == "similarity" and parts[3].isdigit():
+        data = staff.pair(parts[1], int(parts[3]))
+        return pages.pair_page(parts[1], int(parts[3]), data, nav) if data else None
+    if kind not in VIEWS or (kind in ("preview", "similarity")) != (len(parts) == 3):
+        return None
+    data = getattr(staff, kind)(parts[1])
+    if data is None and kind not in ("preview", "similarity"):
+        return None
+    return VIEWS[kind](parts[1], data, nav)
 
 
 def healthz(_: Request) -> Response:

@@ -49,16 +49,23 @@ def mine_page(view: Mapping[str, Any], *, auto_refresh_s: int | None = None) -> 
     :param auto_refresh_s: reload every so many seconds (None: only when asked, by the
         page's own link).
     """
-    parts = [reload_links(auto_refresh_s or MINE_RELOAD_S, on=auto_refresh_s is not None)]
+    body = reload_links(auto_refresh_s or MINE_RELOAD_S, on=auto_refresh_s is not None)
+    return layout(f"{view['student']} in {view['course']}", body + _results(view),
+                  site_href=None, footer_html=FOOTER, refresh_s=auto_refresh_s)
+
+
+def _results(view: Mapping[str, Any]) -> str:
+    """Each assignment (an h2) with the deadline, limits and submissions."""
+    parts = []
     for i, a in enumerate(view["assignments"]):
         rel = f"; results released {esc(a['released'][:16])}" if a["released"] else ""
-        parts.append(f"<h2>{esc(a['name'])}</h2><p class=\"gl-lead\">your deadline "
-                     f"{esc(a['deadline'][:16])}{rel}</p>{limits_note(a.get('limits'))}")
+        parts.append(f"<h2>{esc(a['name'])}</h2><p class=\"gl-lead\">your "
+                     f"deadline {esc(a['deadline'][:16])}{rel}</p>"
+                     f"{limits_note(a.get('limits'))}")
         parts += [_submission(s, f"g-{i}-{j}") for j, s in enumerate(a["submissions"])]
         if not a["submissions"]:
             parts.append(f"<p>{muted('nothing handed in')}</p>")
-    return layout(f"{view['student']} in {view['course']}", "".join(parts),
-                  site_href=None, footer_html=FOOTER, refresh_s=auto_refresh_s)
+    return "".join(parts)
 
 
 def _head(s: Mapping[str, Any]) -> str:
@@ -128,17 +135,20 @@ def _deadlines(view: Mapping[str, Any]) -> str:
 
 def handin_page(view: Mapping[str, Any], assignments: Sequence[str], *, action: str,
                 csrf_token: str, max_mib: int, receipt: Mapping[str, Any] | None = None,
-                error: str | None = None) -> str:
+                error: str | None = None, selected: str | None = None,
+                results: bool = False) -> str:
     """Handing in through a browser: the form, and after a hand-in its receipt (shown,
-    and downloadable as JSON).
+    and downloadable as JSON); with ``results``, the student's own submissions below
+    (a front end's one page, in an LMS or the cluster's portal).
 
     :param view: the student's view (``course.studentview``): who, the course, each
         assignment's deadline and limits.
     :param assignments: those the form offers.
     :param action: where the form posts (the front end's route).
     :param error: why the last try handed nothing in (plain text).
+    :param selected: the assignment the form starts at (a receipt's, else this).
     """
-    selected = str(receipt["assignment"]) if receipt else None
+    selected = str(receipt["assignment"]) if receipt else selected
     parts = [f'<p class="gl-lead">{esc(view["student"])} in {esc(view["course"])}</p>']
     if error:
         parts.append(notice("error", f"<p>Nothing was handed in: {esc(error)} "
@@ -158,4 +168,6 @@ def handin_page(view: Mapping[str, Any], assignments: Sequence[str], *, action: 
     form = upload_form(action, assignments, csrf_token=csrf_token, max_mib=max_mib,
                        note_html=note, error=error or "", selected=selected)
     parts.append(f'<h2>Hand in a file</h2><div class="gl-card">{form}</div>{_deadlines(view)}')
+    if results:
+        parts.append(_results(view))
     return layout("Hand in", "".join(parts), site_href=None, footer_html=FOOTER)

@@ -32,6 +32,7 @@ from starlette.requests import Request
 from starlette.responses import HTMLResponse, JSONResponse, RedirectResponse, Response
 from starlette.routing import Route
 
+from grader.adapters.web.design import CSP
 from grader.adapters.web.lti import pages
 from grader.adapters.web.lti.launch import Launch, Login, LtiRequest, Sessions, finish
 from grader.adapters.web.lti.registrations import Registrations
@@ -47,6 +48,9 @@ AGS_CLAIM = "https://purl.imsglobal.org/spec/lti-ags/claim/endpoint"
 NRPS_CLAIM = "https://purl.imsglobal.org/spec/lti-nrps/claim/namesroleservice"
 SESSION = timedelta(hours=1)
 NO_STORE = {"Cache-Control": "no-store", "Referrer-Policy": "no-referrer"}
+#: the pages in the shared design: its stylesheet and nothing else (not the deep link's
+#: reply, whose form the platform's own script posts on)
+PAGE = {**NO_STORE, "Content-Security-Policy": CSP}
 
 
 @dataclass(frozen=True, slots=True)
@@ -208,12 +212,12 @@ class Tool:
         if who.staff:
             path = request.path_params.get("rest", "")
             html = self.courses.staff_page(who.course_file, "/" + path, base)
-            return HTMLResponse(html, headers=NO_STORE) if html is not None else \
+            return HTMLResponse(html, headers=PAGE) if html is not None else \
                 _refuse(f"no page {path}", 404)
         view = self.courses.view(who.course_file, who.user)
         course = self.courses.course(who.course_file)
-        return HTMLResponse(pages.student(view, course, f"{base}/hand-in", who.assignment),
-                            headers=NO_STORE)
+        return HTMLResponse(pages.student(view, course, f"{base}/hand-in", who.assignment,
+                                          token=t), headers=PAGE)
 
     async def hand_in(self, request: Request) -> Response:
         try:
@@ -245,8 +249,9 @@ class Tool:
             receipt, error = None, str(e)
         view = self.courses.view(who.course_file, who.user)
         return HTMLResponse(pages.student(view, course, str(request.url), assignment or
-                                          who.assignment, receipt=receipt, error=error),
-                            status_code=200 if error is None else 400, headers=NO_STORE)
+                                          who.assignment, token=request.path_params["t"],
+                                          receipt=receipt, error=error),
+                            status_code=200 if error is None else 400, headers=PAGE)
 
     def jwks(self, _: Request) -> Response:
         return JSONResponse(self.regs.jwks())

@@ -1,5 +1,5 @@
 """The LTI tool's own pages -- the assignment picker of deep linking, a student's page
-with the hand-in form, a refusal -- in the web pages' design (``adapters.web.pages``);
+with the hand-in form, a refusal -- in the shared design (``adapters.web.design``);
 the staff pages are the web's own, their links under the launch's path (``rebase``)."""
 
 from __future__ import annotations
@@ -8,8 +8,9 @@ import re
 from collections.abc import Mapping
 from typing import Any
 
-from grader.adapters.web import pages
-from grader.adapters.web.pages import esc
+from grader.adapters.web.design import esc, layout
+from grader.adapters.web.student import handin_page
+from grader.core.upload import MAX_UPLOAD_BYTES
 
 #: a link or form target that is absolute on the site (the staff pages' own paths)
 _ROOTED = re.compile(r"""((?:href|action)=)(["'])/(?!/)""")
@@ -22,7 +23,7 @@ def rebase(html: str, base: str) -> str:
 
 
 def refusal(why: str) -> str:
-    return pages.layout("Not here", f"<p role='alert'>{esc(why)}</p>")
+    return layout("Not here", f"<p role='alert'>{esc(why)}</p>", site_href=None)
 
 
 def picker(course: Any, action: str) -> str:
@@ -30,46 +31,19 @@ def picker(course: Any, action: str) -> str:
     and a gradebook column)."""
     options = "".join(f"<option value='{esc(a.name)}'>{esc(a.name)} (due "
                       f"{esc(a.deadline.isoformat()[:16])})</option>" for a in course.ordered())
-    form = (f"<form method='post' action='{esc(action)}'><p><label for='assignment'>"
-            "Assignment</label> <select id='assignment' name='assignment'>"
-            f"{options}</select></p><p><button type='submit'>Add to the course</button></p>"
-            "</form>")
-    return pages.layout(f"Add a gradeline assignment of {course.name}", form)
-
-
-def _form(course: Any, action: str, assignment: str) -> str:
-    names = [a.name for a in course.ordered()]
-    chosen = assignment if assignment in names else (names[0] if names else "")
-    options = "".join(f"<option value='{esc(n)}'{' selected' if n == chosen else ''}>"
-                      f"{esc(n)}</option>" for n in names)
-    return (f"<form method='post' action='{esc(action)}' enctype='multipart/form-data'>"
-            "<h2>Hand in</h2><p><label for='assignment'>Assignment</label> "
-            f"<select id='assignment' name='assignment'>{options}</select></p>"
-            "<p><label for='file'>File (at most 16 MiB)</label> "
-            "<input id='file' name='file' type='file' required></p>"
-            "<p><button type='submit'>Hand in</button></p></form>")
-
-
-def _receipt(receipt: Mapping[str, Any]) -> str:
-    rows = "".join(f"<tr><th scope='row'>{esc(k)}</th><td>{esc(str(v))}</td></tr>"
-                   for k, v in receipt.items() if k != "signature")
-    late = " after your deadline" if receipt.get("late") else ""
-    deferred = "<p>Past the assignment's hand-in limit: graded after everyone else's, " \
-               "its feedback after your deadline.</p>" if receipt.get("deferred") else ""
-    return (f"<section id='receipt'><h2>Received{late}</h2>{deferred}<table>"
-            f"<caption>Your receipt (signed: keep it)</caption>{rows}"
-            f"<tr><th scope='row'>signature</th><td><code>{esc(str(receipt['signature']))}"
-            "</code></td></tr></table></section>")
+    form = (f"<div class='gl-card'><form class='gl-form' method='post' action='{esc(action)}'>"
+            "<div class='gl-field'><label for='assignment'>Assignment</label>"
+            f"<select id='assignment' name='assignment'>{options}</select></div>"
+            "<button class='gl-button' type='submit'>Add to the course</button></form></div>")
+    return layout(f"Add a gradeline assignment of {course.name}", form, site_href=None)
 
 
 def student(view: Mapping[str, Any], course: Any, action: str, assignment: str, *,
-            receipt: Mapping[str, Any] | None = None, error: str | None = None) -> str:
+            token: str, receipt: Mapping[str, Any] | None = None,
+            error: str | None = None) -> str:
     """A student's page inside the LMS: the hand-in form (and its outcome) above what
-    the course shows them of their own submissions (``course.studentview``)."""
-    top = _receipt(receipt) if receipt else ""
-    if error:
-        top = f"<p role='alert' class='bad'>Not handed in: {esc(error)}</p>"
-    mine = pages.mine_page(view)
-    body = mine[mine.index("</h1>") + 5:mine.rindex("</body>")]
-    return pages.layout(f"{view['student']} in {view['course']}",
-                        top + _form(course, action, assignment) + body)
+    the course shows them of their own submissions (``course.studentview``). The form
+    posts back under the page's signed ``token`` (what stands for a session here)."""
+    return handin_page(view, [a.name for a in course.ordered()], action=action,
+                       csrf_token=token, max_mib=MAX_UPLOAD_BYTES >> 20, receipt=receipt,
+                       error=error, selected=assignment, results=True)
