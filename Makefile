@@ -14,6 +14,10 @@ ACCOUNTING_PACKAGES := slurmdbd mariadb-server
 # Measurement (issue #5): host compilers for the bare and CPU loops, the counter and
 # simulation tools, and a headless browser to check the report renders.
 MEASURE_PACKAGES := g++ valgrind linux-perf likwid chromium
+# The front ends' tests: Open OnDemand's app runtime (Debian's Passenger, behind Apache
+# with mod_lua as the portal's proxy; installing apache2 starts no service where
+# policy-rc.d forbids it) and Node for the browser tools (playwright-core, axe-core).
+PORTAL_PACKAGES := passenger apache2 apache2-utils
 DEMO_DIR ?= demo
 
 .PHONY: all demo test deps venv apptainer image lint docs unit slurm db clean campaign test-cgroup2 test-nfs-soak \
@@ -39,6 +43,10 @@ deps:
 	$(call apt_install,$(APT_PACKAGES),)
 	$(call apt_install,$(MEASURE_PACKAGES),--no-install-recommends)
 	$(call apt_install,$(ACCOUNTING_PACKAGES),--no-install-recommends)
+	$(call apt_install,$(PORTAL_PACKAGES),--no-install-recommends)
+	@command -v npm >/dev/null || { [ "$$(id -u)" = 0 ] || { echo "missing: node and npm" \
+	  "-- run: sudo apt-get install nodejs npm"; exit 1; }; echo "installing: nodejs npm"; \
+	  DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends nodejs npm >/dev/null; }
 
 venv: $(VENV)/.installed
 $(VENV)/.installed: pyproject.toml | deps

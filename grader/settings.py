@@ -173,6 +173,9 @@ class Settings:
     course_file: Path | None = knob(
         "GRADELINE_COURSE_FILE", "the course file (course.yaml: deadlines, late policy, "
         "extensions, visibility) of gradeline grades and course check", _path)
+    ondemand_config: Path | None = knob(
+        "GRADELINE_ONDEMAND_CONFIG", "the Open OnDemand app's configuration (default: "
+        "gradeline-ondemand.yaml in the app's directory)", _path)
     desk_socket: Path | None = knob(
         "GRADELINE_DESK_SOCKET", "the student desk's socket, where students hand in and see "
         "their results (default <state>/desk/desk.sock of the grading account; students "

@@ -109,6 +109,32 @@ def _unavailable(reason: str) -> None:
     pytest.skip(reason)
 
 
+CHROMIUM = Path("/usr/bin/chromium")
+BROWSER_TOOLS = ROOT / "build/tools/browser"
+
+
+@pytest.fixture(scope="session")
+def browser_tools() -> Path:
+    """node_modules holding playwright-core (drives Debian's Chromium; it downloads no
+    browser) and axe-core, from npm into build/tools/browser on first use: test tools,
+    never the project's."""
+    npm, node = shutil.which("npm"), shutil.which("node")
+    if npm is None or node is None:
+        _unavailable("no node/npm: apt-get install nodejs npm")
+    if not CHROMIUM.exists():
+        _unavailable(f"no {CHROMIUM}: apt-get install chromium")
+    mods = BROWSER_TOOLS / "node_modules"
+    if not ((mods / "axe-core/axe.min.js").exists()
+            and (mods / "playwright-core/package.json").exists()):
+        BROWSER_TOOLS.mkdir(parents=True, exist_ok=True)
+        r = subprocess.run([npm, "install", "--prefix", str(BROWSER_TOOLS), "--no-audit",
+                            "--no-fund", "axe-core@4", "playwright-core@1"],
+                           capture_output=True, text=True, timeout=600, check=False)
+        if r.returncode != 0:
+            _unavailable(f"npm install axe-core playwright-core failed: {r.stderr[-300:]}")
+    return mods
+
+
 @pytest.fixture(scope="session")
 def settings():
     """This test run's settings (the environment make test sets up)."""

@@ -19,7 +19,8 @@ GROUPS: dict[str, tuple[str, ...]] = {
                      "serve", "status", "web", "deadline", "release", "choose", "grades",
                      "results", "regrade", "similarity", "dropbox", "desk", "receipt", "lti"),
     "Students": ("hand-in", "mine", "drop"),
-    "Cluster admins": ("check-env", "settings", "image", "db", "cache", "metrics", "usage"),
+    "Cluster admins": ("check-env", "settings", "image", "db", "cache", "metrics", "usage",
+                       "ondemand"),
     "Researchers": ("corpus", "campaign", "experiment", "trace", "plan"),
 }
 
@@ -57,6 +58,7 @@ EXAMPLES: dict[str, str] = {
     "lti keys": "gradeline lti keys --registrations lti.yaml",
     "lti sync-grades": "gradeline lti sync-grades --registrations lti.yaml",
     "lti roster": "gradeline lti roster --registrations lti.yaml --course-file course.yaml",
+    "ondemand install": "gradeline ondemand install /var/www/ood/apps/sys/gradeline",
     "check-env": "gradeline check-env",
     "settings": "gradeline settings",
     "image": "gradeline image build",

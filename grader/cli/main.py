@@ -30,6 +30,7 @@ from grader.cli import (
     lms,
     lti,
     measure,
+    ondemand,
     plan,
     serving,
     similarity,
@@ -56,7 +57,7 @@ def build_parser() -> argparse.ArgumentParser:
                         "/var/lib/gradeline as root)")
     sub = p.add_subparsers(dest="command", required=True)
     for group in (grading, serving, lms, status, course, similarity, dropbox, desk, lti,
-                  admin, measure,
+                  ondemand, admin, measure,
                   experiment, trace, plan):
         group.register(sub)
     help_text.finish(p)

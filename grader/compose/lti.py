@@ -15,8 +15,8 @@ from typing import Any
 
 from grader.adapters.store.postgres import Store
 from grader.adapters.web import staff_html
+from grader.adapters.web.design import rebase
 from grader.adapters.web.lti import services
-from grader.adapters.web.lti.pages import rebase
 from grader.adapters.web.lti.registrations import Registrations
 from grader.adapters.web.lti.services import Posting, SyncReport, post_grades
 from grader.adapters.web.lti.state import LtiState

@@ -6,8 +6,8 @@ elsewhere, the page never scrolls sideways, and the keyboard reaches everything 
 visible focus. Screenshots and axe's report go to $GRADELINE_SCREENSHOTS when set (the
 docs' design-*.png come from there), else to pytest's tmp.
 
-axe-core and playwright-core come from npm, installed once into build/tools/axe (tests
-only; playwright-core drives Debian's /usr/bin/chromium, it downloads no browser)."""
+axe-core and playwright-core come from npm (the ``browser_tools`` fixture: tests only;
+playwright-core drives Debian's /usr/bin/chromium, it downloads no browser)."""
 
 from __future__ import annotations
 
@@ -22,46 +22,20 @@ import pytest
 
 from grader.adapters.web.design import CSP
 
+from ..conftest import CHROMIUM
 from ..page_samples import PAGES
 
 ROOT = Path(__file__).resolve().parents[2]
-TOOLS = ROOT / "build/tools/axe"
 DRIVER = Path(__file__).with_name("axe_check.js")
-CHROMIUM = Path("/usr/bin/chromium")
+
 TAGS = ["wcag2a", "wcag2aa", "wcag21a", "wcag21aa", "best-practice"]
 VIEWPORTS = {"desktop": [1280, 800], "iframe": [800, 700], "phone": [360, 740]}
 SCHEMES = ["light", "dark"]
 FAILING = ("serious", "critical")
 
 
-def _unavailable(reason: str) -> None:
-    if os.environ.get("GRADELINE_REQUIRE_SANDBOX") == "1":
-        pytest.fail(reason)
-    pytest.skip(reason)
-
-
 @pytest.fixture(scope="module")
-def node_modules() -> Path:
-    """axe-core and playwright-core under build/tools/axe (npm install on first use)."""
-    npm, node = shutil.which("npm"), shutil.which("node")
-    if npm is None or node is None:
-        _unavailable("no node/npm: apt-get install nodejs npm")
-    if not CHROMIUM.exists():
-        _unavailable(f"no {CHROMIUM}: apt-get install chromium")
-    mods = TOOLS / "node_modules"
-    if not ((mods / "axe-core/axe.min.js").exists()
-            and (mods / "playwright-core/package.json").exists()):
-        TOOLS.mkdir(parents=True, exist_ok=True)
-        r = subprocess.run([str(npm), "install", "--prefix", str(TOOLS), "--no-audit",
-                            "--no-fund", "axe-core@4", "playwright-core@1"],
-                           capture_output=True, text=True, timeout=600, check=False)
-        if r.returncode != 0:
-            _unavailable(f"npm install axe-core playwright-core failed: {r.stderr[-300:]}")
-    return mods
-
-
-@pytest.fixture(scope="module")
-def report(node_modules: Path, tmp_path_factory: pytest.TempPathFactory) -> dict[str, Any]:
+def report(browser_tools: Path, tmp_path_factory: pytest.TempPathFactory) -> dict[str, Any]:
     """axe's findings for every page, view and colour scheme, and the keyboard's."""
     work = tmp_path_factory.mktemp("pages")
     shots = Path(os.environ.get("GRADELINE_SCREENSHOTS") or work / "shots")
@@ -77,7 +51,7 @@ def report(node_modules: Path, tmp_path_factory: pytest.TempPathFactory) -> dict
                                "chromium": str(CHROMIUM)}))
     r = subprocess.run([shutil.which("node") or "node", str(DRIVER), str(job)],
                        capture_output=True, text=True, timeout=1200, check=False,
-                       env={**os.environ, "NODE_PATH": str(node_modules)})
+                       env={**os.environ, "NODE_PATH": str(browser_tools)})
     assert r.returncode == 0, r.stderr[-3000:]
     out: dict[str, Any] = json.loads(r.stdout)
     (shots / "design-axe-report.json").write_text(json.dumps(out, indent=1))

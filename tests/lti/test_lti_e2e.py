@@ -28,7 +28,7 @@ import yaml
 from cryptography.hazmat.primitives import serialization
 from cryptography.hazmat.primitives.asymmetric import rsa
 
-from ..conftest import EXAMPLES, ROOT, free_port
+from ..conftest import EXAMPLES, free_port
 from ..support import gl
 
 pytestmark = [pytest.mark.sandbox, pytest.mark.slow]
@@ -43,22 +43,6 @@ def _pem(key: rsa.RSAPrivateKey) -> tuple[str, str]:
     public = key.public_key().public_bytes(serialization.Encoding.PEM,
                                            serialization.PublicFormat.SubjectPublicKeyInfo)
     return private, public.decode()
-
-
-@pytest.fixture(scope="module")
-def playwright_core() -> Path:
-    """playwright-core from npm (a test tool, never the project's), driving Debian's
-    Chromium; installed once under build/tools/browser."""
-    tools = ROOT / "build" / "tools" / "browser"
-    if not (tools / "node_modules" / "playwright-core").is_dir():
-        if shutil.which("npm") is None or not Path("/usr/bin/chromium").exists():
-            reason = "the LTI test drives Chromium with playwright-core: needs npm and chromium"
-            if os.environ.get("GRADELINE_REQUIRE_SANDBOX") == "1":
-                pytest.fail(reason)
-            pytest.skip(reason)
-        subprocess.run(["npm", "install", "--silent", "--prefix", str(tools),
-                        "playwright-core@1"], check=True, timeout=600, capture_output=True)
-    return tools / "node_modules"
 
 
 class Lms:
@@ -170,10 +154,10 @@ def _drive(modules: Path, *args: object) -> dict[str, str]:
     return out
 
 
-def test_courses_live_in_the_lms(lms: Lms, playwright_core: Path, tmp_path: Path) -> None:
+def test_courses_live_in_the_lms(lms: Lms, browser_tools: Path, tmp_path: Path) -> None:
     shots = Path(os.environ.get("GRADELINE_SCREENSHOTS") or tmp_path)
     shots.mkdir(parents=True, exist_ok=True)
-    dl = _drive(playwright_core, "deeplink", lms.platform, "u-tina", "bigsum",
+    dl = _drive(browser_tools, "deeplink", lms.platform, "u-tina", "bigsum",
                 shots / "lti-deeplink.png")
     assert "error" not in dl and dl["resource_link"], dl
     rl = dl["resource_link"]
@@ -184,22 +168,22 @@ def test_courses_live_in_the_lms(lms: Lms, playwright_core: Path, tmp_path: Path
     files.mkdir()
     (files / "sum.py").write_text(WRONG)
     (files / "good.py").write_text(RIGHT)
-    alice = _drive(playwright_core, "launch", lms.platform, "u-alice", rl,
+    alice = _drive(browser_tools, "launch", lms.platform, "u-alice", rl,
                    shots / "lti-student-handin.png", "bigsum", files / "sum.py")
-    bob = _drive(playwright_core, "launch", lms.platform, "u-bob", rl, "", "bigsum",
+    bob = _drive(browser_tools, "launch", lms.platform, "u-bob", rl, "", "bigsum",
                  files / "good.py")
     for who, page in (("alice", alice), ("bob", bob)):
         assert "error" not in page and f"{who} in lticourse" in page["text"], page
         assert "Received" in page["text"] and "signature" in page["text"], page["text"]
-    refused = _drive(playwright_core, "launch", lms.platform, "u-mallory", rl, "")
+    refused = _drive(browser_tools, "launch", lms.platform, "u-mallory", rl, "")
     assert "not on the roster of course lticourse" in refused["text"], refused
 
     assert lms.gl("run", "--spool", lms.spool, "--course-file", lms.course, "--executor",
                   "local").returncode == 0
-    mine = _drive(playwright_core, "launch", lms.platform, "u-alice", rl,
+    mine = _drive(browser_tools, "launch", lms.platform, "u-alice", rl,
                   shots / "lti-student.png")
     assert "WA" in mine["text"] and "bob" not in mine["text"].lower(), mine["text"]
-    staff = _drive(playwright_core, "launch", lms.platform, "u-tina", rl, "")
+    staff = _drive(browser_tools, "launch", lms.platform, "u-tina", rl, "")
     assert "bigsum" in staff["text"], staff
     with urllib.request.urlopen(staff["url"].rstrip("/") + "/a/bigsum", timeout=30) as r:
         table = r.read().decode()

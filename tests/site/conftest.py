@@ -21,6 +21,9 @@ import yaml
 from ..conftest import EXAMPLES, ROOT, free_port
 
 USER = "gradeline-ci"
+TA = "gradeline-ta"
+STAFF_GROUP = "gradeline-staff"
+COURSE_STAFF = {"staff": {"groups": [STAFF_GROUP]}}
 PY = Path(sys.executable)
 BIN = PY.parent / "gradeline"
 
@@ -68,6 +71,18 @@ def site_user(settings, sandbox_factory, tmp_path_factory):
     subprocess.run(["rm", "-rf", str(scratch)], check=False)
 
 
+
+
+@pytest.fixture(scope="session")
+def staff_account(student_accounts) -> str:
+    """A member of the course's staff group (created when missing; root only)."""
+    try:
+        pwd.getpwnam(TA)
+    except KeyError:
+        subprocess.run(["useradd", "--no-create-home", "--shell", "/bin/sh", "-G",
+                        STAFF_GROUP, TA], check=True)
+    subprocess.run(["usermod", "-a", "-G", STAFF_GROUP, TA], check=True)
+    return TA
 
 
 def as_user(user: str, *argv: str | Path, env: dict[str, str] | None = None,

@@ -9,19 +9,15 @@ limits refuse or defer what is past them, with the reason and the next allowed t
 from __future__ import annotations
 
 import json
-import pwd
 import subprocess
 import time
 from pathlib import Path
 
 import pytest
 
-from .conftest import BIN, PY, as_user
+from .conftest import BIN, COURSE_STAFF, PY, as_user
 
 pytestmark = [pytest.mark.sandbox, pytest.mark.slow]
-TA = "gradeline-ta"
-STAFF_GROUP = "gradeline-staff"
-COURSE_STAFF = {"staff": {"groups": [STAFF_GROUP]}}
 
 #: GET a path as whoever runs it: over TCP (a URL) or a Unix socket (PATH URLPATH);
 #: prints the status
@@ -42,18 +38,6 @@ try:
 except OSError as e:
     print("no connection:", e)
 """
-
-
-@pytest.fixture(scope="module")
-def staff_account(student_accounts) -> str:
-    """A member of the course's staff group (created when missing; root only)."""
-    try:
-        pwd.getpwnam(TA)
-    except KeyError:
-        subprocess.run(["useradd", "--no-create-home", "--shell", "/bin/sh", "-G",
-                        STAFF_GROUP, TA], check=True)
-    subprocess.run(["usermod", "-a", "-G", STAFF_GROUP, TA], check=True)
-    return TA
 
 
 def _get(user: str, where: str | Path, path: str) -> str:

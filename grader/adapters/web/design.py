@@ -20,6 +20,7 @@ import base64
 import hashlib
 import html
 import json
+import re
 from collections.abc import Mapping, Sequence
 from importlib import resources
 from urllib.parse import quote
@@ -312,3 +313,13 @@ def receipt_box(receipt: Mapping[str, object]) -> str:
         f"<p>The whole receipt, as staff check it:</p>{pre(text)}"
         f'<p><a href="{esc(href)}" download="{esc(name.rstrip("-"))}.json">'
         "Download the receipt (JSON)</a></p></section>")
+
+
+#: a link or form target that is absolute on the site (the staff pages' own paths)
+_ROOTED = re.compile(r"""((?:href|action)=)(["'])/(?!/)""")
+
+
+def rebase(html: str, base: str) -> str:
+    """Links of a page rendered for the site's root, moved under ``base`` (where a front end serves
+    them: an LMS launch's path, an OnDemand app's)."""
+    return _ROOTED.sub(lambda m: f"{m.group(1)}{m.group(2)}{base}/", html)

@@ -4,22 +4,12 @@ the staff pages are the web's own, their links under the launch's path (``rebase
 
 from __future__ import annotations
 
-import re
 from collections.abc import Mapping
 from typing import Any
 
 from grader.adapters.web.design import esc, layout
 from grader.adapters.web.student import handin_page
 from grader.core.upload import MAX_UPLOAD_BYTES
-
-#: a link or form target that is absolute on the site (the staff pages' own paths)
-_ROOTED = re.compile(r"""((?:href|action)=)(["'])/(?!/)""")
-
-
-def rebase(html: str, base: str) -> str:
-    """Links of a page rendered for the site's root, moved under ``base`` (a launch's
-    path: what the pages are served under inside the LMS)."""
-    return _ROOTED.sub(lambda m: f"{m.group(1)}{m.group(2)}{base}/", html)
 
 
 def refusal(why: str) -> str:

@@ -1,0 +1,254 @@
+"""gradeline's Open OnDemand app: a WSGI app that Passenger runs as the portal's
+logged-in user, so every request it makes is that user's own -- to the course's desk
+(the student's view and hand-in: the desk names the user by the kernel's word) and to
+the course's staff socket (the staff pages, for the course's staff only). The portal's
+campus login becomes gradeline's identity with nothing to configure, and the app holds
+no secret and no grade of its own.
+
+Routes, under the app's base URI (``SCRIPT_NAME``, e.g. ``/pun/sys/gradeline``):
+``/`` the user's courses; ``/c/COURSE/`` their page with the hand-in form;
+``POST /c/COURSE/hand-in``; ``/c/COURSE/staff/PATH`` the staff pages. A form carries a
+token made for this user and course (another site's page cannot submit one), and a
+request from another origin is refused.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import hmac
+import os
+import re
+import secrets
+import tempfile
+from collections.abc import Callable, Iterable, Mapping
+from dataclasses import dataclass
+from http import HTTPStatus
+from pathlib import Path
+from typing import Any, NamedTuple
+from urllib.parse import quote
+
+import yaml
+from python_multipart import parse_form
+
+from grader.adapters.desk_client import ask
+from grader.adapters.web.design import CSP, esc, layout, rebase
+from grader.adapters.web.ondemand.staff import staff_get
+from grader.adapters.web.student import handin_page
+from grader.core.errors import ConfigError, GradelineError
+from grader.core.upload import MAX_UPLOAD_BYTES
+
+StartResponse = Callable[[str, list[tuple[str, str]]], object]
+#: same-origin: the browser names this page's origin on its own form's post (with
+#: no-referrer it would say "null"), and tells no other site where the reader was
+HEADERS = [("Cache-Control", "no-store"), ("Referrer-Policy", "same-origin"),
+           ("X-Frame-Options", "SAMEORIGIN"), ("Content-Security-Policy", CSP)]
+
+
+@dataclass(frozen=True, slots=True)
+class CourseDoors:
+    """Where one course answers: its desk, and its staff pages (if the site has them)."""
+
+    name: str
+    desk: Path
+    staff: Path | None = None
+
+
+def load_site(path: Path) -> tuple[str, dict[str, CourseDoors]]:
+    """The site's one file (``gradeline-ondemand.yaml``): a title and the courses.
+
+    :raises ConfigError: naming what is missing.
+    """
+    try:
+        data = yaml.safe_load(path.read_text()) or {}
+    except (OSError, yaml.YAMLError) as e:
+        raise ConfigError(f"{path}: cannot read the app's configuration: {e}") from None
+    courses = {}
+    for i, c in enumerate(data.get("courses") or []):
+        if not isinstance(c, dict) or not c.get("name") or not c.get("desk"):
+            raise ConfigError(f"{path}: courses[{i}] needs a name and a desk (its socket)")
+        courses[str(c["name"])] = CourseDoors(str(c["name"]), Path(c["desk"]),
+                                              Path(c["staff"]) if c.get("staff") else None)
+    if not courses:
+        raise ConfigError(f"{path}: lists no course")
+    return str(data.get("title") or "Grading"), courses
+
+
+HTML = "text/html; charset=utf-8"
+
+
+class Reply(NamedTuple):
+    """A response: its status, body and type."""
+
+    status: int
+    body: str
+    ctype: str = HTML
+
+
+class App:
+    """The WSGI app (``__call__``) over the site's courses."""
+
+    def __init__(self, title: str, courses: Mapping[str, CourseDoors],
+                 key: bytes | None = None) -> None:
+        self.title, self.courses = title, dict(courses)
+        self.key = key or form_key()
+
+    def _csrf(self, course: str) -> str:
+        return hmac.new(self.key, f"{os.getuid()}:{course}".encode(), hashlib.sha256).hexdigest()
+
+    def __call__(self, environ: dict[str, Any], start: StartResponse) -> Iterable[bytes]:
+        base, path = app_paths(environ)
+        try:
+            status, body, ctype = self._route(environ, base, path)
+        except GradelineError as e:
+            why = f"<p role='alert'>{esc(str(e))}</p>"
+            status, body, ctype = 502, layout("Not available", why), HTML
+        data = body.encode()
+        start(f"{status} {HTTPStatus(status).phrase}",
+              [("Content-Type", ctype), ("Content-Length", str(len(data))), *HEADERS])
+        return [data]
+
+    def _route(self, environ: dict[str, Any], base: str, path: str) -> Reply:
+        parts = path.strip("/").split("/")
+        if path in ("", "/"):
+            return Reply(200, self._home(base))
+        if parts[0] != "c" or len(parts) < 2 or parts[1] not in self.courses:
+            return Reply(404, layout("Not here", "<p>No such page.</p>"))
+        course = self.courses[parts[1]]
+        here = f"{base}/c/{quote(course.name)}"
+        if len(parts) >= 3 and parts[2] == "staff":
+            query = environ.get("QUERY_STRING", "")
+            return self._staff(course, "/" + "/".join(parts[3:]) + (f"?{query}" if query
+                                                                     else ""), here)
+        if len(parts) >= 3 and parts[2] == "hand-in" and environ["REQUEST_METHOD"] == "POST":
+            return self._hand_in(environ, course, here)
+        return Reply(200, self._student(course, here))
+
+    def _home(self, base: str) -> str:
+        items = []
+        for c in self.courses.values():
+            staff = c.staff is not None and staff_get(c.staff, "/api/snapshot")[0] == 200
+            link = f"<a href='{esc(base)}/c/{quote(c.name)}/'>{esc(c.name)}</a>"
+            extra = f" (<a href='{esc(base)}/c/{quote(c.name)}/staff/'>staff pages</a>)" \
+                if staff else ""
+            items.append(f"<li>{link}{extra}</li>")
+        return layout(self.title, f"<ul>{''.join(items)}</ul>")
+
+    def _view(self, course: CourseDoors) -> Mapping[str, Any] | str:
+        reply = ask(course.desk, {"op": "mine"})
+        if not reply.get("ok"):
+            return str(reply.get("error", "the desk refused"))
+        view: Mapping[str, Any] = reply["view"]
+        return view
+
+    def _student(self, course: CourseDoors, here: str, receipt: Mapping[str, Any] | None = None,
+                 error: str | None = None) -> str:
+        view = self._view(course)
+        if isinstance(view, str):
+            return layout(course.name, f"<p role='alert'>{esc(view)}</p>")
+        return handin_page(view, [a["name"] for a in view["assignments"]],
+                           action=f"{here}/hand-in", csrf_token=self._csrf(course.name),
+                           max_mib=MAX_UPLOAD_BYTES >> 20, receipt=receipt, error=error,
+                           results=True)
+
+    def _hand_in(self, environ: dict[str, Any], course: CourseDoors, here: str) -> Reply:
+        origin = environ.get("HTTP_ORIGIN")
+        host = environ.get("HTTP_X_FORWARDED_HOST") or environ.get("HTTP_HOST", "")
+        if origin and origin.split("://", 1)[-1] != host:
+            return Reply(403, layout("Refused", "<p role='alert'>A hand-in from another "
+                                                "site's page is refused.</p>"))
+        with tempfile.TemporaryDirectory(prefix="gradeline-ood-") as tmp:
+            fields, file = read_form(environ, Path(tmp))
+            if not hmac.compare_digest(fields.get("csrf", ""), self._csrf(course.name)):
+                return Reply(403, self._student(course, here, error="the form expired: hand "
+                                                "in again from this page"))
+            if file is None:
+                return Reply(400, self._student(course, here, error="choose a file to hand in"))
+            reply = ask(course.desk, {"op": "hand-in", "assignment": fields.get("assignment"),
+                                      "name": file.name}, file)
+        if not reply.get("ok"):
+            return Reply(400, self._student(course, here, error=str(reply.get("error"))))
+        return Reply(200, self._student(course, here, receipt=reply["receipt"]))
+
+    def _staff(self, course: CourseDoors, path: str, here: str) -> Reply:
+        if course.staff is None:
+            return Reply(404, layout("Not here", "<p>This course has no staff pages here.</p>"))
+        status, ctype, body = staff_get(course.staff, path)
+        if status != 200:  # the server's reason, in plain text
+            return Reply(status, layout("Not for you", f"<p role='alert'>{esc(body)}</p>"))
+        return Reply(200, rebase(body, f"{here}/staff") if ctype.startswith("text/html")
+                     else body, ctype)
+
+
+#: where OnDemand serves an app: a system app, a developer's sandbox, a shared one
+_OOD_BASE = re.compile(r"^/pun/(?:sys/[^/]+|dev/[^/]+|usr/[^/]+/[^/]+)")
+
+
+def app_paths(environ: Mapping[str, Any]) -> tuple[str, str]:
+    """(the app's base URI, the path under it). OnDemand's nginx sets SCRIPT_NAME (its
+    passenger_base_uri); Passenger standalone has no base URI, so the app finds its
+    own in the path, by OnDemand's URL layout."""
+    base = str(environ.get("SCRIPT_NAME", "")).rstrip("/")
+    path = str(environ.get("PATH_INFO", "/")) or "/"
+    if not base and (m := _OOD_BASE.match(path)):
+        base, path = m.group(0), path[m.end():] or "/"
+    return base, path
+
+
+def read_form(environ: Mapping[str, Any], into: Path) -> tuple[dict[str, str], Path | None]:
+    """A multipart form's fields and its file (written under ``into``, with its own
+    name's last part), within the hand-in's size.
+
+    :raises GradelineError: for a body over the limit.
+    """
+    length = int(environ.get("CONTENT_LENGTH") or 0)
+    if length > MAX_UPLOAD_BYTES + (64 << 10):
+        raise GradelineError(f"the file is larger than {MAX_UPLOAD_BYTES >> 20} MiB")
+    fields: dict[str, str] = {}
+    saved: list[Path] = []
+
+    def on_field(f: Any) -> None:
+        fields[f.field_name.decode()] = (f.value or b"").decode(errors="replace")
+
+    def on_file(f: Any) -> None:
+        name = Path((f.file_name or b"").decode(errors="replace")).name
+        if not name:
+            return
+        f.file_object.seek(0)
+        target = into / name
+        target.write_bytes(f.file_object.read())
+        saved.append(target)
+
+    headers = {"Content-Type": str(environ.get("CONTENT_TYPE", "")).encode(),
+               "Content-Length": str(length).encode()}
+    parse_form(headers, environ["wsgi.input"], on_field, on_file)
+    return fields, saved[0] if saved else None
+
+
+def form_key() -> bytes:
+    """The user's key for form tokens, kept in their own ``~/.config`` (0600) so every
+    process Passenger starts for them agrees; a fresh one per process if the home
+    directory cannot hold it (a form then lives as long as its process)."""
+    path = Path.home() / ".config" / "gradeline" / "ondemand-form.key"
+    try:
+        return path.read_bytes()
+    except FileNotFoundError:
+        pass
+    except OSError:
+        return secrets.token_bytes(32)
+    key = secrets.token_bytes(32)
+    try:
+        path.parent.mkdir(parents=True, exist_ok=True, mode=0o700)
+        with tempfile.NamedTemporaryFile(dir=path.parent, prefix=".key-") as tmp:
+            tmp.write(key)  # created 0600
+            tmp.flush()
+            os.link(tmp.name, path)  # whole or not at all; the first process's wins
+        return key
+    except FileExistsError:
+        return path.read_bytes()
+    except OSError:
+        return key
+
+
+def application_from(config: Path) -> App:
+    """The app for a site's configuration file (what ``passenger_wsgi.py`` calls)."""
+    return App(*load_site(config))
