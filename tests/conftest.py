@@ -332,30 +332,74 @@ def free_port() -> int:
         return int(s.getsockname()[1])
 
 
+#: what ``ssh -L PORT:SOCKET host`` does on the login node's side: each TCP connection
+#: to PORT relayed to SOCKET, connected as the account running it
+_TUNNEL = """
+import asyncio, sys
+async def pipe(r, w):
+    try:
+        while data := await r.read(65536):
+            w.write(data); await w.drain()
+    finally:
+        w.close()
+async def relay(cr, cw):
+    sr, sw = await asyncio.open_unix_connection(sys.argv[2])
+    await asyncio.gather(pipe(cr, sw), pipe(sr, cw), return_exceptions=True)
+async def main():
+    server = await asyncio.start_server(relay, "127.0.0.1", int(sys.argv[1]))
+    print("ready", flush=True)
+    async with server:
+        await server.serve_forever()
+asyncio.run(main())
+"""
+
+
+@contextlib.contextmanager
+def staff_tunnel(user: str | None, sock: Path) -> Iterator[str]:
+    """A browser's way to the staff socket as ``user`` (None: this process's), as
+    ``ssh -L`` gives staff: yields the base URL of a local port relayed to ``sock``."""
+    port = free_port()
+    as_them = ["runuser", "-u", user, "--", "env", "-i", "PATH=/usr/bin:/bin"] if user else []
+    p = subprocess.Popen([*as_them, "/usr/bin/python3", "-c", _TUNNEL, str(port), str(sock)],
+                         stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
+    try:
+        assert p.stdout is not None and p.stdout.readline().strip() == "ready"
+        yield f"http://127.0.0.1:{port}"
+    finally:
+        p.terminate()
+        p.communicate(timeout=30)
+
+
 @contextlib.contextmanager
 def running_web(args: list[str], env: dict[str, str]) -> Iterator[str]:
-    """``gradeline web ARGS`` on a free port until the block ends; yields its base URL
-    once it answers."""
+    """``gradeline web ARGS`` until the block ends, its staff pages reached as staff
+    reach them (its staff socket, relayed as this process's account): yields the base
+    URL once it answers."""
     import sys
     import time
     import urllib.request
 
-    port = free_port()
-    web = subprocess.Popen([str(Path(sys.executable).parent / "gradeline"), "web", *args,
-                            "--port", str(port)], env=env, stdout=subprocess.DEVNULL,
-                           stderr=subprocess.DEVNULL)
-    base = f"http://127.0.0.1:{port}"
-    try:
-        for _ in range(100):
-            try:
-                urllib.request.urlopen(f"{base}/healthz", timeout=2).close()
-                break
-            except OSError:
+    with tempfile.TemporaryDirectory(prefix="gl-web-") as tmp:
+        sock = Path(tmp) / "staff.sock"
+        web = subprocess.Popen([str(Path(sys.executable).parent / "gradeline"), "web", *args,
+                                "--port", str(free_port()), "--staff-socket", str(sock)],
+                               env=env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+        try:
+            for _ in range(150):
+                if sock.exists():
+                    break
                 time.sleep(0.2)
-        yield base
-    finally:
-        web.terminate()
-        web.wait(timeout=30)
+            with staff_tunnel(None, sock) as base:
+                for _ in range(100):
+                    try:
+                        urllib.request.urlopen(f"{base}/healthz", timeout=2).close()
+                        break
+                    except OSError:
+                        time.sleep(0.2)
+                yield base
+        finally:
+            web.terminate()
+            web.wait(timeout=30)
 
 
 ALICE, BOB = "gradeline-alice", "gradeline-bob"

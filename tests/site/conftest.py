@@ -1,6 +1,5 @@
 """The site user: an ordinary account that runs gradeline as a site would (not root);
 student accounts beside it, and a desk and web server it runs for them."""
-import contextlib
 import os
 import pwd
 import secrets
@@ -9,7 +8,6 @@ import subprocess
 import sys
 import time
 import urllib.request
-from collections.abc import Iterator
 from dataclasses import dataclass
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
@@ -18,7 +16,7 @@ from typing import Any
 import pytest
 import yaml
 
-from ..conftest import EXAMPLES, ROOT, free_port
+from ..conftest import EXAMPLES, ROOT, free_port, staff_tunnel  # noqa: F401 (the site tests')
 
 USER = "gradeline-ci"
 TA = "gradeline-ta"
@@ -178,41 +176,3 @@ def desk_factory(site_user, student_accounts):
         p.communicate(timeout=30)
     for d in dirs:
         shutil.rmtree(d, ignore_errors=True)
-
-
-#: what ``ssh -L PORT:SOCKET host`` does on the login node's side: each TCP connection
-#: to PORT relayed to SOCKET, connected as the account running it
-_TUNNEL = """
-import asyncio, sys
-async def pipe(r, w):
-    try:
-        while data := await r.read(65536):
-            w.write(data); await w.drain()
-    finally:
-        w.close()
-async def relay(cr, cw):
-    sr, sw = await asyncio.open_unix_connection(sys.argv[2])
-    await asyncio.gather(pipe(cr, sw), pipe(sr, cw), return_exceptions=True)
-async def main():
-    server = await asyncio.start_server(relay, "127.0.0.1", int(sys.argv[1]))
-    print("ready", flush=True)
-    async with server:
-        await server.serve_forever()
-asyncio.run(main())
-"""
-
-
-@contextlib.contextmanager
-def staff_tunnel(user: str, sock: Path) -> Iterator[str]:
-    """A browser's way to the staff socket as ``user`` (as ``ssh -L`` gives staff):
-    yields the base URL of a local port relayed to ``sock``."""
-    port = free_port()
-    p = subprocess.Popen(["runuser", "-u", user, "--", "env", "-i", "PATH=/usr/bin:/bin",
-                          "/usr/bin/python3", "-c", _TUNNEL, str(port), str(sock)],
-                         stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
-    try:
-        assert p.stdout is not None and p.stdout.readline().strip() == "ready"
-        yield f"http://127.0.0.1:{port}"
-    finally:
-        p.terminate()
-        p.communicate(timeout=30)

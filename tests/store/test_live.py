@@ -4,7 +4,6 @@ import json
 import os
 import shutil
 import subprocess
-import time
 import urllib.request
 from dataclasses import replace
 from datetime import UTC, datetime, timedelta
@@ -14,7 +13,7 @@ import pytest
 from grader.adapters.browser import render_check
 from grader.adapters.store.postgres import Store
 
-from ..conftest import free_port
+from ..conftest import running_web
 from ..support import BIN
 from .test_store_pipeline import fake_record
 
@@ -45,27 +44,10 @@ def test_live_page_in_headless_chromium(tmp_path, db):
             pytest.fail("make test installs chromium; it is missing")
         pytest.skip("needs chromium")
     total = _stamped(db)
-    port = free_port()
     env = {**os.environ, "GRADELINE_DB_URL": db, "GRADELINE_COURSE": "c"}
-    log = tmp_path / "web.log"
-    with log.open("w") as out:
-        # --refresh 60: the page reloads itself; at the default 5 s the reload raced
-        # Chromium's 5 s virtual-time budget and the DOM was dumped mid-navigation
-        p = subprocess.Popen([str(BIN), "web", "--spool", str(tmp_path / "spool"), "--port",
-                              str(port), "--refresh", "60"], env=env, stdout=out,
-                             stderr=subprocess.STDOUT)
-    try:
-        base = f"http://127.0.0.1:{port}"
-        deadline = time.monotonic() + 60
-        while True:
-            try:
-                with urllib.request.urlopen(f"{base}/api/snapshot", timeout=10) as r:
-                    snap = json.loads(r.read())
-                break
-            except OSError:
-                assert p.poll() is None, log.read_text()
-                assert time.monotonic() < deadline, "gradeline web did not answer"
-                time.sleep(0.3)
+    with running_web(["--spool", str(tmp_path / "spool")], env) as base:  # as staff do
+        with urllib.request.urlopen(f"{base}/api/snapshot", timeout=10) as r:
+            snap = json.loads(r.read())
         assert snap["stored"] == total
         assert snap["verdicts"] == {"AC": total - 1, "quarantined": 1}
         assert snap["failures"][0]["student"] == "zed"
@@ -76,9 +58,6 @@ def test_live_page_in_headless_chromium(tmp_path, db):
         assert int(str(res["svgs"])) >= 2 and "polyline" in dom  # the two charts drew
         assert "zed" in dom and "quarantined" in dom
         assert int(str(res["screenshot_bytes"])) > 10_000
-    finally:
-        p.terminate()
-        p.wait(timeout=30)
 
 
 def test_status_once_in_the_terminal(tmp_path, db):
