@@ -50,9 +50,17 @@ def alive(pids: set[int]) -> set[int]:
     return left
 
 
+def _as_from_a_terminal() -> None:
+    """The stop signals at their defaults, as a terminal's command gets them: a test
+    run started in the background by a script inherits SIGINT ignored, and gradeline
+    (rightly) leaves an ignored signal ignored."""
+    for sig in (signal.SIGINT, signal.SIGTERM, signal.SIGHUP):
+        signal.signal(sig, signal.SIG_DFL)
+
+
 def stop_mid_run(argv: list[str], sig: int) -> tuple[int, str, set[int]]:
     proc = subprocess.Popen([str(BIN), *argv], stdout=subprocess.PIPE,
-                            stderr=subprocess.PIPE, text=True)
+                            stderr=subprocess.PIPE, text=True, preexec_fn=_as_from_a_terminal)
     started: set[int] = set()
     deadline = time.monotonic() + 120
     # wait until the interactive test runs: both runners' containers are up

@@ -33,7 +33,7 @@ import pytest
 import yaml
 
 from ..conftest import CHROMIUM, free_port
-from .conftest import BIN, COURSE_STAFF, PY, DeskRun, as_user
+from .conftest import BIN, COURSE_STAFF, PY, USER, DeskRun, as_user
 from .test_student_desk import _files
 
 pytestmark = [pytest.mark.sandbox, pytest.mark.slow]
@@ -215,7 +215,7 @@ def test_students_and_staff_in_the_portal(portal: Portal, browser_tools: Path,
          "shot": str(shots / "ondemand-handin.png")},
         {**me[bob], "path": page, "handin": {"assignment": "bigsum",
                                              "file": str(files / "good.py")},
-         "viewport": [360, 740]},
+         "viewport": [360, 740], "shot": str(shots / "ondemand-handin-phone.png")},
         {**me[ta], "path": f"{APP}/"},
     ], tmp_path)
     home, a_in, b_in, ta_home = got
@@ -225,11 +225,14 @@ def test_students_and_staff_in_the_portal(portal: Portal, browser_tools: Path,
         assert res["status"] == 200 and f"{who} in {p.course}" in res["text"], res["text"]
         assert "Receipt" in res["text"] and f'"student": "{who}"' in res["text"]
         assert f"Handed in {f} for bigsum" in res["text"]
-    # the app runs as each user: their own Passenger, their own processes
+    # the app runs as each user, in their own Passenger; none of it as root or as the
+    # grading account (which runs the desk and the staff server only)
+    def apps_of(user: str) -> list[str]:
+        return subprocess.run(["pgrep", "-u", user, "-f", "wsgi-loader|PassengerAgent"],
+                              capture_output=True, text=True).stdout.split()
     for u in (alice, bob, ta):
-        procs = subprocess.run(["pgrep", "-u", u, "-f", "wsgi-loader|Passenger"],
-                               capture_output=True, text=True).stdout.split()
-        assert procs, f"no Passenger process of {u}"
+        assert apps_of(u), f"no Passenger process of {u}"
+    assert not apps_of("root") and not apps_of(USER)
 
     assert d.run([BIN, "run", *d.opts, "--executor", "local"]).returncode == 0
     got = _drive(browser_tools, p, [
@@ -238,12 +241,17 @@ def test_students_and_staff_in_the_portal(portal: Portal, browser_tools: Path,
         {**me[alice], "path": f"{APP}/c/{p.course}/staff/a/bigsum"},
         {**me[ta], "path": f"{APP}/c/{p.course}/staff/a/bigsum",
          "shot": str(shots / "ondemand-staff.png")},
+        {**me[bob], "path": page, "viewport": [360, 740],
+         "shot": str(shots / "ondemand-student-phone.png")},
+        {**me[ta], "path": f"{APP}/c/{p.course}/staff/s/{alice}", "viewport": [360, 740],
+         "shot": str(shots / "ondemand-staff-phone.png")},
     ], tmp_path)
-    a_page, b_page, a_staff, ta_staff = got
+    a_page, b_page, a_staff, ta_staff, b_phone, ta_phone = got
     assert "WA" in a_page["text"] and bob not in a_page["text"], a_page["text"]
     assert "AC" in b_page["text"] and alice not in b_page["text"], b_page["text"]
     assert a_staff["status"] == 403 and f"{alice} is not staff" in a_staff["text"]
     assert ta_staff["status"] == 200 and alice in ta_staff["text"] and bob in ta_staff["text"]
+    assert b_phone["status"] == 200 and ta_phone["status"] == 200 and "WA" in ta_phone["text"]
     _refusals(p, files, alice, bob)
 
 
