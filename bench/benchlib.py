@@ -4,9 +4,11 @@ venv (a failure ends the benchmark with its output)."""
 
 from __future__ import annotations
 
+import os
 import shutil
 import subprocess
 import sys
+from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
@@ -44,3 +46,22 @@ def gl(*args: str, env: dict[str, str] | None = None, timeout: float = 3600) -> 
     if r.returncode != 0:
         sys.exit(f"gradeline {' '.join(args)} failed:\n{r.stdout}\n{r.stderr}")
     return r.stdout
+
+
+def cpu_by_part(parts: Sequence[tuple[str, str]]) -> dict[str, float]:
+    """CPU seconds (own and reaped children's) of every live process, by part: the
+    first of ``parts`` (name, a needle in its command line) that matches."""
+    tick = os.sysconf("SC_CLK_TCK")
+    out: dict[str, float] = {}
+    for d in Path("/proc").iterdir():
+        if not d.name.isdigit():
+            continue
+        try:
+            cmd = " " + (d / "cmdline").read_bytes().replace(b"\0", b" ").decode() + " "
+            fields = (d / "stat").read_text().rsplit(")", 1)[1].split()
+        except (OSError, IndexError, UnicodeDecodeError):
+            continue
+        part = next((p for p, needle in parts if needle in cmd), None)
+        if part is not None:
+            out[part] = out.get(part, 0.0) + sum(int(f) for f in fields[11:15]) / tick
+    return out

@@ -39,7 +39,7 @@ import time
 from pathlib import Path
 from typing import Any
 
-from benchlib import BIN, gl
+from benchlib import BIN, cpu_by_part, gl
 
 REPO = Path(__file__).resolve().parent.parent
 OUT = REPO / "bench" / "results" / "control_plane"
@@ -48,24 +48,6 @@ CONF = Path(os.environ.get("GRADELINE_STATE_DIR", "/var/lib/gradeline")) / "slur
 #: which part of the control plane a process is, by its command line
 PARTS = (("pilots", "grader.cli.task"), ("serve", " serve "), ("replay", " trace replay"),
          ("postgres", "postgres"), ("slurm", "slurmctld"), ("slurm", "slurmd"))
-
-
-def cpu_by_part() -> dict[str, float]:
-    """CPU seconds (own and reaped children's) of every live process, by part."""
-    tick = os.sysconf("SC_CLK_TCK")
-    out: dict[str, float] = {}
-    for d in Path("/proc").iterdir():
-        if not d.name.isdigit():
-            continue
-        try:
-            cmd = " " + (d / "cmdline").read_bytes().replace(b"\0", b" ").decode() + " "
-            fields = (d / "stat").read_text().rsplit(")", 1)[1].split()
-        except (OSError, IndexError, UnicodeDecodeError):
-            continue
-        part = next((p for p, needle in PARTS if needle in cmd), None)
-        if part is not None:
-            out[part] = out.get(part, 0.0) + sum(int(f) for f in fields[11:15]) / tick
-    return out
 
 
 def _children_cpu() -> float:
@@ -116,12 +98,12 @@ def one_rate(work: Path, rate: float, seconds: float, pilots: int, seed: int,
         wait_drained(spool, 600)
         time.sleep(2)
         since = dt.datetime.now(dt.UTC).isoformat()
-        cpu0, busy0, kids0 = cpu_by_part(), machine_busy(), _children_cpu()
+        cpu0, busy0, kids0 = cpu_by_part(PARTS), machine_busy(), _children_cpu()
         t0 = time.monotonic()
         gl("trace", "replay", str(trace), "--mode", "open", "--spool", str(spool), env=env)
         wait_drained(spool, 600 + 10 * seconds)
         wall = time.monotonic() - t0
-        cpu1, busy1 = cpu_by_part(), machine_busy()
+        cpu1, busy1 = cpu_by_part(PARTS), machine_busy()
         cpu1["replay"] = cpu1.get("replay", 0.0) + _children_cpu() - kids0  # it has ended
     finally:
         os.killpg(serve.pid, signal.SIGTERM)

@@ -21,7 +21,6 @@ from __future__ import annotations
 
 import argparse
 import json
-import os
 import pwd
 import shutil
 import statistics
@@ -33,6 +32,7 @@ from pathlib import Path
 from typing import Any
 
 import yaml
+from benchlib import cpu_by_part
 
 REPO = Path(__file__).resolve().parent.parent
 OUT = REPO / "bench" / "results" / "desk"
@@ -79,24 +79,6 @@ def account(name: str) -> int:
     except KeyError:
         subprocess.run(["useradd", "--no-create-home", "--shell", "/bin/sh", name], check=True)
         return pwd.getpwnam(name).pw_uid
-
-
-def cpu_by_part() -> dict[str, float]:
-    """CPU seconds (own and reaped children's) of every live process, by part."""
-    tick = os.sysconf("SC_CLK_TCK")
-    out: dict[str, float] = {}
-    for d in Path("/proc").iterdir():
-        if not d.name.isdigit():
-            continue
-        try:
-            cmd = " " + (d / "cmdline").read_bytes().replace(b"\0", b" ").decode() + " "
-            fields = (d / "stat").read_text().rsplit(")", 1)[1].split()
-        except (OSError, IndexError, UnicodeDecodeError):
-            continue
-        part = next((p for p, needle in PARTS if needle in cmd), None)
-        if part is not None:
-            out[part] = out.get(part, 0.0) + sum(int(f) for f in fields[11:15]) / tick
-    return out
 
 
 def as_grader(work: Path, *argv: object, popen: bool = False) -> Any:
@@ -164,7 +146,7 @@ def main() -> None:
             stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True) for s in students]
         for c in clients:
             assert c.stdout is not None and c.stdout.readline().strip() == "ready"
-        cpu0, t0 = cpu_by_part(), time.monotonic()
+        cpu0, t0 = cpu_by_part(PARTS), time.monotonic()
         for c in clients:
             assert c.stdin is not None
             c.stdin.write("go\n")
@@ -172,7 +154,7 @@ def main() -> None:
         results = [json.loads(c.communicate(timeout=3600)[0].splitlines()[-1])
                    for c in clients]
         wall = time.monotonic() - t0
-        cpu1 = cpu_by_part()
+        cpu1 = cpu_by_part(PARTS)
     finally:
         desk.terminate()
         desk.communicate(timeout=60)

@@ -23,7 +23,6 @@ import logging
 import os
 import selectors
 import socket
-import stat
 import tempfile
 import threading
 import time
@@ -34,8 +33,8 @@ from pathlib import Path
 from typing import IO, Any
 
 from grader.adapters.desk_client import CHUNK, MAX_HEADER
-from grader.adapters.peercred import Peer, peer_of
-from grader.core.errors import ConfigError, GradelineError
+from grader.adapters.peercred import Peer, bind_for_everyone, peer_of
+from grader.core.errors import GradelineError
 from grader.core.upload import MAX_UPLOAD_BYTES, Upload
 
 log = logging.getLogger(__name__)
@@ -235,28 +234,11 @@ def listen(path: Path, handler: Handler, bounds: Bounds = Bounds()) -> DeskServe
 
     :raises ConfigError: when another desk already answers there.
     """
-    path.parent.mkdir(parents=True, exist_ok=True)
-    path.parent.chmod(path.parent.stat().st_mode | 0o111)
-    if path.exists() or path.is_symlink():
-        if not stat.S_ISSOCK(path.lstat().st_mode):
-            raise ConfigError(f"{path} exists and is not a socket")
-        try:
-            with socket.socket(socket.AF_UNIX) as probe:
-                probe.connect(str(path))
-            raise ConfigError(f"another desk already answers on {path}")
-        except ConnectionRefusedError:
-            path.unlink()  # left by a desk that died
+    sock = bind_for_everyone(path, "desk")
     spill = path.parent / "incoming"
     spill.mkdir(mode=0o700, exist_ok=True)
     spill.chmod(0o700)
     for left in spill.iterdir():  # a desk that died mid-request
         left.unlink(missing_ok=True)
-    sock = socket.socket(socket.AF_UNIX)
-    old = os.umask(0o111)
-    try:
-        sock.bind(str(path))
-    finally:
-        os.umask(old)
-    path.chmod(0o666)
     sock.listen(128)
     return DeskServer(sock, handler, spill, bounds)

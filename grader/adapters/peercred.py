@@ -12,9 +12,13 @@ import grp
 import os
 import pwd
 import socket
+import stat
 import struct
 from collections.abc import Collection
 from dataclasses import dataclass
+from pathlib import Path
+
+from grader.core.errors import ConfigError
 
 
 @dataclass(frozen=True, slots=True)
@@ -53,3 +57,32 @@ def is_one_of(peer: Peer, accounts: Collection[str], groups: Collection[str]) ->
     if peer.uid == os.geteuid() or peer.user in accounts:
         return True
     return bool(groups) and bool(groups_of(peer) & set(groups))
+
+
+def bind_for_everyone(path: Path, what: str, dir_mode: int | None = None) -> socket.socket:
+    """A Unix socket bound at ``path`` that every account may connect to (who they are is
+    asked per request: :func:`peer_of`); its directory made searchable by all (or set to
+    ``dir_mode``). A socket left by a server that died is replaced.
+
+    :param what: the server, for the refusal ("desk", "staff server").
+    :raises ConfigError: when ``path`` is not a socket, or another server answers there.
+    """
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.parent.chmod(dir_mode if dir_mode is not None else path.parent.stat().st_mode | 0o111)
+    if path.exists() or path.is_symlink():
+        if not stat.S_ISSOCK(path.lstat().st_mode):
+            raise ConfigError(f"{path} exists and is not a socket")
+        try:
+            with socket.socket(socket.AF_UNIX) as probe:
+                probe.connect(str(path))
+            raise ConfigError(f"another {what} already answers on {path}")
+        except ConnectionRefusedError:
+            path.unlink()  # left by a server that died
+    sock = socket.socket(socket.AF_UNIX)
+    old = os.umask(0o111)
+    try:
+        sock.bind(str(path))
+    finally:
+        os.umask(old)
+    path.chmod(0o666)
+    return sock

@@ -13,17 +13,14 @@ changes who it is."""
 
 from __future__ import annotations
 
-import os
 import socket
-import stat
 from pathlib import Path
 from typing import Any
 
 import uvicorn
 from uvicorn.protocols.http.h11_impl import H11Protocol
 
-from grader.adapters.peercred import Peer, peer_of
-from grader.core.errors import ConfigError
+from grader.adapters.peercred import Peer, bind_for_everyone, peer_of
 
 PEER = "peer"  # the key in the request's state
 
@@ -49,30 +46,6 @@ def peer_in(scope_state: dict[str, Any] | None) -> Peer | None:
     return found if isinstance(found, Peer) else None
 
 
-def _unix_socket(path: Path) -> socket.socket:
-    """Bind ``path`` connectable by every account (who they are is checked per request);
-    its directory searchable, not listable, by them."""
-    path.parent.mkdir(parents=True, exist_ok=True)
-    path.parent.chmod(0o711)
-    if path.exists() or path.is_symlink():
-        if not stat.S_ISSOCK(path.lstat().st_mode):
-            raise ConfigError(f"{path} exists and is not a socket")
-        try:
-            with socket.socket(socket.AF_UNIX) as probe:
-                probe.connect(str(path))
-            raise ConfigError(f"another server already answers on {path}")
-        except ConnectionRefusedError:
-            path.unlink()
-    sock = socket.socket(socket.AF_UNIX)
-    old = os.umask(0o111)
-    try:
-        sock.bind(str(path))
-    finally:
-        os.umask(old)
-    path.chmod(0o666)
-    return sock
-
-
 def serve(app: Any, *, host: str, port: int, staff_socket: Path | None) -> None:
     """Serve ``app`` on ``host:port`` and, when given, on ``staff_socket`` until
     stopped (SIGTERM or Ctrl-C)."""
@@ -84,7 +57,7 @@ def serve(app: Any, *, host: str, port: int, staff_socket: Path | None) -> None:
     tcp.bind((host, port))
     sockets = [tcp]
     if staff_socket is not None:
-        sockets.append(_unix_socket(staff_socket))
+        sockets.append(bind_for_everyone(staff_socket, "staff server", dir_mode=0o711))
     try:
         server.run(sockets=sockets)
     finally:
