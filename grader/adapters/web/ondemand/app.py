@@ -131,7 +131,7 @@ class App:
             extra = f" (<a href='{esc(base)}/c/{quote(c.name)}/staff/'>staff pages</a>)" \
                 if staff else ""
             items.append(f"<li>{link}{extra}</li>")
-        return layout(self.title, f"<ul>{''.join(items)}</ul>")
+        return layout(self.title, f"<ul>{''.join(items)}</ul>", site_href=f"{base}/")
 
     def _view(self, course: CourseDoors) -> Mapping[str, Any] | str:
         reply = ask(course.desk, {"op": "mine"})
