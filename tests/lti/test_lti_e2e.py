@@ -183,7 +183,7 @@ def test_courses_live_in_the_lms(lms: Lms, browser_tools: Path, tmp_path: Path) 
     mine = _drive(browser_tools, "launch", lms.platform, "u-alice", rl,
                   shots / "lti-student.png")
     assert "WA" in mine["text"] and "bob" not in mine["text"].lower(), mine["text"]
-    staff = _drive(browser_tools, "launch", lms.platform, "u-tina", rl, "")
+    staff = _drive(browser_tools, "launch", lms.platform, "u-tina", rl, shots / "lti-staff.png")
     assert "bigsum" in staff["text"], staff
     with urllib.request.urlopen(staff["url"].rstrip("/") + "/a/bigsum", timeout=30) as r:
         table = r.read().decode()

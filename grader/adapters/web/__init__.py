@@ -29,6 +29,7 @@ from __future__ import annotations
 import os
 from collections.abc import Callable, Mapping, Sequence
 from typing import Any, Protocol
+from urllib.parse import quote
 
 from starlette.applications import Starlette
 from starlette.requests import Request
@@ -37,7 +38,7 @@ from starlette.routing import Route
 
 from grader.adapters.peercred import Peer
 from grader.adapters.web import pages
-from grader.adapters.web.design import CSP, REFRESH_QUERY, layout
+from grader.adapters.web.design import CSP, REFRESH_QUERY, layout, link
 from grader.adapters.web.live import page
 from grader.adapters.web.serving import peer_in
 from grader.adapters.web.student import MINE_RELOAD_S, mine_page
@@ -82,10 +83,12 @@ def staff_html(staff: StaffSource, path: str) -> str | None:
     knowing staff (an LTI launch): None if there is no such page. ``/`` is a plain
     index there (the live page belongs to the serving host)."""
     parts = path.strip("/").split("/")
-    nav = pages.staff_nav(list(staff.assignments()), path)
+    names = list(staff.assignments())
     data: Any = None
     if parts == [""]:
-        return layout("Your course", "<p>Choose an assignment above.</p>", nav=nav)
+        items = "".join(f"<li>{link(f'/a/{quote(n)}', n)}</li>" for n in names)
+        return layout("Your course", f"<ul>{items}</ul>", nav=pages.staff_nav(names))
+    nav = pages.staff_nav(names, path)
     if parts == ["usage"]:
         return pages.usage_page(staff.usage(), nav)
     kind = {("a", 2): "assignment", ("s", 2): "student", ("sub", 2): "submission",

@@ -210,7 +210,8 @@ class Tool:
             return _refuse(f"{e}: launch again from the LMS")
         base = f"{self.regs.base_url}/s/{quote(t)}"
         if who.staff:
-            path = request.path_params.get("rest", "")
+            path = request.path_params.get("rest", "") or \
+                (f"a/{quote(who.assignment)}" if who.assignment else "")  # the launch's
             html = self.courses.staff_page(who.course_file, "/" + path, base)
             return HTMLResponse(html, headers=PAGE) if html is not None else \
                 _refuse(f"no page {path}", 404)
