@@ -147,7 +147,10 @@ class DeskServer:
     def serve_forever(self) -> None:
         """Accept until ``shutdown``; each admitted connection gets a thread of its own."""
         with selectors.DefaultSelector() as sel:
-            sel.register(self.sock, selectors.EVENT_READ)
+            try:
+                sel.register(self.sock, selectors.EVENT_READ)
+            except (OSError, ValueError):  # closed before this thread got to it: a stop
+                return
             while not self._stop.is_set():
                 try:
                     if not sel.select(timeout=0.5):

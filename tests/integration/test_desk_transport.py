@@ -48,6 +48,7 @@ def served(tmp_path: Path):
     release.set()
     server.shutdown()
     server.server_close()
+    t.join(5)  # the acceptor's end belongs to this test, not to whichever runs next
 
 
 def _raw(path: Path, data: bytes) -> dict[str, object]:
@@ -146,3 +147,10 @@ def test_a_second_desk_on_the_same_socket_is_refused_and_a_dead_ones_socket_reus
     desk.listen(dead, lambda p, r, b: {}).server_close()
     with pytest.raises(GradelineError, match="no grading desk answers"):
         desk_client.ask(tmp_path / "none.sock", {})
+
+
+def test_a_desk_closed_before_its_thread_starts_stops_quietly(tmp_path: Path) -> None:
+    """A stop can win the race with the acceptor thread; the thread must end, not raise."""
+    server = desk.listen(tmp_path / "early.sock", lambda p, r, b: {})
+    server.server_close()
+    server.serve_forever()  # returns at once; raised "Invalid file descriptor: -1" before
