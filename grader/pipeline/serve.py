@@ -46,6 +46,7 @@ import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
 
+from grader.core.errors import GradelineError
 from grader.pipeline.run import Pipeline, RunSummary
 
 log = logging.getLogger(__name__)
@@ -186,14 +187,22 @@ class Server:
         pipe = self.pipe.fork()
         try:
             s = pipe.stage(name, ingest=True)
-        except Exception:  # a batch's failure must not stop the server
+        except GradelineError as e:  # the database or Slurm away: a reason is enough
+            log.error("batch %s failed: %s; it stays in the spool and is resumed in %g s",
+                      name, e, self.policy.retry_s)
+            self._failed()
+            return
+        except Exception:  # a bug of ours: the traceback, but the server goes on
             log.exception("batch %s failed; it stays in the spool and is resumed", name)
-            with self._lock:
-                self.summary.failed_batches += 1
+            self._failed()
             return
         with self._lock:
             self.summary.batches += 1
             self.summary.add(s)
+
+    def _failed(self) -> None:
+        with self._lock:
+            self.summary.failed_batches += 1
 
     def _reap(self) -> None:
         now = time.monotonic()

@@ -471,6 +471,37 @@ def test_serve_outlives_a_full_spool_file_system(course, bigsum):
     assert not course.new_entries() and not course.batches()
 
 
+def test_a_batch_that_meets_the_database_away_fails_with_a_reason_and_is_resumed(
+        course, bigsum, monkeypatch, caplog):
+    """PostgreSQL crashed under a batch: one line with the reason (no traceback), and
+    the batch is graded when serve resumes it."""
+    from grader.core.errors import StoreError
+    from grader.pipeline.run import Pipeline
+    from grader.pipeline.serve import ServePolicy, Server
+
+    store, ex = MemoryStore(), FakeExecutor(bigsum)
+    pipe = make_pipeline(course, bigsum, store, ex)
+    real_stage, calls = Pipeline.stage, []
+
+    def stage(self, *a, **kw):
+        calls.append(1)
+        if len(calls) == 1:
+            raise StoreError("database error: terminating connection due to crash")
+        return real_stage(self, *a, **kw)
+
+    monkeypatch.setattr(Pipeline, "stage", stage)
+    server = Server(pipe, ServePolicy(idle_exit=True, poll_s=0.01, retry_s=0.1,
+                                      submit_interval_s=0.0, report_s=0), say=lambda _: None)
+    with caplog.at_level("ERROR", logger="grader.pipeline.serve"):
+        s = server.serve()
+    (rec,) = [r for r in caplog.records if "failed" in r.getMessage()]
+    assert "terminating connection due to crash" in rec.getMessage()
+    assert "resumed in 0.1 s" in rec.getMessage() and rec.exc_info is None
+    assert s.failed_batches == 1 and len(calls) == 2
+    assert s.total.graded + s.total.reused == 4 and s.total.quarantined == 1
+    assert not course.new_entries() and not course.batches()
+
+
 def test_serve_claims_every_quarter_second_but_an_sbatch_per_batch_every_second():
     from grader.pipeline.serve import submit_interval
     assert submit_interval(None, arrays=False) == 0.25  # pilots, local workers
