@@ -33,7 +33,8 @@ AGS_SCOPES = ("https://purl.imsglobal.org/spec/lti-ags/scope/lineitem",
               "https://purl.imsglobal.org/spec/lti-ags/scope/result.readonly",
               "https://purl.imsglobal.org/spec/lti-ags/scope/score")
 CANVAS_SUBMISSION = "https://canvas.instructure.com/lti/submission"
-INSTRUCTOR = ("#Instructor", "#Administrator", "#ContentDeveloper", "#TeachingAssistant")
+MEMBERSHIP = "http://purl.imsglobal.org/vocab/lis/v2/membership"
+STAFF = frozenset({"Instructor", "Administrator", "ContentDeveloper", "TeachingAssistant"})
 
 
 @dataclass(frozen=True, slots=True)
@@ -125,5 +126,20 @@ def members(regs: Registrations, ctx: Mapping[str, Any]) -> list[dict[str, Any]]
 
 
 def is_staff_role(roles: Sequence[str]) -> bool:
-    """Whether LTI roles make someone the course's staff (instructor, TA, designer)."""
-    return any(r.endswith(INSTRUCTOR) or "#TeachingAssistant" in r for r in roles)
+    """Whether LTI roles make someone this course's staff (instructor, TA, designer).
+
+    Only context (membership) roles count: Canvas sends institution roles such as
+    ``institution/person#Instructor`` for anyone who teaches somewhere, and such a
+    person enrolled here as a learner is a student of this course. A sub-role
+    (``membership/Instructor#TeachingAssistant``) counts by its principal role; the
+    deprecated short names (``Instructor``) are context roles too.
+    """
+    for r in roles:
+        if r in STAFF:
+            return True
+        if r.startswith(MEMBERSHIP + "#"):
+            if r.partition("#")[2] in STAFF:
+                return True
+        elif r.startswith(MEMBERSHIP + "/") and r[len(MEMBERSHIP) + 1:].partition("#")[0] in STAFF:
+            return True
+    return False
