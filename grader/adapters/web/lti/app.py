@@ -47,6 +47,7 @@ C = "https://purl.imsglobal.org/spec/lti/claim/"
 AGS_CLAIM = "https://purl.imsglobal.org/spec/lti-ags/claim/endpoint"
 NRPS_CLAIM = "https://purl.imsglobal.org/spec/lti-nrps/claim/namesroleservice"
 SESSION = timedelta(hours=1)
+FORM_SLACK = 64 << 10  # a hand-in's multipart envelope and the form's other fields
 NO_STORE = {"Cache-Control": "no-store", "Referrer-Policy": "no-referrer"}
 #: the pages in the shared design: its stylesheet and nothing else (not the deep link's
 #: reply, whose form the platform's own script posts on)
@@ -126,8 +127,8 @@ class Tool:
             data = await run_in_threadpool(launch.get_launch_data)
         except LtiException as e:  # a forged, replayed, expired or unknown launch
             return finish(req, _refuse(f"launch refused: {e}"))
-        try:
-            return finish(req, self._opened(launch, data))
+        try:  # in a thread: it reads the course file and writes the tool's state
+            return finish(req, await run_in_threadpool(self._opened, launch, data))
         except RefusedError as e:
             return finish(req, _refuse(str(e)))
 
@@ -152,9 +153,12 @@ class Tool:
         if launch.is_deep_link_launch():
             if not staff:
                 raise RefusedError("only an instructor adds gradeline assignments to a course")
-            lid = launch.get_launch_id()
-            with self._lock:
-                self._launches[lid] = (time.monotonic(), launch)
+            lid, now = launch.get_launch_id(), time.monotonic()
+            with self._lock:  # a picker left open past the session is forgotten
+                for old in [k for k, (t, _) in self._launches.items()
+                            if now - t > SESSION.total_seconds()]:
+                    del self._launches[old]
+                self._launches[lid] = (now, launch)
             t = self._token(Who(str(course_file), data["sub"], True, key, lid))
             return HTMLResponse(pages.picker(course, f"{self.regs.base_url}/deeplink/{t}"),
                                 headers=NO_STORE)
@@ -165,14 +169,18 @@ class Tool:
                 f"on the roster of course {course.name}: no student has this LMS id, email "
                 "or SIS id (staff: gradeline lti roster, or add lms_id to the roster)")
         if not staff:
-            self.state.remember_context(key, {"users": {
-                **(self.state.contexts().get(key, {}).get("users") or {}), user: data["sub"]}})
+            self.state.remember_user(key, user, data["sub"])
         t = self._token(Who(str(course_file), user, staff, key, assignment))
         return RedirectResponse(f"{self.regs.base_url}/s/{t}/", 303)
 
     # -- deep linking -----------------------------------------------------------------------
     async def deeplink(self, request: Request) -> Response:
-        who = self._who(request.path_params["t"])
+        try:
+            who = self._who(request.path_params["t"])
+        except RefusedError as e:
+            return _refuse(f"{e}: add the assignment again from the LMS")
+        if not who.staff:
+            return _refuse("only an instructor adds gradeline assignments to a course")
         form = await request.form()
         name = str(form.get("assignment", ""))
         with self._lock:
@@ -227,9 +235,13 @@ class Tool:
             return _refuse(f"{e}: launch again from the LMS")
         if who.staff:
             return _refuse("staff hand in as students do, from a student's account")
-        form = await request.form(max_part_size=MAX_BODY + 1)
+        length = request.headers.get("content-length", "")
+        if not length.isdecimal() or int(length) > MAX_BODY + FORM_SLACK:
+            return _refuse(f"a hand-in is at most {MAX_BODY >> 20} MiB (and says its size)",
+                           413)  # refused before a byte of it is read or stored
+        form = await request.form()
         upload, assignment = form.get("file"), str(form.get("assignment", ""))
-        course = self.courses.course(who.course_file)
+        course = await run_in_threadpool(self.courses.course, who.course_file)
         try:
             if upload is None or isinstance(upload, str) or not upload.filename:
                 raise RefusedError("choose a file to hand in")
@@ -248,7 +260,7 @@ class Tool:
             error = None
         except (RefusedError, GradelineError) as e:
             receipt, error = None, str(e)
-        view = self.courses.view(who.course_file, who.user)
+        view = await run_in_threadpool(self.courses.view, who.course_file, who.user)
         return HTMLResponse(pages.student(view, course, str(request.url), assignment or
                                           who.assignment, token=request.path_params["t"],
                                           receipt=receipt, error=error),

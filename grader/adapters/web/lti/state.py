@@ -66,6 +66,11 @@ class LtiState:
             ctx = data.setdefault(key, {})
             ctx.setdefault("lineitems", {})[assignment] = lineitem
 
+    def remember_user(self, key: str, student: str, lms_user: str) -> None:
+        """Which LMS user a roster student is, for the scores sent back (AGS)."""
+        with self._edit(self.contexts_file) as data:
+            data.setdefault(key, {}).setdefault("users", {})[student] = lms_user
+
     def contexts(self) -> dict[str, dict[str, Any]]:
         with self._lock:
             return _read(self.contexts_file)
