@@ -234,7 +234,7 @@ def _id_token(lms: Lms, rl: str) -> tuple[requests.Session, str, str, str]:
 
 def _why(html: str) -> list[str]:
     """What a refusal page says."""
-    return re.findall(r"role='alert'[^>]*>(.*?)</p>", html, re.S)
+    return re.findall(r'role="alert".*?<p>(.*?)</p>', html, re.S)
 
 
 def _resigned(token: str, key: rsa.RSAPrivateKey, **changes: object) -> str:

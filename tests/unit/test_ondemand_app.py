@@ -10,8 +10,15 @@ from typing import Any
 
 import pytest
 
-from grader.adapters.web.ondemand.app import App, CourseDoors, app_paths, form_key, load_site
-from grader.core.errors import ConfigError
+from grader.adapters.web.ondemand.app import (
+    App,
+    CourseDoors,
+    app_paths,
+    form_key,
+    load_site,
+    read_form,
+)
+from grader.core.errors import ConfigError, RefusedError
 
 
 @pytest.mark.parametrize(("script", "path", "want"), [
@@ -75,3 +82,47 @@ def test_refusals_that_need_no_desk(tmp_path: Path) -> None:
     assert status.startswith("403")
     status, _, body = _call(app, "GET", "/pun/sys/gradeline/c/cs101/")
     assert status.startswith("502") and "Traceback" not in body  # no desk: said, not raised
+
+
+def _form(body: bytes, ctype: str = "multipart/form-data; boundary=B",
+          length: str | None = None) -> dict[str, Any]:
+    return {"CONTENT_TYPE": ctype, "CONTENT_LENGTH": str(len(body)) if length is None
+            else length, "wsgi.input": io.BytesIO(body)}
+
+
+def test_a_hand_in_form_is_read_or_refused_with_a_reason(tmp_path: Path) -> None:
+    """Bad forms are refusals, never a traceback; the browser's file name is passed on
+    for the desk to judge but never used as a path here."""
+    body = (b"--B\r\nContent-Disposition: form-data; name=\"assignment\"\r\n\r\nbigsum\r\n"
+            b"--B\r\nContent-Disposition: form-data; name=\"file\"; filename=\"..\"\r\n"
+            b"Content-Type: text/plain\r\n\r\nint main(){}\r\n--B--\r\n")
+    fields, file = read_form(_form(body), tmp_path)
+    assert fields == {"assignment": "bigsum"} and file is not None
+    assert file[1] == ".." and file[0].parent == tmp_path
+    assert file[0].read_bytes() == b"int main(){}"
+    for bad, why in [(_form(body, length=""), "says its size"),
+                     (_form(body, length="1e9"), "says its size"),
+                     (_form(body, length=str(64 << 20)), "at most 16 MiB"),
+                     (_form(b"x", "text/plain"), "not a hand-in form"),
+                     (_form(b"garbage", "multipart/form-data"), "not a hand-in form"),
+                     (_form(b"garbage\r\n--C--", "multipart/form-data; boundary=C"),
+                      "not a hand-in form")]:
+        with pytest.raises(RefusedError, match=why):
+            read_form(bad, tmp_path)
+
+
+def test_staff_paths_are_passed_on_quoted(tmp_path: Path,
+                                          monkeypatch: pytest.MonkeyPatch) -> None:
+    seen: list[str] = []
+
+    def fake_get(sock: Path, path: str, timeout: float = 30.0) -> tuple[int, str, str]:
+        seen.append(path)
+        return 403, "text/plain", "alice is not staff of this course"
+
+    monkeypatch.setattr("grader.adapters.web.ondemand.app.staff_get", fake_get)
+    app = App("Grading", {"cs101": CourseDoors("cs101", tmp_path / "d.sock",
+                                               tmp_path / "s.sock")}, key=b"k" * 32)
+    status, _, body = _call(app, "GET", "/pun/sys/gradeline/c/cs101/staff/s/J\u00fcrgen X",
+                            QUERY_STRING="refresh=on")
+    assert seen == ["/s/J%C3%BCrgen%20X?refresh=on"]
+    assert status.startswith("403") and "alice is not staff" in body and 'role="alert"' in body

@@ -88,7 +88,8 @@ def get(path: str, host: str, peer: Peer | None = None, query: bytes = b"",
     return out["status"], out["body"].decode()
 
 
-STAFF_ROUTES = ("/", "/a/hw1", "/api/a/hw1", "/api/snapshot", "/s/alice", "/sub/s1",
+STAFF_ROUTES = ("/", "/a/hw1", "/api/a/hw1", "/api/snapshot", "/api/access", "/s/alice",
+                "/sub/s1",
                 "/a/hw1/preview", "/a/hw1/similarity", "/a/hw1/similarity/0", "/usage",
                 "/api/usage")
 
@@ -102,6 +103,7 @@ def test_staff_pages_answer_the_courses_staff_on_the_socket_only() -> None:
         assert status == 403 and "alice is not staff" in body, path
     status, body = get("/a/hw1", "", TA)
     assert status == 200 and "Alice &lt;b&gt;" in body and "<td>Alice <b>" not in body
+    assert get("/api/access", "", TA) == (200, '{"staff":"ta1"}')
     assert get("/a/nope", "", TA)[0] == 404
     assert get("/s/alice", "", TA)[0] == 404
     assert "stored (last 28 h)" in get("/", "", TA)[1]
@@ -143,5 +145,6 @@ def test_staff_html_renders_the_pages_a_front_end_serves_under_its_own_path() ->
     assert 'href="/a/hw1"' in (web.staff_html(staff, "/") or "")
     assert web.staff_html(staff, "/a/hw1/preview") is not None  # none yet is a page too
     for missing in ("/a/nope", "/s/alice", "/sub/s1", "/a/hw1/similarity/0",
-                    "/a/hw1/assignment", "/a/hw1/similarity/x", "/etc/passwd", "/a"):
+                    "/a/hw1/assignment", "/a/hw1/similarity/x", "/a/hw1/similarity/\u00b2",
+                    "/etc/passwd", "/a"):
         assert web.staff_html(staff, missing) is None, missing

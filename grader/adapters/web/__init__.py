@@ -21,7 +21,9 @@ reloads itself only when its reader asks (``?refresh=on``).
 Routes: ``/`` live, ``/a/NAME`` an assignment, ``/a/NAME/preview`` its regrade
 preview, ``/a/NAME/similarity`` its similarity report (``/N``: pair N side by side),
 ``/s/STUDENT`` a student, ``/sub/ID`` a submission (each with a JSON twin
-under ``/api``), ``/api/snapshot``, ``/me/TOKEN`` a student's own page, ``/healthz``.
+under ``/api``), ``/api/snapshot``, ``/api/access`` (200 for staff: the portal's cheap
+way to know whether to offer the staff pages), ``/me/TOKEN`` a student's own page,
+``/healthz``.
 """
 
 from __future__ import annotations
@@ -93,7 +95,7 @@ def staff_html(staff: StaffSource, path: str) -> str | None:
         return pages.usage_page(staff.usage(), nav)
     kind = {("a", 2): "assignment", ("s", 2): "student", ("sub", 2): "submission",
             ("a", 3): parts[-1], ("a", 4): "pair"}.get((parts[0], len(parts)), "")
-    if kind == "pair" and parts[2] == "similarity" and parts[3].isdigit():
+    if kind == "pair" and parts[2] == "similarity" and parts[3].isdecimal() and parts[3].isascii():
         data = staff.pair(parts[1], int(parts[3]))
         return pages.pair_page(parts[1], int(parts[3]), data, nav) if data else None
     if kind not in VIEWS or (kind in ("preview", "similarity")) != (len(parts) == 3):
@@ -134,6 +136,21 @@ def refusal(request: Request, allowed: StaffCheck, door: str) -> Response | None
     return None
 
 
+def _mine(students: StudentSource | None) -> Callable[[Request], Response]:
+    """A student's own page, from the link the desk signed for them (any address)."""
+    def mine(request: Request) -> Response:
+        if students is None:
+            return PlainTextResponse("no student pages here\n", status_code=404)
+        try:
+            view = students(request.path_params["token"])
+        except RefusedError as e:
+            return html_page(pages.refused_page(str(e)), 403)
+        every = MINE_RELOAD_S if refresh_asked(request) else None
+        return html_page(mine_page(view, auto_refresh_s=every),
+                         headers={"Cache-Control": "no-store", "Referrer-Policy": "no-referrer"})
+    return mine
+
+
 def app(provider: Provider, refresh_s: int = 5, *, staff: StaffSource | None = None,
         students: StudentSource | None = None, is_staff: StaffCheck | None = None,
         staff_door: str = "the staff socket") -> Starlette:
@@ -158,6 +175,10 @@ def app(provider: Provider, refresh_s: int = 5, *, staff: StaffSource | None = N
     def snapshot(request: Request) -> Response:
         return _not_staff(request) or JSONResponse(dict(provider()))
 
+    def access(request: Request) -> Response:  # whether to offer the staff pages, cheaply
+        return _not_staff(request) or JSONResponse(
+            {"staff": getattr(peer_in(request.scope.get("state")), "user", None)})
+
     def staff_route(kind: str, render: Callable[[str, Any, str], str]
                     ) -> Callable[[Request], Response]:
         def handle(request: Request) -> Response:
@@ -173,17 +194,6 @@ def app(provider: Provider, refresh_s: int = 5, *, staff: StaffSource | None = N
                 return JSONResponse(data)
             return html_page(render(key, data, nav(request)))
         return handle
-
-    def mine(request: Request) -> Response:
-        if students is None:
-            return PlainTextResponse("no student pages here\n", status_code=404)
-        try:
-            view = students(request.path_params["token"])
-        except RefusedError as e:
-            return html_page(pages.refused_page(str(e)), 403)
-        every = MINE_RELOAD_S if refresh_asked(request) else None
-        return html_page(mine_page(view, auto_refresh_s=every),
-                         headers={"Cache-Control": "no-store", "Referrer-Policy": "no-referrer"})
 
     def pair(request: Request) -> Response:
         refused = _not_staff(request)
@@ -204,9 +214,9 @@ def app(provider: Provider, refresh_s: int = 5, *, staff: StaffSource | None = N
             return JSONResponse(dict(data))
         return html_page(pages.usage_page(data, nav(request)))
 
-    routes = [Route("/", index), Route("/api/snapshot", snapshot),
+    routes = [Route("/", index), Route("/api/snapshot", snapshot), Route("/api/access", access),
               Route("/a/{key}/similarity/{index:int}", pair),
-              Route("/me/{token}", mine), Route("/healthz", healthz),
+              Route("/me/{token}", _mine(students)), Route("/healthz", healthz),
               Route("/usage", usage), Route("/api/usage", usage)]
     for kind, path in PATHS.items():
         handler = staff_route(kind, VIEWS[kind])

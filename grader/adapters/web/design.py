@@ -225,6 +225,12 @@ def notice(kind: str, text_html: str) -> str:
             f"{NOTICE_LABELS[kind]}:</strong><div>{text_html}</div></div>")
 
 
+def message_page(title: str, text: str, *, kind: str = "error",
+                 site_href: str | None = "/") -> str:
+    """A page that says one thing (mostly why not), as a notice led by its word."""
+    return layout(title, notice(kind, f"<p>{esc(text)}</p>"), site_href=site_href)
+
+
 def pre(text: str, *, source: bool = False) -> str:
     """Program text or output, escaped, in a block keyboard users can focus and scroll.
 

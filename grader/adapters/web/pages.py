@@ -14,6 +14,7 @@ from grader.adapters.web.design import (
     esc,
     layout,
     link,
+    message_page,
     meta,
     muted,
     nav_links,
@@ -47,7 +48,7 @@ def _a(name: str) -> str:
 
 def refused_page(message: str) -> str:
     """Why a student's link is not taken (the reader may open no other page)."""
-    return layout("refused", notice("error", f"<p>{esc(message)}</p>"), site_href=None)
+    return message_page("refused", message, site_href=None)
 
 
 def assignment_page(name: str, rows: Sequence[Mapping[str, Any]], nav: str) -> str:

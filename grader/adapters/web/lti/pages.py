@@ -7,13 +7,13 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
-from grader.adapters.web.design import esc, layout
+from grader.adapters.web.design import esc, layout, message_page
 from grader.adapters.web.student import handin_page
 from grader.core.upload import MAX_UPLOAD_BYTES
 
 
 def refusal(why: str) -> str:
-    return layout("Not here", f"<p role='alert'>{esc(why)}</p>", site_href=None)
+    return message_page("Not here", why, site_href=None)
 
 
 def picker(course: Any, action: str) -> str:

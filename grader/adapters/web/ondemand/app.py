@@ -29,12 +29,13 @@ from urllib.parse import quote
 
 import yaml
 from python_multipart import parse_form
+from python_multipart.exceptions import FormParserError
 
 from grader.adapters.desk_client import ask
-from grader.adapters.web.design import CSP, esc, layout, rebase
+from grader.adapters.web.design import CSP, esc, layout, message_page, rebase
 from grader.adapters.web.ondemand.staff import staff_get
 from grader.adapters.web.student import handin_page
-from grader.core.errors import ConfigError, GradelineError
+from grader.core.errors import ConfigError, GradelineError, RefusedError
 from grader.core.upload import MAX_UPLOAD_BYTES
 
 StartResponse = Callable[[str, list[tuple[str, str]]], object]
@@ -100,8 +101,7 @@ class App:
         try:
             status, body, ctype = self._route(environ, base, path)
         except GradelineError as e:
-            why = f"<p role='alert'>{esc(str(e))}</p>"
-            status, body, ctype = 502, layout("Not available", why), HTML
+            status, body, ctype = 502, message_page("Not available", str(e)), HTML
         data = body.encode()
         start(f"{status} {HTTPStatus(status).phrase}",
               [("Content-Type", ctype), ("Content-Length", str(len(data))), *HEADERS])
@@ -112,13 +112,14 @@ class App:
         if path in ("", "/"):
             return Reply(200, self._home(base))
         if parts[0] != "c" or len(parts) < 2 or parts[1] not in self.courses:
-            return Reply(404, layout("Not here", "<p>No such page.</p>"))
+            return Reply(404, message_page("Not here", "No such page.", kind="info"))
         course = self.courses[parts[1]]
         here = f"{base}/c/{quote(course.name)}"
         if len(parts) >= 3 and parts[2] == "staff":
             query = environ.get("QUERY_STRING", "")
-            return self._staff(course, "/" + "/".join(parts[3:]) + (f"?{query}" if query
-                                                                     else ""), here)
+            # PATH_INFO comes decoded: quoted again, "/" inside a name stays a name
+            return self._staff(course, "/" + "/".join(quote(p, safe="") for p in parts[3:])
+                               + (f"?{query}" if query else ""), here)
         if len(parts) >= 3 and parts[2] == "hand-in" and environ["REQUEST_METHOD"] == "POST":
             return self._hand_in(environ, course, here)
         return Reply(200, self._student(course, here))
@@ -126,7 +127,7 @@ class App:
     def _home(self, base: str) -> str:
         items = []
         for c in self.courses.values():
-            staff = c.staff is not None and staff_get(c.staff, "/api/snapshot")[0] == 200
+            staff = c.staff is not None and staff_get(c.staff, "/api/access")[0] == 200
             link = f"<a href='{esc(base)}/c/{quote(c.name)}/'>{esc(c.name)}</a>"
             extra = f" (<a href='{esc(base)}/c/{quote(c.name)}/staff/'>staff pages</a>)" \
                 if staff else ""
@@ -144,7 +145,7 @@ class App:
                  error: str | None = None) -> str:
         view = self._view(course)
         if isinstance(view, str):
-            return layout(course.name, f"<p role='alert'>{esc(view)}</p>")
+            return message_page(course.name, view)
         return handin_page(view, [a["name"] for a in view["assignments"]],
                            action=f"{here}/hand-in", csrf_token=self._csrf(course.name),
                            max_mib=MAX_UPLOAD_BYTES >> 20, receipt=receipt, error=error,
@@ -154,27 +155,31 @@ class App:
         origin = environ.get("HTTP_ORIGIN")
         host = environ.get("HTTP_X_FORWARDED_HOST") or environ.get("HTTP_HOST", "")
         if origin and origin.split("://", 1)[-1] != host:
-            return Reply(403, layout("Refused", "<p role='alert'>A hand-in from another "
-                                                "site's page is refused.</p>"))
+            return Reply(403, message_page("Refused", "A hand-in from another site's page is "
+                                                      "refused."))
         with tempfile.TemporaryDirectory(prefix="gradeline-ood-") as tmp:
-            fields, file = read_form(environ, Path(tmp))
+            try:
+                fields, file = read_form(environ, Path(tmp))
+            except RefusedError as e:
+                return Reply(400, self._student(course, here, error=str(e)))
             if not hmac.compare_digest(fields.get("csrf", ""), self._csrf(course.name)):
                 return Reply(403, self._student(course, here, error="the form expired: hand "
                                                 "in again from this page"))
             if file is None:
                 return Reply(400, self._student(course, here, error="choose a file to hand in"))
             reply = ask(course.desk, {"op": "hand-in", "assignment": fields.get("assignment"),
-                                      "name": file.name}, file)
+                                      "name": file[1]}, file[0])
         if not reply.get("ok"):
             return Reply(400, self._student(course, here, error=str(reply.get("error"))))
         return Reply(200, self._student(course, here, receipt=reply["receipt"]))
 
     def _staff(self, course: CourseDoors, path: str, here: str) -> Reply:
         if course.staff is None:
-            return Reply(404, layout("Not here", "<p>This course has no staff pages here.</p>"))
+            return Reply(404, message_page("Not here", "This course has no staff pages here.",
+                                           kind="info"))
         status, ctype, body = staff_get(course.staff, path)
         if status != 200:  # the server's reason, in plain text
-            return Reply(status, layout("Not for you", f"<p role='alert'>{esc(body)}</p>"))
+            return Reply(status, message_page("Not for you", body))
         return Reply(200, rebase(body, f"{here}/staff") if ctype.startswith("text/html")
                      else body, ctype)
 
@@ -194,17 +199,19 @@ def app_paths(environ: Mapping[str, Any]) -> tuple[str, str]:
     return base, path
 
 
-def read_form(environ: Mapping[str, Any], into: Path) -> tuple[dict[str, str], Path | None]:
-    """A multipart form's fields and its file (written under ``into``, with its own
-    name's last part), within the hand-in's size.
+def read_form(environ: Mapping[str, Any], into: Path
+              ) -> tuple[dict[str, str], tuple[Path, str] | None]:
+    """A multipart form's fields and its file: (where it was written under ``into``, the
+    name the browser gave, which the desk judges), within the hand-in's size.
 
-    :raises GradelineError: for a body over the limit.
+    :raises RefusedError: for a body over the limit, of unknown size or not a form.
     """
-    length = int(environ.get("CONTENT_LENGTH") or 0)
-    if length > MAX_UPLOAD_BYTES + (64 << 10):
-        raise GradelineError(f"the file is larger than {MAX_UPLOAD_BYTES >> 20} MiB")
+    length = str(environ.get("CONTENT_LENGTH") or "")
+    if not length.isdecimal() or int(length) > MAX_UPLOAD_BYTES + (64 << 10):
+        raise RefusedError(f"a hand-in is at most {MAX_UPLOAD_BYTES >> 20} MiB (and says "
+                           "its size)")
     fields: dict[str, str] = {}
-    saved: list[Path] = []
+    saved: list[tuple[Path, str]] = []
 
     def on_field(f: Any) -> None:
         fields[f.field_name.decode()] = (f.value or b"").decode(errors="replace")
@@ -214,13 +221,16 @@ def read_form(environ: Mapping[str, Any], into: Path) -> tuple[dict[str, str], P
         if not name:
             return
         f.file_object.seek(0)
-        target = into / name
+        target = into / f"upload-{len(saved)}"  # never the browser's name: ".." is one
         target.write_bytes(f.file_object.read())
-        saved.append(target)
+        saved.append((target, name))
 
     headers = {"Content-Type": str(environ.get("CONTENT_TYPE", "")).encode(),
                "Content-Length": str(length).encode()}
-    parse_form(headers, environ["wsgi.input"], on_field, on_file)
+    try:
+        parse_form(headers, environ["wsgi.input"], on_field, on_file)
+    except FormParserError as e:
+        raise RefusedError(f"not a hand-in form ({e})") from None
     return fields, saved[0] if saved else None
 
 
