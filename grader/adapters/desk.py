@@ -206,6 +206,7 @@ class DeskServer:
         except OSError:
             pass  # the client went away: nothing to answer
         finally:
+            conn.close()  # answered or not (closing twice is harmless)
             with self._lock:
                 self._open[peer.uid] -= 1
                 if not self._open[peer.uid]:

@@ -5,6 +5,7 @@ finds apps (a system app: /var/www/ood/apps/sys/gradeline; a developer's:
 from __future__ import annotations
 
 import argparse
+import shlex
 import shutil
 import sys
 from pathlib import Path
@@ -25,7 +26,8 @@ def cmd_install(args: argparse.Namespace, ctx: Context) -> int:
     for name in ("passenger_wsgi.py", "manifest.yml"):
         shutil.copyfile(SITE / name, dest / name)
     wrapper = dest / "bin" / "python"
-    wrapper.write_text((SITE / "bin" / "python").read_text().replace("@PYTHON@", python))
+    text = (SITE / "bin" / "python").read_text()
+    wrapper.write_text(text.replace("@PYTHON@", shlex.quote(python)))
     wrapper.chmod(0o755)
     config = dest / "gradeline-ondemand.yaml"
     if args.config:

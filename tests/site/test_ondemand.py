@@ -22,6 +22,7 @@ import pwd
 import secrets
 import shutil
 import subprocess
+import sys
 import tempfile
 import time
 from collections.abc import Iterator
@@ -295,3 +296,15 @@ def test_ondemand_install_refuses_a_missing_python(tmp_path: Path) -> None:
                         str(tmp_path / "nope")], capture_output=True, text=True)
     assert r.returncode == 2 and "no such interpreter" in r.stderr and "Traceback" not in r.stderr
     assert not (tmp_path / "app").exists()
+
+
+def test_ondemand_install_runs_a_python_whose_path_has_a_space(tmp_path: Path) -> None:
+    spaced = tmp_path / "site env" / "python3"
+    spaced.parent.mkdir()
+    spaced.symlink_to(sys.executable)
+    r = subprocess.run([str(BIN), "ondemand", "install", str(tmp_path / "app"), "--python",
+                        str(spaced)], capture_output=True, text=True)
+    assert r.returncode == 0, r.stderr
+    out = subprocess.run([str(tmp_path / "app/bin/python"), "-c", "print('ok')"],
+                         capture_output=True, text=True)
+    assert out.returncode == 0 and out.stdout == "ok\n", out.stderr
