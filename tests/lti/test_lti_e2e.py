@@ -9,6 +9,7 @@ replayed, an expired id_token and one for an unknown deployment are refused."""
 
 from __future__ import annotations
 
+import http.client
 import json
 import os
 import re
@@ -16,6 +17,7 @@ import shutil
 import subprocess
 import sys
 import time
+import urllib.parse
 import urllib.request
 from collections.abc import Iterator
 from datetime import UTC, datetime, timedelta
@@ -232,6 +234,21 @@ def _id_token(lms: Lms, rl: str) -> tuple[requests.Session, str, str, str]:
     return s, action.group(1), form["id_token"], form["state"]
 
 
+def _hand_in_unread(url: str, length: str | None) -> tuple[int, str]:
+    """A hand-in's headers and not one byte of its body: the answer must come anyway."""
+    u = urllib.parse.urlsplit(url)
+    conn = http.client.HTTPConnection(u.hostname or "", u.port, timeout=10)
+    conn.putrequest("POST", u.path)
+    conn.putheader("Content-Type", "multipart/form-data; boundary=B")
+    conn.putheader(*(("Content-Length", length) if length else ("Transfer-Encoding",
+                                                                "chunked")))
+    conn.endheaders()
+    r = conn.getresponse()
+    out = r.status, r.read().decode()
+    conn.close()
+    return out
+
+
 def _why(html: str) -> list[str]:
     """What a refusal page says."""
     return re.findall(r'role="alert".*?<p>(.*?)</p>', html, re.S)
@@ -255,6 +272,9 @@ def test_forged_replayed_expired_and_unknown_launches_are_refused(lms: Lms) -> N
     s, url, token, state = _id_token(lms, rl)
     ok = _post(s, url, token, state)
     assert ok.status_code == 200 and "alice in lticourse" in ok.text, _why(ok.text)
+    for length in ("104857600", None):  # 100 MiB announced, or no size at all
+        status, body = _hand_in_unread(ok.url + "hand-in", length)
+        assert status == 413 and "at most 16 MiB" in body, (length, status, body[:300])
     replay = _post(s, url, token, state)
     assert replay.status_code == 403 and "launch refused" in replay.text
     other = rsa.generate_private_key(public_exponent=65537, key_size=2048)
