@@ -44,10 +44,12 @@ def peer_of(sock: socket.socket) -> Peer:
 
 def groups_of(peer: Peer) -> set[str]:
     """The names of the peer account's groups: its primary one and every group that
-    lists it (what ``id -Gn`` says, read from the group database)."""
-    names = {g.gr_name for g in grp.getgrall() if peer.user in g.gr_mem}
-    with contextlib.suppress(KeyError):
-        names.add(grp.getgrgid(peer.gid).gr_name)
+    lists it (what ``id -Gn`` says). Asked of NSS for this account (``getgrouplist``),
+    not by walking every group: a directory (SSSD, LDAP) seldom lists all of them."""
+    names = set()
+    for gid in os.getgrouplist(peer.user, peer.gid):
+        with contextlib.suppress(KeyError):
+            names.add(grp.getgrgid(gid).gr_name)
     return names
 
 
