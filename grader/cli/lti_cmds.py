@@ -84,9 +84,11 @@ def cmd_roster(args: argparse.Namespace, ctx: Context) -> int:
     for line in changes:
         print(line)
     if args.write and course.source is not None and changes:
-        roster = course.source.parent / "roster.csv"
-        print(f"wrote {roster}", file=sys.stderr)
+        roster = course.roster_source or course.source.parent / "roster.csv"
         roster.write_text(text)
+        print(f"wrote {roster}" + ("" if course.roster_source else
+                                   f" (name it in {course.source.name}: roster: roster.csv)"),
+              file=sys.stderr)
     elif changes:
         print("(--write puts this into the roster)", file=sys.stderr)
     return 0

@@ -23,8 +23,9 @@ from grader.adapters.web.lti.state import LtiState
 from grader.compose.context import Context
 from grader.core.errors import GradelineError
 from grader.core.upload import Upload
+from grader.course.lms_mapping import NOBODY, Roster
 from grader.course.lms_scores import lms_scores
-from grader.course.load import Course, Student, load_course
+from grader.course.load import ROSTER_OPTIONAL, ROSTER_REQUIRED, Course, Student, load_course
 from grader.course.policy import grade_course
 from grader.formats.load import load_problem
 from grader.formats.problem import Problem
@@ -32,6 +33,17 @@ from grader.views.desk import Desk, desk_key
 from grader.views.staff import StaffPages
 
 log = logging.getLogger(__name__)
+
+
+def _stamp(course: Course) -> tuple[int, ...]:
+    """When the course's files last changed (0: gone, which a reload then reports)."""
+    out = []
+    for f in (course.source, course.roster_source):
+        try:
+            out.append(f.stat().st_mtime_ns if f else 0)
+        except OSError:
+            out.append(0)
+    return tuple(out)
 
 
 class Courses:
@@ -42,19 +54,23 @@ class Courses:
         self.ctx = ctx
         self.key = desk_key(ctx.state_dir / "desk.key")  # receipts: `receipt verify` checks
         self._lock = threading.Lock()
-        self._loaded: dict[str, tuple[Course, Desk, StaffPages, dict[str, Problem]]] = {}
+        self._loaded: dict[str, tuple[Course, Desk, StaffPages, dict[str, Problem],
+                                      tuple[int, ...]]] = {}
 
     def _get(self, course_file: str) -> tuple[Course, Desk, StaffPages, dict[str, Problem]]:
+        """The course as its files say now: loaded again when the course file or its
+        roster changed (``lti roster --write``, an extension), not only at start."""
         with self._lock:
             found = self._loaded.get(course_file)
-            if found is None:
+            if found is None or _stamp(found[0]) != found[4]:
                 course = load_course(course_file)
                 problems = {a.name: load_problem(a.package) for a in course.ordered()}
                 spool = self.ctx.spool()
                 found = self._loaded[course_file] = (
                     course, Desk(course, spool, self.ctx.reads(), problems, self.key),
-                    StaffPages(course, spool, self.ctx.reads(), problems), problems)
-            return found
+                    StaffPages(course, spool, self.ctx.reads(), problems), problems,
+                    _stamp(course))
+            return found[:4]
 
     def course(self, course_file: str) -> Course:
         return self._get(course_file)[0]
@@ -132,7 +148,8 @@ def roster_sync(regs: Registrations, state: LtiState, course: Course) -> tuple[l
     if not members:
         raise GradelineError(f"no launch from an LMS course of {course.name} yet: launch "
                              "gradeline from the LMS once, then sync its roster")
-    rows = {s.id: s for s in course.students.values()}
+    rows = dict(course.students)
+    roster = Roster(rows)
     changes, seen = [], set()
     for m in members:
         name, email = str(m.get("name", "")), str(m.get("email") or "").lower()
@@ -142,22 +159,23 @@ def roster_sync(regs: Registrations, state: LtiState, course: Course) -> tuple[l
         if m.get("status", "Active") != "Active":
             continue
         sub, sis = str(m["user_id"]), str(m.get("lis_person_sourcedid") or "")
-        match = next((s for s in rows.values() if s.lms_id == sub), None) or \
-            next((s for s in rows.values() if email and s.email.lower() == email), None) or \
-            next((s for s in rows.values() if sis and s.sis_id == sis), None)
-        if match is None:
+        sid, why = roster.member(sub, email, sis)
+        if sid is None and why != NOBODY:
+            changes.append(f"not linked: {name} <{email}> (LMS id {sub}): {why}")
+            continue
+        if sid is None:
             sid = email.split("@")[0] if email and email.split("@")[0] not in rows else \
                 f"lms-{sub}"
             rows[sid] = Student(sid, name, email, sis_id=sis, lms_id=sub)
             changes.append(f"added {sid}: {name} <{email}> (LMS id {sub})")
-        elif match.lms_id != sub:
-            rows[match.id] = replace(match, lms_id=sub)
-            changes.append(f"linked {match.id} to LMS id {sub}")
-        seen.add(rows[match.id if match else sid].id)
+        elif rows[sid].lms_id != sub:
+            rows[sid] = replace(rows[sid], lms_id=sub)
+            changes.append(f"linked {sid} to LMS id {sub}")
+        seen.add(sid)
     changes += [f"not in the LMS: {sid}" for sid in rows if sid not in seen]
     out = io.StringIO()
     w = csv.writer(out, lineterminator="\n")
-    w.writerow(("student", "name", "email", "extension", "sis_id", "section", "lms_id"))
+    w.writerow(ROSTER_REQUIRED + ROSTER_OPTIONAL)
     for s in rows.values():
         ext = f"{s.extension.total_seconds():g}" if s.extension else ""
         w.writerow((s.id, s.name, s.email, ext, s.sis_id, s.section, s.lms_id))

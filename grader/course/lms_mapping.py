@@ -26,6 +26,7 @@ from grader.course.lms_archive import LmsArchive, LmsSubmission
 from grader.course.load import Student
 
 WORKSHEET_ID = "Identifier"
+NOBODY = "no student has this LMS id, email or SIS id"  # Roster.member's "not on it"
 WORKSHEET_TIME = "Last modified (submission)"
 _MONTHS = {m: i for i, m in enumerate(
     ("january", "february", "march", "april", "may", "june", "july", "august",
@@ -127,12 +128,33 @@ class Roster:
         self.students = students
         self.by_lms = {s.lms_id: s.id for s in students.values() if s.lms_id}
         self.by_email: dict[str, list[str]] = {}
+        self.by_sis: dict[str, list[str]] = {}
         self.by_key: dict[str, list[str]] = {}
         for s in students.values():
             if s.email:
                 self.by_email.setdefault(s.email.casefold(), []).append(s.id)
+            if s.sis_id:
+                self.by_sis.setdefault(s.sis_id, []).append(s.id)
             for k in name_keys(s.name):
                 self.by_key.setdefault(k, []).append(s.id)
+
+    def member(self, lms_id: str, email: str = "", sis_id: str = "") -> tuple[str | None, str]:
+        """(the one student an LMS user is, or None; why not): by ``lms_id``, then email,
+        then SIS id. An email or SIS id on two rows names nobody, nor one on a row that
+        carries another LMS id (another LMS user): staff set the rows' ``lms_id``."""
+        if lms_id in self.by_lms:
+            return self.by_lms[lms_id], ""
+        for how, value, index in (("email", email.casefold(), self.by_email),
+                                  ("SIS id", sis_id, self.by_sis)):
+            found = index.get(value, []) if value else []
+            free = [s for s in found if not self.students[s].lms_id]
+            if len(free) == 1:
+                return free[0], ""
+            if found:
+                return None, (f"the {how} {value} is that of {', '.join(sorted(found))} on "
+                              "the roster, " + ("whose row has another LMS id" if not free
+                                                else "more than one") + ": staff set lms_id")
+        return None, NOBODY
 
     def by_name(self, sub: LmsSubmission) -> tuple[str | None, str]:
         """(the one student the name names, or None; why not)."""

@@ -82,6 +82,7 @@ class Course:
     slurm: SlurmSpec = field(default_factory=SlurmSpec)
     staff: StaffSpec = field(default_factory=StaffSpec)
     lms: LmsSpec = field(default_factory=LmsSpec)
+    roster_source: Path | None = None  # the roster CSV the course file names
 
     def deadline(self, student: str, assignment: str) -> datetime:
         """The student's own deadline: the assignment's, their roster extension, then
@@ -223,4 +224,5 @@ def load_course(path: str | Path) -> Course:
         except OSError as e:
             raise ConfigError(f"{p}: roster {spec.roster}: {e.strerror}") from None
     course = build_course(spec, p.parent, str(p), students)
-    return replace(course, source=p.resolve())
+    return replace(course, source=p.resolve(),
+                   roster_source=(p.parent / spec.roster).resolve() if spec.roster else None)

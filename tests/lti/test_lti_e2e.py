@@ -207,11 +207,15 @@ def test_courses_live_in_the_lms(lms: Lms, browser_tools: Path, tmp_path: Path) 
     assert "0 posted, 2 unchanged" in again.stdout, again.stdout  # once per change
 
     roster = lms.gl("lti", "roster", "--registrations", lms.tmp / "lti.yaml",
-                    "--course-file", lms.course)
+                    "--course-file", lms.course, "--write")
     assert roster.returncode == 0, roster.stderr
     assert "linked bob to LMS id u-bob" in roster.stdout
     assert "staff in the LMS: Tina Teacher" in roster.stdout
     assert "added mallory" in roster.stdout
+    assert f"wrote {lms.course.parent / 'roster.csv'}" in roster.stderr
+    # the running tool reads the roster it names again: mallory is a student now
+    now_in = _drive(browser_tools, "launch", lms.platform, "u-mallory", rl, "")
+    assert "mallory in lticourse" in now_in["text"], now_in
 
 
 def _post(s: requests.Session, url: str, token: str, state: str) -> requests.Response:

@@ -42,6 +42,7 @@ from grader.core.errors import GradelineError, RefusedError
 from grader.core.signing import open_token, token
 from grader.core.upload import MAX_UPLOAD_BYTES as MAX_BODY
 from grader.core.upload import Upload
+from grader.course.lms_mapping import Roster
 
 C = "https://purl.imsglobal.org/spec/lti/claim/"
 AGS_CLAIM = "https://purl.imsglobal.org/spec/lti-ags/claim/endpoint"
@@ -76,17 +77,12 @@ class CourseSide(Protocol):
     def max_points(self, course_file: str, assignment: str) -> float: ...
 
 
-def match_student(course: Any, claims: Mapping[str, Any]) -> str | None:
-    """The roster's student a launch names: by LMS user id, then email, then SIS id."""
-    sub, email = claims.get("sub", ""), (claims.get("email") or "").lower()
-    sis = (claims.get(C + "lis") or {}).get("person_sourcedid") or ""
-    for how in ("lms_id", "email", "sis_id"):
-        want = {"lms_id": sub, "email": email, "sis_id": sis}[how]
-        for s in course.students.values():
-            have = getattr(s, how)
-            if want and have and (have.lower() == want if how == "email" else have == want):
-                return str(s.id)
-    return None
+def match_student(course: Any, claims: Mapping[str, Any]) -> tuple[str | None, str]:
+    """(the roster's student a launch names, or None; why not): by LMS user id, then
+    email, then SIS id (``course.lms_mapping.Roster.member``)."""
+    return Roster(course.students).member(
+        str(claims.get("sub", "")), str(claims.get("email") or ""),
+        str((claims.get(C + "lis") or {}).get("person_sourcedid") or ""))
 
 
 class Tool:
@@ -162,12 +158,12 @@ class Tool:
             t = self._token(Who(str(course_file), data["sub"], True, key, lid))
             return HTMLResponse(pages.picker(course, f"{self.regs.base_url}/deeplink/{t}"),
                                 headers=NO_STORE)
-        user = data["sub"] if staff else match_student(course, data)
+        user, why = (data["sub"], "") if staff else match_student(course, data)
         if user is None:
             raise RefusedError(
                 f"{data.get('name') or data['sub']} ({data.get('email') or 'no email'}) is not "
-                f"on the roster of course {course.name}: no student has this LMS id, email "
-                "or SIS id (staff: gradeline lti roster, or add lms_id to the roster)")
+                f"on the roster of course {course.name}: {why} (staff: gradeline lti roster, "
+                "or add lms_id to the roster)")
         if not staff:
             self.state.remember_user(key, user, data["sub"])
         t = self._token(Who(str(course_file), user, staff, key, assignment))
