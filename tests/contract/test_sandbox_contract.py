@@ -186,6 +186,13 @@ def test_no_network_but_loopback(run):
     assert ifaces[:-1] == ["lo"] and ifaces[-1] == "1"  # route table: header only
 
 
+def test_localhost_resolves_to_loopback(run):
+    """Under every runtime (Apptainer lends the host's /etc/hosts, bubblewrap only the
+    image's): Otter's kernel logger and many tests bind "localhost"."""
+    meta, out, err = run("getent hosts localhost")
+    assert meta.exit_code == 0 and {"127.0.0.1", "::1"} & set(out.split()), (out, err)
+
+
 def test_pinned_to_given_cpu_and_unprivileged(run):
     _meta, out, _ = run("grep -E 'Cpus_allowed_list|^Uid|CapEff' /proc/self/status")
     assert "Cpus_allowed_list:\t0\n" in out

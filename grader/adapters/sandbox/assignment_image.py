@@ -36,6 +36,7 @@ from grader.adapters.sandbox.image import (
     build_lock,
     build_sif,
     install_tree,
+    loopback_hosts,
 )
 from grader.core.errors import ImageError
 from grader.formats.gradescope.autograder import Autograder, load_setup, open_autograder
@@ -182,6 +183,7 @@ def _build_rootfs(base: Path, target: Path, ag: Autograder) -> None:
         r = _setup(tmp, script)
         (tmp / SETUP_LOG).write_bytes(r.stdout + r.stderr)
         _return_host_files(tmp, saved)
+        loopback_hosts(tmp)  # a base image from before the builder wrote one
         shutil.rmtree(tmp / "var" / "lib" / "apt" / "lists", ignore_errors=True)
         (tmp / "var" / "lib" / "apt" / "lists" / "partial").mkdir(parents=True, exist_ok=True)
         if r.returncode != 0:

@@ -35,7 +35,11 @@ log = logging.getLogger(__name__)
 
 SYSTEM_PATH = "/usr/sbin:/usr/bin:/sbin:/bin"
 MARKER = ".gradeline-image.json"  # in a built root file system: what it was built from
-BUILDER_VERSION = "2"  # bump when the realisation of a def changes (2: %files)
+BUILDER_VERSION = "3"  # bump when the realisation of a def changes (2: %files, 3: hosts)
+#: the names a container with loopback only can resolve (debootstrap writes no
+#: /etc/hosts; Apptainer binds the host's, bubblewrap nothing): Otter's kernel logger
+#: and any test server that binds "localhost" need it
+LOOPBACK_HOSTS = "127.0.0.1\tlocalhost\n::1\tlocalhost ip6-localhost ip6-loopback\n"
 Runtime = Literal["apptainer", "bwrap"]
 
 
@@ -232,6 +236,7 @@ class ImageStore:
                 raise ImageError("debootstrap failed: " +
                                  r.stdout.decode(errors="replace")[-3000:] +
                                  r.stderr.decode(errors="replace")[-3000:])
+            loopback_hosts(tmp)
             for src, dst in d.files:
                 dest = tmp / dst.lstrip("/")
                 dest.parent.mkdir(parents=True, exist_ok=True)
@@ -257,6 +262,16 @@ class ImageStore:
         except BaseException:
             shutil.rmtree(tmp, ignore_errors=True)
             raise
+
+
+def loopback_hosts(root: Path) -> None:
+    """An ``/etc/hosts`` naming localhost in the root file system ``root``, unless it
+    has one with content."""
+    hosts = root / "etc" / "hosts"
+    if hosts.is_symlink() or not hosts.is_file() or not hosts.read_text().strip():
+        hosts.unlink(missing_ok=True)
+        hosts.write_text(LOOPBACK_HOSTS)
+        hosts.chmod(0o644)
 
 
 def build_sif(source: Path, target: Path, *, fakeroot: bool = False) -> None:
