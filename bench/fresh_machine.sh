@@ -48,12 +48,13 @@ for run in $(seq 1 "$runs"); do
          "state $work/state (empty)" | tee -a "$summary"
     for cmd in $only; do
         t0=$(date +%s)
+        log=$out/make-$cmd-$commit-${order//:/-}-run$run.log  # one per run: none overwritten
         (cd "$work/clone" && GRADELINE_STATE_DIR=$work/state GRADELINE_TEST_ORDER=$order \
-            make "$cmd") > "$out/make-$cmd-run$run.log" 2>&1
+            make "$cmd") > "$log" 2>&1
         rc=$?
         [ $rc = 0 ] || status=1
-        tail=$(grep -E '^[0-9]+ (passed|failed)|[0-9]+ passed|final grades:|submissions checked' \
-               "$out/make-$cmd-run$run.log" | tail -3 | paste -sd ';' -)
+        tail=$(grep -E '^(FAILED|ERROR) |^[0-9]+ (passed|failed)|[0-9]+ passed|final grades:|submissions checked' \
+               "$log" | tail -6 | cut -c1-300 | paste -sd ';' -)
         echo "  make $cmd: exit $rc in $(( $(date +%s) - t0 )) s  ($tail)" | tee -a "$summary"
     done
     (cd "$work/clone" && GRADELINE_STATE_DIR=$work/state slurm/local-cluster.sh stop >/dev/null 2>&1
