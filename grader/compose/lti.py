@@ -47,8 +47,8 @@ def _stamp(course: Course) -> tuple[int, ...]:
 
 
 class Courses:
-    """``adapters.web.lti.app.CourseSide`` for the courses a tool serves (loaded once,
-    on their first launch)."""
+    """``adapters.web.lti.app.CourseSide`` for the courses a tool serves (loaded on
+    their first launch, again when their files change)."""
 
     def __init__(self, ctx: Context) -> None:
         self.ctx = ctx

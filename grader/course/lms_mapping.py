@@ -26,8 +26,8 @@ from grader.course.lms_archive import LmsArchive, LmsSubmission
 from grader.course.load import Student
 
 WORKSHEET_ID = "Identifier"
-NOBODY = "no student has this LMS id, email or SIS id"  # Roster.member's "not on it"
 WORKSHEET_TIME = "Last modified (submission)"
+NOBODY = "no student has this LMS id, email or SIS id"  # Roster.member's "not on it"
 _MONTHS = {m: i for i, m in enumerate(
     ("january", "february", "march", "april", "may", "june", "july", "august",
      "september", "october", "november", "december"), start=1)}
