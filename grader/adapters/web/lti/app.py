@@ -41,14 +41,13 @@ from grader.adapters.web.lti.state import LtiState
 from grader.core.errors import GradelineError, RefusedError
 from grader.core.signing import open_token, token
 from grader.core.upload import MAX_UPLOAD_BYTES as MAX_BODY
-from grader.core.upload import Upload
+from grader.core.upload import Upload, form_length_refusal
 from grader.course.lms_mapping import Roster
 
 C = "https://purl.imsglobal.org/spec/lti/claim/"
 AGS_CLAIM = "https://purl.imsglobal.org/spec/lti-ags/claim/endpoint"
 NRPS_CLAIM = "https://purl.imsglobal.org/spec/lti-nrps/claim/namesroleservice"
 SESSION = timedelta(hours=1)
-FORM_SLACK = 64 << 10  # a hand-in's multipart envelope and the form's other fields
 NO_STORE = {"Cache-Control": "no-store", "Referrer-Policy": "no-referrer"}
 #: the pages in the shared design: its stylesheet and nothing else (not the deep link's
 #: reply, whose form the platform's own script posts on)
@@ -231,10 +230,8 @@ class Tool:
             return _refuse(f"{e}: launch again from the LMS")
         if who.staff:
             return _refuse("staff hand in as students do, from a student's account")
-        length = request.headers.get("content-length", "")
-        if not length.isdecimal() or int(length) > MAX_BODY + FORM_SLACK:
-            return _refuse(f"a hand-in is at most {MAX_BODY >> 20} MiB (and says its size)",
-                           413)  # refused before a byte of it is read or stored
+        if (why := form_length_refusal(request.headers.get("content-length"))) is not None:
+            return _refuse(why, 413)  # before a byte of it is read or stored
         form = await request.form()
         upload, assignment = form.get("file"), str(form.get("assignment", ""))
         course = await run_in_threadpool(self.courses.course, who.course_file)

@@ -36,7 +36,7 @@ from grader.adapters.web.design import CSP, esc, layout, message_page, rebase
 from grader.adapters.web.ondemand.staff import staff_get
 from grader.adapters.web.student import handin_page
 from grader.core.errors import ConfigError, GradelineError, RefusedError
-from grader.core.upload import MAX_UPLOAD_BYTES
+from grader.core.upload import MAX_UPLOAD_BYTES, form_length_refusal
 
 StartResponse = Callable[[str, list[tuple[str, str]]], object]
 #: same-origin: the browser names this page's origin on its own form's post (with
@@ -207,9 +207,8 @@ def read_form(environ: Mapping[str, Any], into: Path
     :raises RefusedError: for a body over the limit, of unknown size or not a form.
     """
     length = str(environ.get("CONTENT_LENGTH") or "")
-    if not length.isdecimal() or int(length) > MAX_UPLOAD_BYTES + (64 << 10):
-        raise RefusedError(f"a hand-in is at most {MAX_UPLOAD_BYTES >> 20} MiB (and says "
-                           "its size)")
+    if (why := form_length_refusal(length)) is not None:
+        raise RefusedError(why)
     fields: dict[str, str] = {}
     saved: list[tuple[Path, str]] = []
 
