@@ -183,7 +183,7 @@ def _build_rootfs(base: Path, target: Path, ag: Autograder) -> None:
         r = _setup(tmp, script)
         (tmp / SETUP_LOG).write_bytes(r.stdout + r.stderr)
         _return_host_files(tmp, saved)
-        loopback_hosts(tmp)  # a base image from before the builder wrote one
+        loopback_hosts(tmp)  # setup.sh may have emptied or removed the base's
         shutil.rmtree(tmp / "var" / "lib" / "apt" / "lists", ignore_errors=True)
         (tmp / "var" / "lib" / "apt" / "lists" / "partial").mkdir(parents=True, exist_ok=True)
         if r.returncode != 0:
