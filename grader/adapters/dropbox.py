@@ -74,16 +74,25 @@ class Dropped:
 
 @dataclass(frozen=True, slots=True)
 class Refused:
-    """A drop that was removed without being submitted, and why."""
+    """A drop that is no hand-in, and why. Its content is copied to ``path`` (None: it
+    has none to keep: a link, a device, a pipe) for staff to see in quarantine; the
+    caller keeps that copy, then removes ``drop`` (None: left in the box, as a
+    directory only its owner can empty)."""
 
     name: str
     reason: str
+    drop: Path | None
+    path: Path | None = None
+    student: str = ""  # the drop's owner, where one is known
+    assignment: str = ""  # as its name says, where it says one
+    submitted_at: str = ""
 
 
 def collect(box: Path, staging: Path) -> Iterator[Dropped | Refused]:
     """Take every drop out of ``box`` (the grading account's): each regular, private
-    file becomes a Dropped copy in ``staging``; anything else is removed and Refused.
-    The caller submits a Dropped, then removes its ``drop``: nothing is lost in a crash."""
+    file becomes a Dropped copy in ``staging``, anything else a Refused one with the
+    reason. The caller spools either, then removes its ``drop``: nothing is lost in a
+    crash, and nothing a student dropped is deleted unkept."""
     st = box.stat()
     if st.st_uid != os.geteuid():
         raise ConfigError(f"{box} is not this account's drop directory (owner uid "
@@ -92,34 +101,43 @@ def collect(box: Path, staging: Path) -> Iterator[Dropped | Refused]:
         yield _take(box / entry.name, staging)
 
 
+def _owner(uid: int) -> str:
+    try:
+        return pwd.getpwuid(uid).pw_name
+    except KeyError:
+        return f"uid{uid}"
+
+
 def _take(path: Path, staging: Path) -> Dropped | Refused:
     try:
         fd = os.open(path, os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK)
     except OSError as e:  # a symbolic link (ELOOP), or gone
-        path.unlink(missing_ok=True)
-        return Refused(path.name, f"not a regular file ({e.strerror})")
+        return Refused(path.name, f"not a regular file ({e.strerror})",
+                       path if path.is_symlink() else None)
     try:
         st = os.fstat(fd)
-        why = _refusal(path.name, st)
-        if why:
-            path.unlink(missing_ok=True)
-            return Refused(path.name, why)
         m = NAME.match(path.name)
-        assert m is not None  # _refusal checked the name
-        try:
-            student = pwd.getpwuid(st.st_uid).pw_name
-        except KeyError:
-            student = f"uid{st.st_uid}"
-        out = Path(tempfile.mkdtemp(dir=staging)) / m.group("name")
+        when = datetime.fromtimestamp(st.st_ctime, UTC).isoformat(timespec="seconds")
+        student = _owner(st.st_uid) if st.st_uid != os.geteuid() else ""
+        assignment = m.group("assignment") if m else ""
+        why = _refusal(path.name, st)
+        if why and not stat.S_ISREG(st.st_mode):
+            return Refused(path.name, why, None if stat.S_ISDIR(st.st_mode) else path,
+                           None, student, assignment, when)
+        out = Path(tempfile.mkdtemp(dir=staging)) / (m.group("name") if m else "drop")
         with os.fdopen(os.dup(fd), "rb") as src, out.open("xb") as dst:
             shutil.copyfileobj(src, dst)
-        when = datetime.fromtimestamp(st.st_ctime, UTC).isoformat(timespec="seconds")
-        return Dropped(student, m.group("assignment"), out, when, path)
+        if why:
+            return Refused(path.name, why, path, out, student, assignment, when)
+        assert m is not None  # _refusal checked the name
+        return Dropped(student, assignment, out, when, path)
     finally:
         os.close(fd)
 
 
 def _refusal(name: str, st: os.stat_result) -> str:
+    if stat.S_ISDIR(st.st_mode):
+        return "a directory (left in the drop directory: only its owner can empty it)"
     if not stat.S_ISREG(st.st_mode):
         return "not a regular file"
     if st.st_nlink != 1:

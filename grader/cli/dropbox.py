@@ -13,9 +13,14 @@ from pathlib import Path
 from typing import Any
 
 from grader.adapters import dropbox
-from grader.adapters.dropbox import Dropped
+from grader.adapters.dropbox import Dropped, Refused
+from grader.adapters.spool import Spool
 from grader.cli.common import spool_options
 from grader.compose.context import Context
+from grader.core.errors import RefusedError
+from grader.course.handin import check_student_id
+from grader.pipeline.handin import Door
+from grader.pipeline.intake import Reason
 
 
 def cmd_dropbox(args: argparse.Namespace, ctx: Context) -> int:
@@ -25,23 +30,58 @@ def cmd_dropbox(args: argparse.Namespace, ctx: Context) -> int:
         print(f"{box}: mode {mode:o}; students hand in with: gradeline drop {box} "
               "ASSIGNMENT FILE")
         return 0
-    spool = ctx.spool()
-    course = ctx.course()
+    spool, name, course = ctx.spool(), ctx.course(), ctx.course_file()
+    door = Door(course, ctx.store) if course is not None else None
     taken = refused = 0
     with tempfile.TemporaryDirectory(prefix="gradeline-drops-") as staging:
         for d in dropbox.collect(box, Path(staging)):
             if isinstance(d, Dropped):
-                e = spool.submit(course=course, assignment=d.assignment, student=d.student,
-                                 path=d.path, submitted_at=d.submitted_at)
-                d.drop.unlink(missing_ok=True)
-                shutil.rmtree(d.path.parent)
-                print(f"{e.id} {d.student} {d.assignment} {d.submitted_at}")
-                taken += 1
-            else:
-                print(f"refused {d.name}: {d.reason}", file=sys.stderr)
+                d = _admitted(d, door, spool, name)
+            if isinstance(d, Refused):
+                _keep_refused(d, spool, name)
                 refused += 1
-    print(f"collected {taken}, refused {refused}", file=sys.stderr)
+                continue
+            taken += 1
+    print(f"collected {taken}, refused {refused}" + (" (kept in the spool's quarantine "
+          "with the reason: gradeline status lists them)" if refused else ""),
+          file=sys.stderr)
     return 0
+
+
+def _admitted(d: Dropped, door: Door | None, spool: Spool, course: str) -> Dropped | Refused:
+    """Spool ``d`` if the hand-in rule takes it (``pipeline.handin``), else its refusal."""
+    at = datetime.fromisoformat(d.submitted_at)
+    try:
+        if door is not None:
+            adm = door.admit(d.student, d.assignment, at)
+        else:
+            check_student_id(d.student)
+    except RefusedError as why:
+        return Refused(d.drop.name, str(why), d.drop, d.path, d.student, d.assignment,
+                       d.submitted_at)
+    e = spool.submit(course=course, assignment=d.assignment, student=d.student,
+                     path=d.path, submitted_at=d.submitted_at,
+                     deferred=door is not None and adm.deferred)
+    d.drop.unlink(missing_ok=True)
+    shutil.rmtree(d.path.parent)
+    print(f"{e.id} {d.student} {d.assignment} {d.submitted_at}")
+    return d
+
+
+def _keep_refused(d: Refused, spool: Spool, course: str) -> None:
+    """A refused drop into the spool's quarantine with its reason, then out of the
+    box: staff see it with ``gradeline status``; nothing a student dropped is lost."""
+    kept = ""
+    if d.path is not None:
+        e = spool.submit(course=course, assignment=d.assignment or "?",
+                         student=d.student or "?", path=d.path,
+                         submitted_at=d.submitted_at or None,
+                         quarantine=(str(Reason.REFUSED), f"drop {d.name}: {d.reason}"))
+        kept = f" (kept as quarantine/{e.id})"
+        shutil.rmtree(d.path.parent)
+    if d.drop is not None:
+        d.drop.unlink(missing_ok=True)
+    print(f"refused {d.name}: {d.reason}{kept}", file=sys.stderr)
 
 
 def cmd_drop(args: argparse.Namespace, ctx: Context) -> int:

@@ -5,6 +5,7 @@ student kept in quarantine with the reason (``pipeline.lms_import``)."""
 from __future__ import annotations
 
 import argparse
+import getpass
 import zipfile
 from datetime import datetime
 from pathlib import Path
@@ -16,6 +17,7 @@ from grader.compose.context import Context
 from grader.core.errors import ConfigError
 from grader.course.lms_archive import LMSES
 from grader.course.lms_mapping import WorksheetRow, read_times, read_worksheet
+from grader.pipeline.handin import Door
 from grader.pipeline.lms_import import (
     ImportPlan,
     Line,
@@ -104,7 +106,9 @@ def cmd_import(args: argparse.Namespace, ctx: Context) -> int:
         raise ConfigError(f"{args.archive}: not a readable zip: {e}") from None
     plan = plan_import(names, course, args.assignment, lms=args.lms, worksheet=worksheet,
                        times=times, late_at=late_at,
-                       strip_copy_suffix=args.strip_copy_suffix)
+                       strip_copy_suffix=args.strip_copy_suffix,
+                       door=Door(course, ctx.store, override=args.override or "",
+                                 by=getpass.getuser()))
     if worksheet is not None and plan.lms != "moodle":
         raise ConfigError("--worksheet is Moodle's grading worksheet; this is a "
                           f"{plan.lms} download")
@@ -145,6 +149,9 @@ def register(sub: Any) -> None:
                         "student or lms_id): before any other source")
     p.add_argument("--strip-copy-suffix", action="store_true",
                    help="spool Canvas's Main-1.java (a repeated file name) as Main.java")
+    p.add_argument("--override", metavar="REASON",
+                   help="take the hand-ins the course's hand-in rule refuses (past a limit "
+                        "or the late cutoff); the reason is kept in each entry")
     p.add_argument("--dry-run", action="store_true",
                    help="list what would be spooled and quarantined; spool nothing")
     spool_options(p)

@@ -36,6 +36,7 @@ from grader.cli import (
     similarity,
     status,
     stopping,
+    submit,
     trace,
 )
 from grader.cli import help as help_text
@@ -56,7 +57,7 @@ def build_parser() -> argparse.ArgumentParser:
                    help="images and scratch space (default: $GRADELINE_STATE_DIR, or "
                         "/var/lib/gradeline as root)")
     sub = p.add_subparsers(dest="command", required=True)
-    for group in (grading, serving, lms, status, course, similarity, dropbox, desk, lti,
+    for group in (grading, submit, serving, lms, status, course, similarity, dropbox, desk, lti,
                   ondemand, admin, measure,
                   experiment, trace, plan):
         group.register(sub)

@@ -40,23 +40,6 @@ SERVE = ServePolicy()  # the defaults
 PILOT = PilotSpec()
 
 
-def cmd_submit(args: argparse.Namespace, ctx: Context) -> int:
-    at = None
-    if args.submitted_at:
-        try:
-            stamp = datetime.fromisoformat(args.submitted_at)
-        except ValueError as err:
-            raise GradelineError(f"--submitted-at: {err}") from None
-        if stamp.tzinfo is None:
-            raise GradelineError("--submitted-at needs an offset (2026-12-01T23:59+01:00): "
-                                 "deadlines are compared across time zones")
-        at = stamp.isoformat()
-    e = ctx.spool().submit(course=ctx.course(), assignment=args.assignment,
-                               student=args.student, path=Path(args.path), submitted_at=at)
-    print(e.id)
-    return 0
-
-
 def dispatch_options(sp: argparse.ArgumentParser) -> None:
     """How work reaches Slurm: pilots or one array per batch (run and serve alike)."""
     sp.add_argument("--dispatch", choices=["pilots", "arrays"], default="pilots",
@@ -285,17 +268,7 @@ def register(sub: Any) -> None:
 
 
 def _register_grading(sub: Any) -> None:
-    """Hand-in and grading: submit, run (a batch), serve (continuously)."""
-    s = sub.add_parser("submit", help="put a submission into the spool (atomically)")
-    s.add_argument("assignment")
-    s.add_argument("student")
-    s.add_argument("path", help="source file, directory or archive")
-    s.add_argument("--submitted-at", metavar="TIME",
-                   help="when the student handed it in, with an offset (an LMS export's "
-                        "time; default: now): what deadlines are compared with")
-    spool_options(s)
-    s.set_defaults(func=cmd_submit)
-
+    """Grading: run (a batch), serve (continuously)."""
     r = sub.add_parser("run", help="grade everything in the spool and store the results")
     spool_options(r)
     r.add_argument("--cpus", help="CPUs to use, one worker each (default: all allowed)")

@@ -19,7 +19,7 @@ from grader.adapters.store.postgres import Store
 from grader.adapters.store.server import LocalServer, database_url
 from grader.compose import worker
 from grader.compose.options import Options
-from grader.core.errors import ConfigError, GradelineError
+from grader.core.errors import ConfigError, GradelineError, RefusedError
 from grader.course.load import Course, load_course
 from grader.course.spec import BulkSpec, SlurmSpec
 from grader.course.visibility import visible_groups
@@ -230,16 +230,28 @@ class Context:
                 out[a.name] = p.restricted(sorted(shown)) \
                     if live and shown != {g.name for g in p.groups} else p
             return out
-        roots = list(self.options.assignments) or list(self.settings.assignments) or \
-            [example_dirs()[0].parent]
-        found: dict[str, Problem] = {}
-        for root in roots:
-            for py in sorted(root.resolve().glob("*/problem.yaml")):
-                found[py.parent.name] = load_problem(py.parent)
+        found = {name: load_problem(path) for name, path in self._packages().items()}
         if not found:
             raise GradelineError(f"no assignment packages (*/problem.yaml) under "
-                                 f"{[str(r) for r in roots]}")
+                                 f"{[str(r) for r in self._roots()]}")
         return found
+
+    def _roots(self) -> list[Path]:
+        return list(self.options.assignments) or list(self.settings.assignments) or \
+            [example_dirs()[0].parent]
+
+    def _packages(self) -> dict[str, Path]:
+        """Package directories by name under the roots (without a course file)."""
+        return {py.parent.name: py.parent for root in self._roots()
+                for py in sorted(root.resolve().glob("*/problem.yaml"))}
+
+    def assignment_known(self, name: str) -> None:
+        """:raises RefusedError: when no course file or package root has ``name``."""
+        course = self.course_file()
+        known = list(course.assignments) if course is not None else list(self._packages())
+        if name not in known:
+            raise RefusedError(f"no assignment {name!r} (there are: "
+                               f"{', '.join(sorted(known)) or 'none'})")
 
     # -- database ----------------------------------------------------------------
     def local_server(self) -> LocalServer:

@@ -26,6 +26,8 @@ class SpoolMeta:
     :param submitted_at: when the student handed it in (ISO 8601 with an offset).
     :param arrived_at: when it reached the spool (None in entries of old versions).
     :param deferred: taken past a hand-in limit (graded after every other waiting one).
+    :param override: staff took it although a door refused it: who and why, and what
+        was refused (``course.handin``).
     """
 
     course: str
@@ -35,13 +37,15 @@ class SpoolMeta:
     arrived_at: str | None = None
     original_name: str | None = None
     deferred: bool = False
+    override: str | None = None
 
     def to_json(self) -> dict[str, str | bool]:
         out: dict[str, str | bool] = {
             k: v for k, v in (("course", self.course), ("assignment", self.assignment),
                               ("student", self.student), ("submitted_at", self.submitted_at),
                               ("arrived_at", self.arrived_at),
-                              ("original_name", self.original_name)) if v is not None}
+                              ("original_name", self.original_name),
+                              ("override", self.override)) if v is not None}
         if self.deferred:
             out["deferred"] = True
         return out
@@ -67,7 +71,8 @@ class SpoolMeta:
                     known.pop(key, None)
                     raise MetaError(f"meta.json: {key} is not an ISO 8601 time: "
                                     f"{data[key]!r}", known) from None
-        name = data.get("original_name")
+        name, override = data.get("original_name"), data.get("override")
         return cls(data["course"], data["assignment"], data["student"], data["submitted_at"],
                    data.get("arrived_at"), name if isinstance(name, str) else None,
-                   data.get("deferred") is True)
+                   data.get("deferred") is True,
+                   override if isinstance(override, str) else None)

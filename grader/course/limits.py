@@ -66,7 +66,7 @@ def allowance(limits: LimitsSpec, earlier: Sequence[datetime], now: datetime) ->
         over.append((f"you have handed in {used} of the {limits.max_submissions} "
                      "submissions allowed", None))
     if limits.min_interval is not None and times and now - times[-1] < limits.min_interval:
-        over.append((f"at most one hand-in every {_span(limits.min_interval)}",
+        over.append((f"at most one hand-in every {span(limits.min_interval)}",
                      times[-1] + limits.min_interval))
     if limits.per_hour is not None:
         tokens = _tokens(limits, times, now)
@@ -85,7 +85,8 @@ def allowance(limits: LimitsSpec, earlier: Sequence[datetime], now: datetime) ->
     return Allowance(False, False, why, next_at, used, left)
 
 
-def _span(d: timedelta) -> str:
+def span(d: timedelta) -> str:
+    """A duration as a person says it (2 h, 90 min, 45 s)."""
     s = d.total_seconds()
     if s % 3600 == 0:
         return f"{s / 3600:g} h"

@@ -108,6 +108,12 @@ class LimitsSpec(_Strict):
     min_interval: Duration | None = None
     past_limit: PastLimit = "refuse"
 
+    @property
+    def any(self) -> bool:
+        """Whether any limit is set (else a hand-in needs no history to be judged)."""
+        return any(v is not None for v in (self.max_submissions, self.per_hour,
+                                           self.min_interval))
+
 
 class AssignmentSpec(_Strict):
     """One assignment: its package, its deadline and its rules."""

@@ -56,6 +56,9 @@ class Reason(StrEnum):
     UNMAPPED_STUDENT = "unmapped-student"
     #: an LMS download's member named as no hand-in of that LMS is
     UNRECOGNISED_ENTRY = "unrecognised-entry"
+    #: a hand-in a door refused (``course.handin``: the roster, a hand-in limit, the late
+    #: cutoff), or a drop that is no hand-in: kept, with the reason, for staff
+    REFUSED = "refused"
 
 
 class Rejected(GradelineError):

@@ -19,16 +19,17 @@ import stat
 import tempfile
 import zipfile
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from datetime import datetime
 from pathlib import Path, PurePosixPath
 
 from grader.adapters.spool import Spool
-from grader.core.errors import ConfigError
+from grader.core.errors import ConfigError, RefusedError
 from grader.core.jobs import now_iso
 from grader.course.lms_archive import Kind, Lms, LmsSubmission, Member, maybe_renamed, parse_archive
 from grader.course.lms_mapping import Mapped, Times, WorksheetRow, hand_in_time, map_archive
 from grader.course.load import Course
+from grader.pipeline.handin import Door
 from grader.pipeline.intake import Reason
 
 MAX_MEMBERS = 100_000
@@ -52,6 +53,8 @@ class Line:
     at: datetime | None
     how: str
     code: Reason | None = None
+    deferred: bool = False  # taken past a hand-in limit that defers
+    override: str = ""  # staff took it past the hand-in rule: why, and what it refused
 
     @property
     def quarantined(self) -> bool:
@@ -140,18 +143,34 @@ def _quarantined(sub: LmsSubmission, reason: str) -> Line:
                 Reason.UNMAPPED_STUDENT)
 
 
+def _admitted(line: Line, door: Door, assignment: str) -> Line:
+    """The hand-in rule every door follows (``pipeline.handin``) applied to a mapped
+    line: taken (perhaps deferred), or kept in quarantine with the rule's reason."""
+    if line.student is None or line.at is None:
+        return line  # quarantined already, or refused whole for want of a time
+    try:
+        adm = door.admit(line.student, assignment, line.at)
+    except RefusedError as e:
+        return replace(line, how=str(e), code=Reason.REFUSED)
+    return replace(line, deferred=adm.deferred, override=f"{adm.override} (refused: "
+                   f"{adm.refused})" if adm.override else "")
+
+
 def plan_import(names: Sequence[str], course: Course, assignment: str, *,
                 lms: Lms | None = None, worksheet: Mapping[str, WorksheetRow] | None = None,
                 times: Times | None = None, late_at: datetime | None = None,
-                strip_copy_suffix: bool = False) -> ImportPlan:
+                strip_copy_suffix: bool = False, door: Door | None = None) -> ImportPlan:
     """Every member of a download given a fate: a student and a time, or a quarantine
-    reason (nothing is read but the names)."""
+    reason (nothing is read but the names, and, through ``door``, the students' earlier
+    hand-ins where the assignment has limits)."""
     if not course.students:
         raise ConfigError("the course file names no roster (roster: roster.csv): without "
                           "one no hand-in maps to a student")
     archive = parse_archive(names, lms, strip_copy_suffix=strip_copy_suffix)
     mapped, unmapped = map_archive(archive, course.students, worksheet)
     lines = [_mapped_line(m, course, assignment, worksheet, times, late_at) for m in mapped]
+    if door is not None:
+        lines = [_admitted(x, door, assignment) for x in lines]
     lines += [_quarantined(u.submission, u.reason) for u in unmapped]
     lines += [Line(u.member, (Member(u.member, u.member, "file"),), None, False, ("file",),
                    None, u.reason, Reason.UNRECOGNISED_ENTRY) for u in archive.unrecognised]
@@ -232,7 +251,8 @@ def spool_import(archive: Path, plan: ImportPlan, spool: Spool, *, course: str,
             at = line.at.isoformat() if line.at is not None else now_iso()
             entry = spool.submit(
                 course=course, assignment=assignment, path=path, submitted_at=at,
-                student=line.student or f"?{line.label}",
+                student=line.student or f"?{line.label}", deferred=line.deferred,
+                override=line.override,
                 quarantine=(str(line.code), line.how) if line.code is not None else None)
             ids.append(entry.id)
             shutil.rmtree(Path(tmp) / str(n))

@@ -25,7 +25,7 @@ from grader.core.errors import ConfigError, GradelineError, RefusedError
 from grader.core.signing import KEY_BYTES, open_token, signed, token
 from grader.core.textfile import head
 from grader.core.upload import MAX_UPLOAD_BYTES, Upload
-from grader.course.limits import allowance
+from grader.course.handin import admit
 from grader.course.load import Course
 from grader.course.studentview import SHOWN_BYTES, student_view
 from grader.formats.problem import Problem
@@ -130,28 +130,23 @@ class Desk:
                 digest.update(chunk)
         with self._student_lock(student):
             when = self.clock().replace(microsecond=0)
-            allow = allowance(self.course.assignments[assignment].limits,
-                              self._earlier(student, assignment), when)
-            if not allow.allowed:
-                nxt = f"; your next hand-in is allowed at {allow.next_at.isoformat()}" \
-                    if allow.next_at else "; no more hand-ins of it are taken"
-                raise RefusedError(f"{assignment}: {allow.why}{nxt}")
+            adm = admit(self.course, student, assignment, when,
+                        self._earlier(student, assignment))
             with tempfile.TemporaryDirectory(prefix="named-", dir=body.path.parent) as tmp:
                 path = Path(tmp) / name
                 os.link(body.path, path)
                 entry = self.spool.submit(course=self.course.name, assignment=assignment,
                                           student=student, path=path,
                                           submitted_at=when.isoformat(),
-                                          deferred=allow.deferred)
+                                          deferred=adm.deferred)
             self._taken.setdefault((student, assignment), {})[entry.id] = when
-        due = self.course.deadline(student, assignment)
         receipt = signed(self.key, {
             "submission": entry.id, "course": self.course.name, "assignment": assignment,
             "student": student, "file": name, "received_at": when.isoformat(),
             "size": body.size, "sha256": digest.hexdigest(),
-            "deadline": due.isoformat(), "late": when > due,
-            **({"deferred": True, "limit": allow.why} if allow.deferred else {}),
-            **({"left": max(0, allow.left - 1)} if allow.left is not None else {})})
+            "deadline": adm.deadline.isoformat(), "late": adm.late,
+            **({"deferred": True, "limit": adm.limit} if adm.deferred else {}),
+            **({"left": adm.left} if adm.left is not None else {})})
         try:
             with self.store() as store:
                 store.add_receipt(receipt)

@@ -236,6 +236,8 @@ def test_students_hand_in_through_a_drop_directory_they_cannot_read(as_other, tm
         assert (student, assignment) == (OTHER, "hello")
         assert not when.startswith("2001")  # ctime, not the mtime it set
         assert not list(box.iterdir())
+        kept = [p.read_text() for p in (spool / "quarantine").rglob("payload/*")]
+        assert kept == ["print('secret staff solution')\n"]  # refused, not deleted
         payload = [p for p in spool.rglob("mine.py")]
         assert payload and payload[0].read_text() == "print('hello')\n"
     finally:

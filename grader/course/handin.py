@@ -1,0 +1,95 @@
+"""One rule for every hand-in door -- the desk (and the LTI and OnDemand pages through
+it), a drop directory, an LMS's download, staff's ``gradeline submit``: whether a
+hand-in is taken, deferred or refused, and why, in the same words whichever door it
+came through, so that no door is a way around another's refusal.
+
+A hand-in is refused when its assignment is unknown, its student id could not name a
+spool entry safely, the student is not on the course's roster, it comes after the
+student's deadline plus the late policy's ``max_late``, or it is past a hand-in limit
+that the course refuses (``course.limits``; a limit that defers takes it, graded last).
+Staff may take a refused hand-in anyway with a reason (``override``), which travels with
+it: nothing is refused silently and nothing is overridden without a record. An unknown
+assignment or an unsafe student id is never taken, whoever asks.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Sequence
+from dataclasses import dataclass
+from datetime import datetime
+
+from grader.core.errors import RefusedError
+from grader.course.limits import allowance, span
+from grader.course.load import Course
+
+#: what a student id may look like: it names spool entries and rows, so no path
+#: separators, no leading dot, no spaces (login names, LMS and SIS ids all fit)
+STUDENT_ID = re.compile(r"^[A-Za-z0-9_][A-Za-z0-9_.@+-]{0,99}$")
+
+
+@dataclass(frozen=True, slots=True)
+class Admission:
+    """A hand-in taken: by whom, for what, when, and under which rule.
+
+    :param deadline: the student's own deadline (extensions applied).
+    :param deferred: taken past a limit that defers (graded after every other waiting
+        one); ``limit`` says which.
+    :param left: hand-ins of the assignment left after this one (None: no such limit).
+    :param override: staff's reason for taking it past ``refused`` ("" when none was
+        needed).
+    """
+
+    student: str
+    assignment: str
+    at: datetime
+    deadline: datetime
+    deferred: bool = False
+    limit: str = ""
+    left: int | None = None
+    override: str = ""
+    refused: str = ""
+
+    @property
+    def late(self) -> bool:
+        return self.at > self.deadline
+
+
+def check_student_id(student: str) -> None:
+    """:raises RefusedError: when ``student`` could not safely name a spool entry."""
+    if not STUDENT_ID.match(student):
+        raise RefusedError(f"student id {student!r}: use letters, digits and . _ @ + - "
+                           "(at most 100, not starting with . + - or @)")
+
+
+def admit(course: Course, student: str, assignment: str, at: datetime,
+          earlier: Sequence[datetime], *, override: str = "") -> Admission:
+    """Whether ``student``'s hand-in of ``assignment`` at ``at`` is taken, given the
+    times of their ``earlier`` hand-ins of it (any order, every door's).
+
+    :param override: staff's reason to take it even where refused (recorded).
+    :raises RefusedError: with every reason that refuses it, in the student's words.
+    """
+    a = course.assignments.get(assignment)
+    if a is None:
+        raise RefusedError(f"course {course.name} has no assignment {assignment!r} (it has: "
+                           f"{', '.join(course.assignments) or 'none'})")
+    check_student_id(student)
+    reasons = []
+    if course.students and student not in course.students:
+        reasons.append(f"{student} is not on the roster of course {course.name}")
+    due = course.deadline(student, assignment)
+    if a.late.max_late is not None and at > due + a.late.max_late:
+        reasons.append(f"{assignment}: hand-ins closed at {(due + a.late.max_late).isoformat()}"
+                       f" (your deadline {due.isoformat()} and {span(a.late.max_late)} late)")
+    allow = allowance(a.limits, earlier, at)
+    if not allow.allowed:
+        nxt = f"; your next hand-in is allowed at {allow.next_at.isoformat()}" \
+            if allow.next_at else "; no more hand-ins of it are taken"
+        reasons.append(f"{assignment}: {allow.why}{nxt}")
+    refused = "; ".join(reasons)
+    if refused and not override.strip():
+        raise RefusedError(refused)
+    left = None if allow.left is None else max(0, allow.left - 1)
+    return Admission(student, assignment, at, due, allow.deferred, allow.why if allow.deferred
+                     else "", left, override.strip() if refused else "", refused)

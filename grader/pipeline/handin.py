@@ -1,0 +1,79 @@
+"""The staff side's hand-in doors (a drop directory collected, an LMS's download
+imported, ``gradeline submit``) under the one rule every door follows
+(``course.handin.admit``): each hand-in is admitted with the student's earlier hand-ins
+of the assignment, the store's and those this command took itself, or refused with
+the reason the desk would give; staff may take a refused one with a reason, recorded
+in its spool entry.
+
+The store is asked only where the assignment has a hand-in limit, so a course without
+limits hands in without a database (as ``gradeline submit`` always could).
+"""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import Callable
+from contextlib import AbstractContextManager
+from datetime import datetime
+from typing import Protocol
+
+from grader.core.errors import GradelineError
+from grader.course.handin import Admission, admit
+from grader.course.load import Course
+
+log = logging.getLogger(__name__)
+
+
+class HandinHistory(Protocol):
+    """The store's record of hand-ins (receipts and graded submissions)."""
+
+    def handins(self, course: str, student: str, assignment: str
+                ) -> list[tuple[str, datetime]]: ...
+
+
+class Door:
+    """One staff command's hand-ins to ``course`` (see the module docstring).
+
+    :param history: opens the store, or None where there is none (then only this
+        command's own hand-ins count toward the limits, and that is said once).
+    :param override: staff's reason to take what the rule refuses ("" takes nothing
+        refused).
+    """
+
+    def __init__(self, course: Course,
+                 history: Callable[[], AbstractContextManager[HandinHistory]] | None,
+                 *, override: str = "", by: str = "staff") -> None:
+        self.course, self.history = course, history
+        self.override = f"{by}: {override.strip()}" if override.strip() else ""
+        self._taken: dict[tuple[str, str], list[datetime]] = {}
+        self._warned = False
+
+    def admit(self, student: str, assignment: str, at: datetime) -> Admission:
+        """:raises RefusedError: with the rule's reason (``course.handin.admit``)."""
+        adm = admit(self.course, student, assignment, at,
+                    self._earlier(student, assignment), override=self.override)
+        self._taken.setdefault((student, assignment), []).append(at)
+        return adm
+
+    def _earlier(self, student: str, assignment: str) -> list[datetime]:
+        own = list(self._taken.get((student, assignment), []))
+        a = self.course.assignments.get(assignment)
+        if a is None or not a.limits.any:
+            return own
+        if self.history is None:
+            self._say("no results database: the hand-in limits count only this "
+                      "command's own hand-ins")
+            return own
+        try:
+            with self.history() as store:
+                return own + [t for _, t in store.handins(self.course.name, student,
+                                                          assignment)]
+        except GradelineError as e:
+            self._say(f"hand-in history unavailable ({e}): the hand-in limits count "
+                      "only this command's own hand-ins")
+            return own
+
+    def _say(self, text: str) -> None:
+        if not self._warned:
+            log.warning("%s", text)
+            self._warned = True
