@@ -7,8 +7,12 @@ BIN := $(VENV)/bin
 # Debian's python3 (not a pyenv one under /root): the sandbox uid and services
 # started as other users must be able to read the interpreter.
 PYTHON ?= /usr/bin/python3
-APT_PACKAGES := python3 python3-venv bubblewrap debootstrap ca-certificates util-linux \
-                postgresql libpq5 default-jdk-headless maven
+# What `make demo` needs (Slurm's packages come with slurm/local-cluster.sh); the rest
+# below only `make test` and the measurements need.
+DEMO_APT_PACKAGES := python3 python3-venv bubblewrap debootstrap ca-certificates util-linux \
+                     postgresql libpq5
+# Java and Maven on the host: JPlag (the similarity report) and the unit-test tiers.
+APT_PACKAGES := default-jdk-headless maven
 # Slurm accounting for the local cluster's --accounting mode (accounts, QOS, fair share).
 ACCOUNTING_PACKAGES := slurmdbd mariadb-server
 # Measurement (issue #5): host compilers for the bare and CPU loops, the counter and
@@ -20,7 +24,7 @@ MEASURE_PACKAGES := g++ valgrind linux-perf likwid chromium
 PORTAL_PACKAGES := passenger apache2 apache2-utils
 DEMO_DIR ?= demo
 
-.PHONY: all demo test deps venv apptainer image lint docs unit slurm db clean campaign test-cgroup2 test-nfs-soak \
+.PHONY: all demo check-examples test deps deps-demo venv apptainer image lint docs unit slurm db clean campaign test-cgroup2 test-nfs-soak \
 	test-sharing test-nfs notebook-autograder
 
 all: test
@@ -39,7 +43,10 @@ define apt_install
 	fi
 endef
 
-deps:
+deps-demo:
+	$(call apt_install,$(DEMO_APT_PACKAGES),)
+
+deps: deps-demo
 	$(call apt_install,$(APT_PACKAGES),)
 	$(call apt_install,$(MEASURE_PACKAGES),--no-install-recommends)
 	$(call apt_install,$(ACCOUNTING_PACKAGES),--no-install-recommends)
@@ -49,7 +56,7 @@ deps:
 	  DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends nodejs npm >/dev/null; }
 
 venv: $(VENV)/.installed
-$(VENV)/.installed: pyproject.toml | deps
+$(VENV)/.installed: pyproject.toml | deps-demo
 	$(PYTHON) -m venv $(VENV)
 	$(BIN)/pip install -q --upgrade pip
 	$(BIN)/pip install -q -e '.[dev]'
@@ -61,11 +68,11 @@ $(VENV)/.installed: pyproject.toml | deps
 # Apptainer for development and tests (Debian 12 ships none): a debootstrapped sid
 # root holding apptainer 1.4.5 and a shim on PATH (containers/apptainer-dev.sh; root
 # only). gradeline itself just calls `apptainer` from PATH, as on a site.
-apptainer: deps
+apptainer: deps-demo
 	@if [ "$$(id -u)" = 0 ]; then containers/apptainer-dev.sh install; \
 	else echo "not root: apptainer from PATH if any ($$(command -v apptainer || echo none)), else bubblewrap"; fi
 
-image: deps venv apptainer
+image: deps-demo venv apptainer
 	$(BIN)/gradeline image build
 
 # The layer contract (import-linter, [tool.importlinter] in pyproject.toml), ruff with
@@ -135,14 +142,20 @@ test-cgroup2: deps venv image
 
 DEMO_COURSE ?= example
 DEMO_COURSE_FILE ?= grader/examples/course.yaml
+# The packages the example course grades: the demo self-checks these (every bundled
+# example, with the images of its own some need, is checked by `make test` and
+# `make check-examples`).
+DEMO_ASSIGNMENTS := bigsum meanstd spread
 # The demo grades into a database of its own, made empty each time, so that it really
 # grades (results stored by earlier runs would otherwise be reused by content hash). A
 # course from hand-in to final grades: the visible groups at hand-in, the full suite
 # for each student's counting submission after the deadline (at bulk priority), then
 # the grade sheets with the course file's late policy, and Canvas and Moodle imports.
-demo: deps venv image slurm db
+# It installs and builds only what it needs (not the test tiers' browsers, web servers,
+# accounting database or the other examples' images).
+demo: deps-demo venv image slurm db
 	$(BIN)/gradeline check-env || true
-	$(BIN)/gradeline check $$($(BIN)/gradeline examples)
+	$(BIN)/gradeline check $(addprefix grader/examples/,$(DEMO_ASSIGNMENTS))
 	rm -rf $(DEMO_DIR)
 	$(BIN)/gradeline corpus $(DEMO_DIR) --count 240 --seed 1 --submit-to $(DEMO_DIR)/spool --course $(DEMO_COURSE)
 	export GRADELINE_DB_URL=$$($(BIN)/gradeline db fresh gradeline_demo) \
@@ -151,9 +164,23 @@ demo: deps venv image slurm db
 	$(BIN)/gradeline status --spool $(DEMO_DIR)/spool && \
 	$(BIN)/gradeline deadline --spool $(DEMO_DIR)/spool && \
 	$(BIN)/gradeline grades --out $(DEMO_DIR)/grades
-	@echo "final grades: $(DEMO_DIR)/grades/{bigsum,meanstd,spread,course,canvas,moodle}.csv;" \
-	  "spool: $(DEMO_DIR)/spool; results in PostgreSQL:" \
-	  "$$($(BIN)/gradeline db url | sed 's|/gradeline?|/gradeline_demo?|')"
+	@db="$$($(BIN)/gradeline db url | sed 's|/gradeline?|/gradeline_demo?|')"; \
+	env="GRADELINE_DB_URL='$$db' GRADELINE_COURSE_FILE=$(DEMO_COURSE_FILE)"; \
+	echo; echo "demo: 240 hand-ins of course $(DEMO_COURSE) graded to final grades. Open:"; \
+	echo "  $(DEMO_DIR)/grades/course.csv   final grades (late policy applied); canvas.csv" \
+	  "and moodle.csv import them into an LMS; one sheet per assignment beside them"; \
+	echo "Run next:"; \
+	echo "  $$env $(BIN)/gradeline status --spool $(DEMO_DIR)/spool"; \
+	echo "  $$env $(BIN)/gradeline web --spool $(DEMO_DIR)/spool --staff-socket $(DEMO_DIR)/staff.sock"; \
+	echo "      then: curl --unix-socket $(DEMO_DIR)/staff.sock http://localhost/a/bigsum" \
+	  "(or ssh -N -L 8470:$(CURDIR)/$(DEMO_DIR)/staff.sock HOST, http://localhost:8470/)"; \
+	echo "  make test        every tier (installs the test tools; about 35 minutes)"; \
+	echo "  the staff guide: docs/pages/staff/index.md"
+
+# Every bundled example self-checked, building the images of its own some need
+# (Gradescope, notebook, Maven): part of `make test` (tests/integration/test_examples.py).
+check-examples: deps venv image
+	$(BIN)/gradeline check $$($(BIN)/gradeline examples)
 
 # The bundled notebook assignment's autograder, made again from its master notebook by
 # Otter-Grader's own `otter assign` (in a venv of its own under build/tools/otter, from

@@ -53,7 +53,7 @@ for run in $(seq 1 "$runs"); do
             make "$cmd") > "$log" 2>&1
         rc=$?
         [ $rc = 0 ] || status=1
-        tail=$(grep -E '^(FAILED|ERROR) |^[0-9]+ (passed|failed)|[0-9]+ passed|final grades:|submissions checked' \
+        tail=$(grep -E '^(FAILED|ERROR) |^[0-9]+ (passed|failed)|[0-9]+ passed|final grades:|graded to final grades|submissions checked' \
                "$log" | tail -6 | cut -c1-300 | paste -sd ';' -)
         echo "  make $cmd: exit $rc in $(( $(date +%s) - t0 )) s  ($tail)" | tee -a "$summary"
     done

@@ -31,7 +31,10 @@ def course(tmp_path: Path) -> Path:
     shutil.copytree(EXAMPLES / "bigsum", tmp_path / "bigsum")
     (tmp_path / "roster.csv").write_text("student,name,email,extension\n"
                                          "alice,Alice Adams,alice@example.org,\n"
-                                         "bob,Bob Brown,bob@example.org,1d\n")
+                                         "bob,Bob Brown,bob@example.org,1d\n"
+                                         "carol,Carol Carter,carol@example.org,\n"
+                                         "ann,Ann Arbor,ann@example.org,\n"
+                                         "ben,Ben Bay,ben@example.org,\n")
     p = tmp_path / "course.yaml"
     p.write_text(yaml.safe_dump({
         "course": "c2p", "timezone": "Europe/Berlin", "roster": "roster.csv",
