@@ -45,6 +45,7 @@
  * Exit: 0 on EOF; 2 when it cannot go on (the judge then reports JE).
  */
 #define _GNU_SOURCE
+#include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <grp.h>
@@ -62,6 +63,7 @@
 #include <sys/stat.h>
 #include <sys/statvfs.h>
 #include <sys/syscall.h>
+#include <sys/time.h>
 #include <sys/types.h>
 #include <sys/wait.h>
 #include <time.h>
@@ -85,8 +87,10 @@ struct req {
     long long cpu_hard_s, cpu_hard_ms, wall_ms, memory, stack, procs, fsize, tmpfs;
     long long data, as;  /* RLIMIT_DATA, RLIMIT_AS: applied only without a memory cgroup */
     long long uid, gid;
+    int threads;  /* count the run's threads (a parallel program's oversubscription) */
 };
-struct report { int status; long long cpu_us, maxrss_kb; int exec_errno; double exited_at; };
+struct report { int status; long long cpu_us, maxrss_kb; int exec_errno; double exited_at;
+                int threads_peak; };
 struct cgroup { char ctrl[32]; char dir[PATH_MAX]; };
 
 static double now_s(void);
@@ -160,6 +164,7 @@ static int read_req(FILE *in, struct req *r, const char **why) {
         free(v);
         if (!strcmp(k, "writable")) r->writable = (int)num;
         else if (!strcmp(k, "fifo")) r->fifo = (int)num;
+        else if (!strcmp(k, "threads")) r->threads = (int)num;
         else if (!strcmp(k, "uid")) r->uid = num;
         else if (!strcmp(k, "gid")) r->gid = num;
         else if (!strcmp(k, "cpu_hard_s")) r->cpu_hard_s = num;
@@ -551,6 +556,34 @@ static void on_stop(int sig, siginfo_t *si, void *ctx) {
     kill(-1, SIGKILL);
 }
 
+/* Threads of every process of the run but its init, from the run's own /proc (what
+   oversubscribes its cores); counted between reaps, on a tick, only where asked. */
+#define THREAD_TICK_US 20000
+static void on_tick(int sig) { (void)sig; }
+
+static int count_threads(void) {
+    DIR *d = opendir("/proc");
+    if (!d) return 0;
+    int total = 0;
+    struct dirent *e;
+    while ((e = readdir(d))) {
+        if (e->d_name[0] < '1' || e->d_name[0] > '9' || !strcmp(e->d_name, "1")) continue;
+        char path[300], buf[512];
+        snprintf(path, sizeof path, "/proc/%s/stat", e->d_name);
+        int fd = open(path, O_RDONLY | O_CLOEXEC);
+        if (fd < 0) continue;
+        ssize_t n = read(fd, buf, sizeof buf - 1);
+        close(fd);
+        if (n <= 0) continue;
+        buf[n] = 0;
+        char *q = strrchr(buf, ')');  /* num_threads is field 20; the name may hold spaces */
+        for (int field = 2; q && field < 20; field++) q = strchr(q + 1, ' ');
+        if (q) total += atoi(q + 1);
+    }
+    closedir(d);
+    return total;
+}
+
 /* PID 1 of the run's namespace: start the program, reap everything, report. */
 static int init_main(const struct req *r, int gate, int report, int in, int out, int err,
                      int memory_cgroup) {
@@ -597,9 +630,26 @@ static int init_main(const struct req *r, int gate, int report, int in, int out,
     int st;
     struct rusage ru;
     pid_t p;
+    if (r->threads) {  /* a tick that interrupts wait4, to count threads between reaps */
+        struct sigaction tick;
+        memset(&tick, 0, sizeof tick);
+        tick.sa_handler = on_tick;  /* no SA_RESTART: wait4 returns EINTR */
+        sigaction(SIGALRM, &tick, NULL);
+        struct itimerval iv = {{0, THREAD_TICK_US}, {0, THREAD_TICK_US / 10}};
+        setitimer(ITIMER_REAL, &iv, NULL);
+    }
     for (;;) {  /* reap the program and everything it left (orphans come to PID 1) */
         p = wait4(-1, &st, 0, &ru);
-        if (p < 0) { if (errno == EINTR) continue; break; }
+        if (p < 0) {
+            if (errno == EINTR) {
+                if (r->threads) {
+                    int n = count_threads();
+                    if (n > rep.threads_peak) rep.threads_peak = n;
+                }
+                continue;
+            }
+            break;
+        }
         rep.cpu_us += ru.ru_utime.tv_sec * 1000000LL + ru.ru_utime.tv_usec +
                       ru.ru_stime.tv_sec * 1000000LL + ru.ru_stime.tv_usec;
         if (ru.ru_maxrss > rep.maxrss_kb) rep.maxrss_kb = ru.ru_maxrss;
@@ -786,6 +836,7 @@ static void run(struct req *r, struct cgset *c) {
     printf("cpu-time-s: %.6f\nwall-time-s: %.6f\n", (double)cpu / 1e6, wall);
     if (have) printf("max-rss-bytes: %lld\n", rep.maxrss_kb * 1024);
     if (have && rep.exited_at > 0) printf("exited-at: %.6f\n", rep.exited_at);
+    if (have && r->threads) printf("threads-peak: %d\n", rep.threads_peak);
     if (peak >= 0) printf("memory-peak-bytes: %lld\n", peak);
     printf("oom-killed: %d\nwall-timed-out: %d\ncpu-timed-out: %d\nstdout-bytes: %lld\n"
            "stderr-bytes: %lld\ncgroup: %d\n\n", oom, timed_out, cpu_out, (long long)so.st_size, (long long)se.st_size,

@@ -32,6 +32,9 @@ class Limits:
         (Go's arenas, the JVM's class space, V8's cage): where no cgroup limits memory,
         the address-space backstop (RLIMIT_AS) is widened by this much. Both come from
         languages.yaml, so that a limit written for C is as fair to Go, Java or Node.
+    :param cores: cores the run may keep busy at once (a parallel program's shape): its
+        wall-clock limit is the one that ends it, CPU time summed over its threads is a
+        guard (``formats.resources.shaped_limits``).
     """
 
     cpu_time_s: float
@@ -44,6 +47,7 @@ class Limits:
     tmpfs_bytes: int | None = 64 * MIB
     runtime_bytes: int = 0
     reserve_bytes: int = 0
+    cores: int = 1
 
     def __post_init__(self) -> None:
         if not (self.cpu_time_s > 0 and math.isfinite(self.cpu_time_s)):
@@ -52,6 +56,8 @@ class Limits:
             value = getattr(self, name)
             if value is not None and value <= 0:
                 raise ValueError(f"{name} must be positive or None, not {value!r}")
+        if self.cores < 1:
+            raise ValueError(f"cores must be at least 1, not {self.cores!r}")
         if self.runtime_bytes < 0 or self.reserve_bytes < 0:
             raise ValueError("runtime_bytes and reserve_bytes must not be negative")
         if self.cpu_time_hard_s is not None and self.cpu_time_hard_s < self.cpu_time_s:

@@ -40,6 +40,9 @@ class RunMeta:
     #: CLOCK_MONOTONIC (s) when the program's exit was seen: orders runs that ran
     #: together (an interactive test's submission and validator)
     exited_at: float | None = None
+    #: the most threads the run's processes had at once (counted where asked: a
+    #: parallel program's, to tell it oversubscribed its cores)
+    threads_peak: int | None = None
 
     @property
     def ok(self) -> bool:
@@ -97,9 +100,15 @@ class RunMeta:
                 termination=TerminationReason(raw["termination"]) if "termination" in raw else None,
                 message=raw.get("message", ""),
                 exited_at=float(raw["exited_at"]) if "exited_at" in raw else None,
+                threads_peak=opt_int("threads_peak"),
             )
         except KeyError as e:
             raise ValueError(f"meta lacks required key {e.args[0]!r}") from e
+
+
+#: a run that used less CPU than this share of its wall time was mostly not running:
+#: blocked (a deadlock, a read that never returns) or asleep
+IDLE_FRACTION = 0.1
 
 
 def describe_termination(meta: RunMeta, limits: Limits) -> str:
@@ -112,7 +121,11 @@ def describe_termination(meta: RunMeta, limits: Limits) -> str:
     if t == "cpu-time":
         return f"CPU time {meta.cpu_time_s:.2f} s over the {limits.cpu_time_s:g} s limit"
     if t == "wall-time":
-        return f"wall time {meta.wall_time_s:.2f} s over the {limits.wall_s:g} s limit"
+        text = f"wall time {meta.wall_time_s:.2f} s over the {limits.wall_s:g} s limit"
+        if meta.cpu_time_s < IDLE_FRACTION * meta.wall_time_s:
+            text += (f": no CPU progress for {meta.wall_time_s - meta.cpu_time_s:.1f} s "
+                     f"({meta.cpu_time_s:.2f} s of CPU), a deadlock or waiting for input")
+        return text
     if t == "memory":
         return f"memory over the {(limits.memory_bytes or 0) / 2**20:g} MiB limit"
     return f"output over the {(limits.output_bytes or 0) / 2**20:g} MiB limit"

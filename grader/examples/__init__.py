@@ -39,6 +39,13 @@ Assignments graded by the course's unit tests and their JUnit report (``UNIT_TES
   offline; libtest writes the report.
 - ``bank``: a Maven project graded offline: its setup/setup.sh installs Maven and warms
   the pom's plugins and JUnit into the assignment's image.
+
+Parallel programs, graded on the cores their ``resources:`` ask for (``PARALLEL``):
+
+- ``primecount``: OpenMP C (and std::thread C++) on 2 cores: a data race (WA), a
+  deadlock (TLE, no CPU progress), a crashing thread (RE), and a correct but serial
+  program (accepted; the performance tests score it low).
+- ``pimp``: Fortran with OpenMP on 2 cores, the same kinds of submission.
 """
 
 from __future__ import annotations
@@ -50,6 +57,7 @@ EXAMPLES = ("bigsum", "meanstd", "spread")
 FORMATS = ("guess", "codec", "subtasks", "parts")
 AUTOGRADERS = ("wordfreq", "gsutils", "ringbuf", "notebook")
 UNIT_TESTS = ("stats", "intstack", "strutil", "romans", "bank")
+PARALLEL = ("primecount", "pimp")
 
 
 def example_dirs(names: tuple[str, ...] = EXAMPLES) -> list[Path]:
@@ -59,9 +67,9 @@ def example_dirs(names: tuple[str, ...] = EXAMPLES) -> list[Path]:
 
 
 def all_example_dirs() -> list[Path]:
-    """Every bundled package: the course's, the format examples, the autograders and the
-    unit-test assignments."""
-    return example_dirs((*EXAMPLES, *FORMATS, *AUTOGRADERS, *UNIT_TESTS))
+    """Every bundled package: the course's, the format examples, the autograders, the
+    unit-test assignments and the parallel ones."""
+    return example_dirs((*EXAMPLES, *FORMATS, *AUTOGRADERS, *UNIT_TESTS, *PARALLEL))
 
 
 def course_file() -> Path:

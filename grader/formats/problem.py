@@ -13,6 +13,7 @@ from typing import Literal
 
 from grader.core.errors import ProblemFormatError
 from grader.core.limits import Limits
+from grader.core.shape import SERIAL, Shape
 from grader.formats.kattis.constants import Constants
 from grader.formats.kattis.package_limits import TimeMultipliers
 from grader.formats.tree import (
@@ -73,6 +74,11 @@ class Problem:
     autograder_image: str = "assignment"  # or "base": the grading image, setup.sh not run
     #: the course's unit tests and their JUnit report grade it instead of test data
     unit_tests: UnitTests | None = None
+    #: what one grading runs on: cores, nodes, MPI ranks, threads, GPUs (``core.shape``)
+    shape: Shape = SERIAL
+    #: a failed test is run this many times more before its verdict stands (a data
+    #: race fails some runs only: ``formats.resources``)
+    reruns: int = 0
 
     @property
     def graded_by_autograder(self) -> bool:

@@ -7,6 +7,7 @@ JudgeFault with its reason, so no submission can crash a batch.
 
 from __future__ import annotations
 
+import functools
 import logging
 import os
 import platform
@@ -39,6 +40,7 @@ from grader.formats.kattis.runplan import RunPlan
 from grader.formats.load import load_problem
 from grader.formats.problem import OnReject, Problem, TestCase, TestGroup
 from grader.formats.scoring import score_kattis, score_submission
+from grader.judge import parallel
 from grader.judge.compile_cache import CompileCache, cache_key
 from grader.judge.gradescope import Autograders
 from grader.judge.kattis import (
@@ -195,24 +197,8 @@ class Judge:
                                "no class declares static void main(String[] args): there "
                                "is nothing to start")
                 return self._no_tests(problem, sub, lang, Verdict.CE, comp, t_start, timing)
-            limits = lang.limits(problem.limits.slower(lang.time_multiplier))
-            run_argv = lang.run_argv(files, problem.compile_flags.get(lang.id),
-                                     memory_bytes=limits.memory_bytes, entry=entry,
-                                     own=sub.files)
-            env = {**DEFAULT_ENV, **lang.env}
-            tests: list[TestResult] = []
-            run_s = validate_s = 0.0
-            plan = RunPlan(problem, self.on_reject)
-            for i, case in enumerate(problem.cases):
-                if not plan.should_run(case):
-                    continue
-                group = problem.group(case.group)
-                result, r_s, v_s = self._run_test(problem, group, case, i, run_argv, build,
-                                                  out, work, limits, env)
-                tests.append(result)
-                plan.record(case, result.verdict)
-                run_s += r_s
-                validate_s += v_s
+            tests, run_s, validate_s = self._tests(problem, lang, files, entry, sub.files,
+                                                   build, out, work)
             timing.update(run_s=run_s, validate_s=validate_s)
             score, groups = score_submission(problem, tests)
             verdict = submission_verdict([t.verdict for t in tests])
@@ -225,10 +211,39 @@ class Judge:
             if not self.keep_workdirs:
                 shutil.rmtree(work, ignore_errors=True)
 
+    def _tests(self, problem: Problem, lang: Language, files: Sequence[str],
+               entry: str | None, own: Sequence[str], build: Path, out: Path,
+               work: Path) -> tuple[list[TestResult], float, float]:
+        """Every test the run plan keeps, on the shape's cores; a failed one of a parallel
+        program run again (``judge.parallel``). (tests, run s, validate s)"""
+        limits = lang.limits(problem.limits.slower(lang.time_multiplier))
+        run_argv = lang.run_argv(files, problem.compile_flags.get(lang.id),
+                                 memory_bytes=limits.memory_bytes, entry=entry,
+                                 own=own)
+        env = parallel.run_env(problem.shape, {**DEFAULT_ENV, **lang.env})
+        cpus = parallel.run_cpus(problem.shape, self.cpus)
+        tests: list[TestResult] = []
+        run_s = validate_s = 0.0
+        plan = RunPlan(problem, self.on_reject)
+        for i, case in enumerate(problem.cases):
+            if not plan.should_run(case):
+                continue
+            group = problem.group(case.group)
+            again = functools.partial(self._run_test, problem, group, case, i, run_argv,
+                                      build, out, work, limits, env, cpus)
+            result, r_s, v_s = again()
+            result = parallel.settle(result, again, problem.reruns)
+            tests.append(result)
+            plan.record(case, result.verdict)
+            run_s += r_s
+            validate_s += v_s
+        return tests, run_s, validate_s
+
     def _compile(self, problem: Problem, lang: Language, files: Sequence[str], build: Path,
                  out: Path, own: Sequence[str] = ()) -> CompileResult:
-        argv = lang.compile_argv(files, problem.compile_flags.get(lang.id),
-                                 accelerate=self.accelerate, own=own or None)
+        argv = lang.compile_argv(files, parallel.compile_flags(
+            problem.shape, lang.id, problem.compile_flags.get(lang.id)),
+            accelerate=self.accelerate, own=own or None)
         if not argv:
             return CompileResult(ok=True)
         key = None
@@ -256,7 +271,8 @@ class Judge:
 
     def _run_test(self, problem: Problem, group: TestGroup, case: TestCase, index: int,
                   run_argv: list[str], build: Path, out: Path, work: Path,
-                  limits: Limits, env: Mapping[str, str]) -> tuple[TestResult, float, float]:
+                  limits: Limits, env: Mapping[str, str], cpus: Sequence[int]
+                  ) -> tuple[TestResult, float, float]:
         stdout, stderr, stdin = out / f"{index}.out", out / f"{index}.err", out / f"{index}"
         rundir = with_test_files(case, build, work, index)
         validation: Validation | None = None
@@ -274,8 +290,8 @@ class Judge:
                 link_or_copy(case.input_path, stdin)
                 meta = self.sandbox.run(RunRequest(
                     [*run_argv, *case.args], rundir, limits, stdout=stdout, stderr=stderr,
-                    stdin=stdin, cpus=self.cpus, workdir_writable=problem.allow_file_writing,
-                    env=env))
+                    stdin=stdin, cpus=cpus, workdir_writable=problem.allow_file_writing,
+                    env=env, count_threads=not problem.shape.serial))
                 t0 = time.monotonic()
                 if meta.ok:
                     try:
@@ -297,13 +313,17 @@ class Judge:
             points, why = case_points(problem, case, validation)
             if why:
                 verdict, validation = Verdict.JE, Validation(None, judge_error=why)
+        note = parallel.oversubscribed(problem.shape, meta.threads_peak)
         if validation is not None:
             feedback = validation.judge_error or validation.feedback
+            feedback = f"{note}; {feedback}" if note and feedback else note or feedback
         else:
             feedback = describe_termination(meta, limits)
             err = tail(stderr, 400).strip()
             if err and verdict is Verdict.RE:
                 feedback += f"; stderr: {err}"
+            if note:
+                feedback = f"{note}; {feedback}" if feedback else note
         return TestResult(
             name=case.name, group=case.group, verdict=verdict, cpu_time_s=meta.cpu_time_s,
             wall_time_s=meta.wall_time_s, memory_bytes=meta.memory_bytes,

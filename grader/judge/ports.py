@@ -46,6 +46,9 @@ class RunRequest:
     :param fifo: stdin and stdout are the FIFOs of an interactive test (the judge
         holds their other ends open while both runs start).
     :param on_open: with ``fifo``, called as soon as the run has opened both FIFOs.
+    :param count_threads: measure the most threads the run had at once
+        (``RunMeta.threads_peak``): a parallel program's, whose feedback says when it
+        oversubscribed its cores.
     """
 
     argv: Sequence[str]
@@ -60,6 +63,7 @@ class RunRequest:
     env: Mapping[str, str] = field(default_factory=lambda: dict(DEFAULT_ENV))
     fifo: bool = False
     on_open: Callable[[], None] | None = field(default=None, compare=False)
+    count_threads: bool = False
 
 
 class Sandbox(Protocol):

@@ -7,6 +7,7 @@ sandboxes, and each worker's slot (its CPU) gives it a sandbox uid of its own.
 from __future__ import annotations
 
 import atexit
+import contextlib
 import multiprocessing as mp
 import os
 import signal
@@ -18,8 +19,10 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from grader.adapters.sandbox import SandboxConfig, abort_all, open_sandbox
-from grader.core.jobs import GradingJob, Outcome
+from grader.core.errors import GradelineError
+from grader.core.jobs import GradingJob, JudgeFault, Outcome
 from grader.core.samples import ShardSample
+from grader.formats.load import load_problem
 from grader.formats.problem import OnReject
 from grader.judge.compile_cache import CompileCache
 from grader.judge.judge import Judge
@@ -47,12 +50,14 @@ class WorkerSpec:
     on_reject: OnReject | None = None
     runtime_extra: dict[str, object] = field(default_factory=dict)
 
-    def judge(self, cpu: int) -> Judge:
-        """A judge pinned to ``cpu``, in the slot of that CPU."""
-        os.sched_setaffinity(0, [cpu])
+    def judge(self, cpus: int | Sequence[int]) -> Judge:
+        """A judge pinned to ``cpus`` (one, or a parallel shape's several), in the slot
+        of the first."""
+        cpus = [cpus] if isinstance(cpus, int) else list(cpus)
+        os.sched_setaffinity(0, cpus)
         cache = CompileCache(self.workroot / "compile-cache") if self.compile_cache else None
-        judge = Judge(open_sandbox(self.sandbox, self.workroot, slot=cpu, cpus=[cpu],
-                                   build=False), self.workroot, [cpu], compile_cache=cache,
+        judge = Judge(open_sandbox(self.sandbox, self.workroot, slot=cpus[0], cpus=cpus,
+                                   build=False), self.workroot, cpus, compile_cache=cache,
                       accelerate=self.compile_accel, on_reject=self.on_reject)
         judge.extra_runtime.update(self.runtime_extra)
         return judge
@@ -124,44 +129,66 @@ def grade_many(jobs: Sequence[GradingJob], cpus: Sequence[int], spec: WorkerSpec
 
 
 class LocalExecutor:
-    """The Executor port on this machine's CPUs: one pool of pinned workers for the
-    executor's life (batches in flight at once share it, so no CPU gets two
-    workers and a batch costs no pool start-up). Nothing survives a crash of ours,
-    so there is nothing to collect or wait for afterwards."""
+    """The Executor port on this machine's CPUs: one pool of pinned workers per core
+    count for the executor's life (batches in flight at once share them, so no CPU gets
+    two workers and a batch costs no pool start-up). A parallel assignment's jobs
+    (``core.shape``) go to workers of its core count, each on that many CPUs of their
+    own; while they run, no other worker grades (``_Cores``), so no core is shared.
+    Nothing survives a crash of ours, so there is nothing to collect or wait for
+    afterwards."""
 
     def __init__(self, cpus: Sequence[int], spec: WorkerSpec,
                  progress: Progress | None = None) -> None:
         self.cpus, self.spec, self.progress = list(cpus), spec, progress
-        self._pool: ProcessPoolExecutor | None = None
+        self._pools: dict[int, ProcessPoolExecutor] = {}
         self._lock = threading.Lock()
+        self._cores = _Cores()
 
-    def _workers(self) -> ProcessPoolExecutor:
+    def _workers(self, cores: int) -> ProcessPoolExecutor:
         with self._lock:
-            if self._pool is None:
+            pool = self._pools.get(cores)
+            if pool is None:
+                groups = [tuple(self.cpus[i:i + cores])
+                          for i in range(0, len(self.cpus) - cores + 1, cores)]
                 ctx = mp.get_context("spawn")
                 slots = ctx.Queue()
-                for c in self.cpus:
-                    slots.put(c)
-                self._pool = ProcessPoolExecutor(max_workers=len(self.cpus), mp_context=ctx,
-                                                 initializer=_init,
-                                                 initargs=(slots, self.spec, os.getpid()))
-            return self._pool
+                for g in groups:
+                    slots.put(g)
+                pool = self._pools[cores] = ProcessPoolExecutor(
+                    max_workers=len(groups), mp_context=ctx, initializer=_init,
+                    initargs=(slots, self.spec, os.getpid()))
+            return pool
 
     def run(self, jobs: Sequence[GradingJob]) -> Iterator[Outcome]:
         if not jobs:
             return
-        futs = [self._workers().submit(_grade, job) for job in jobs]
-        for n, f in enumerate(as_completed(futs), 1):
-            if self.progress:
-                self.progress(n, len(futs))
-            yield f.result()
+        by_cores: dict[int, list[GradingJob]] = {}
+        seen: dict[Path, int] = {}  # read once per batch: a package fixed between batches
+        for job in jobs:
+            by_cores.setdefault(_cores_of(job, seen), []).append(job)
+        done, total = 0, len(jobs)
+        for cores, group in sorted(by_cores.items()):
+            if cores > len(self.cpus):
+                for job in group:
+                    done += 1
+                    yield Outcome(job.key, JudgeFault(
+                        f"the assignment needs {cores} cores; this machine gives gradeline "
+                        f"{len(self.cpus)} (--cpus): nothing was graded"))
+                continue
+            with self._cores.hold(wide=cores > 1):
+                futs = [self._workers(cores).submit(_grade, job) for job in group]
+                for f in as_completed(futs):
+                    done += 1
+                    if self.progress:
+                        self.progress(done, total)
+                    yield f.result()
 
     def close(self) -> None:
         """Stop the workers (their containers end with them)."""
         with self._lock:
-            if self._pool is not None:
-                self._pool.shutdown()
-                self._pool = None
+            for pool in self._pools.values():
+                pool.shutdown()
+            self._pools.clear()
 
     def collected(self) -> Iterator[Outcome]:
         return iter(())
@@ -171,3 +198,44 @@ class LocalExecutor:
 
     def samples(self) -> list[ShardSample]:
         return []
+
+
+def _cores_of(job: GradingJob, seen: dict[Path, int]) -> int:
+    """The cores a job's assignment runs on (its package's shape; 1 where it cannot be
+    read: the judge then says why)."""
+    cores = seen.get(job.problem)
+    if cores is None:
+        try:
+            cores = load_problem(job.problem, require_time_limit=False).shape.cores
+        except GradelineError:
+            cores = 1
+        seen[job.problem] = cores
+    return cores
+
+
+class _Cores:
+    """Who grades now: any number of one-core batches, or one parallel group alone (its
+    workers hold several CPUs each, which one-core workers would share)."""
+
+    def __init__(self) -> None:
+        self._cond = threading.Condition()
+        self._narrow = 0
+        self._wide = False
+
+    @contextlib.contextmanager
+    def hold(self, *, wide: bool) -> Iterator[None]:
+        with self._cond:
+            self._cond.wait_for(lambda: not self._wide and (not wide or not self._narrow))
+            if wide:
+                self._wide = True
+            else:
+                self._narrow += 1
+        try:
+            yield
+        finally:
+            with self._cond:
+                if wide:
+                    self._wide = False
+                else:
+                    self._narrow -= 1
+                self._cond.notify_all()

@@ -251,7 +251,7 @@ class ContainerSandbox(RuntimeBase):
         waits a second more, or it would end CPU-bound runs first and their CPU time
         and memory would go unmeasured. The verdict does not move: a run over its wall
         limit is TLE either way (``outcome.interpret``)."""
-        if self.cgroups is not None:
+        if self.cgroups is not None or lim.cores > 1:  # a parallel run: wall time rules
             return lim.wall_s
         return max(lim.wall_s, math.ceil(lim.cpu_hard_s) + 1.0)
 
@@ -267,6 +267,8 @@ class ContainerSandbox(RuntimeBase):
             lines.append(f"stdin {_escape(self.inside(req.stdin))}")
         if req.fifo:
             lines.append("fifo 1")
+        if req.count_threads:
+            lines.append("threads 1")
         for b in req.binds:
             lines.append("bind " + _escape(f"{self.inside(b.source)}\t{b.target}\t"
                                           f"{int(b.writable)}"))
@@ -373,6 +375,8 @@ class ContainerSandbox(RuntimeBase):
         meta = interpret(raw, request.limits, num("exit-code"), num("signal"), message)
         if "exited-at" in reply:
             meta = replace(meta, exited_at=float(reply["exited-at"]))
+        if "threads-peak" in reply:
+            meta = replace(meta, threads_peak=int(reply["threads-peak"]))
         return meta
 
     def describe(self) -> dict[str, Any]:

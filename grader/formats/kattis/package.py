@@ -5,7 +5,8 @@ Layout read here::
     problem.yaml                      problem_format_version, type, limits, languages,
                                       (legacy) validation, validator_flags, grading
     gradeline.yaml                    (optional) course points per group, languages,
-                                      compile flags, time limit
+                                      compile flags, time limit, the resources a
+                                      parallel program runs on (formats.resources)
     .timelimit                        the time limit ``gradeline check`` derived from
                                       the accepted submissions (when problem.yaml has none)
     data/sample, data/secret          test data (``grader.formats.kattis.testdata``)
@@ -44,6 +45,7 @@ from grader.formats.kattis.package_limits import read_limits
 from grader.formats.kattis.testdata import load_testdata
 from grader.formats.pkgfs import PackageFS
 from grader.formats.problem import Problem, package_version
+from grader.formats.resources import read_reruns, read_shape, shaped_limits
 from grader.formats.tree import TestCase, TestGroup
 
 
@@ -83,18 +85,20 @@ def load_kattis(fs: PackageFS, *, require_time_limit: bool = True) -> Problem:
                            "check` on the package (it derives one from the accepted "
                            "submissions, as the spec says, and records it in .timelimit), "
                            "or set time_limit_s in gradeline.yaml")
+    shape = read_shape(fs, gl, gl_path)
     return Problem(
         short_name=name, title=title_of(meta.get("name", name)), path=root,
-        version=package_version(root), limits=lims.run, compile_limits=lims.compile,
-        validator_limits=lims.validator, validation=v.kind, validator_flags=v.flags,
-        validator_dir=v.directory, groups=groups, languages=languages,
+        version=package_version(root), limits=shaped_limits(lims.run, shape),
+        compile_limits=lims.compile, validator_limits=lims.validator, validation=v.kind,
+        validator_flags=v.flags, validator_dir=v.directory, groups=groups, languages=languages,
         compile_flags=cflags, format_version=version,
         types=frozenset(types), time_limit_source=lims.time_limit_source or "unset",
         time_multipliers=lims.time_multipliers, validation_passes=lims.validation_passes,
         include=include, constants=constants, code_limit_bytes=lims.code_bytes,
         allow_file_writing=allow_writing,
         ordered_cases=_ordered(td.cases, groups), nodes=td.nodes, score_root=td.root,
-        scoring_model="kattis" if scoring else "points", validator_scores=v.scores)
+        scoring_model="kattis" if scoring else "points", validator_scores=v.scores,
+        shape=shape, reruns=read_reruns(fs, gl, gl_path, shape))
 
 
 def _read_problem_yaml(fs: PackageFS, py: Path) -> tuple[str, dict[str, Any]]:

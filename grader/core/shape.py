@@ -1,0 +1,129 @@
+"""What one grading of an assignment runs on -- its shape: cores, nodes, MPI ranks,
+threads, GPUs and memory -- so that a parallel program gets exactly the allocation it
+was written for, and a serial one no more than its core.
+
+A shape is declared in a package's ``gradeline.yaml`` (``resources:``); the default is
+the serial shape every assignment had before: one core, one process, one thread. The
+scheduler sizes pilots and array tasks by shape (one pool per shape, never a 4-core
+submission on a 1-core pilot) and the sandbox runs the program on exactly those cores.
+Pure: the formats read it, the pipeline places by it, the judge limits by it.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Literal
+
+Exclusive = Literal["cores", "node"]
+EXCLUSIVE: tuple[Exclusive, ...] = ("cores", "node")
+#: a run's process and thread limit beyond its threads: the shell, a compiler's
+#: helpers, a runtime's own threads (JIT, GC)
+PROCESS_MARGIN = 32
+
+
+@dataclass(frozen=True, slots=True)
+class Shape:
+    """One grading's allocation.
+
+    :param cores: whole cores per node the program runs on (``nproc``, its affinity and
+        its cgroup's cpuset all say this many).
+    :param nodes: nodes of one allocation (more than one: an MPI program's ranks span
+        them).
+    :param ranks: MPI ranks in all (1: not launched by MPI).
+    :param threads: threads per rank the program is told to use (``OMP_NUM_THREADS``);
+        it may start more, oversubscribing its cores, which the feedback says.
+    :param gpus: GPUs per node (Slurm GRES ``gpu``).
+    :param memory_mib: memory per node (None: the package's memory limit per run).
+    :param exclusive: ``cores`` (the allocation's cores, others' work beside them) or
+        ``node`` (the whole node: performance tests).
+    """
+
+    cores: int = 1
+    nodes: int = 1
+    ranks: int = 1
+    threads: int = 1
+    gpus: int = 0
+    memory_mib: int | None = None
+    exclusive: Exclusive = "cores"
+
+    def __post_init__(self) -> None:
+        for name in ("cores", "nodes", "ranks", "threads"):
+            if getattr(self, name) < 1:
+                raise ValueError(f"{name} must be at least 1, not {getattr(self, name)}")
+        if self.gpus < 0:
+            raise ValueError(f"gpus must not be negative, not {self.gpus}")
+        if self.memory_mib is not None and self.memory_mib < 1:
+            raise ValueError(f"memory_mib must be at least 1, not {self.memory_mib}")
+        if self.ranks < self.nodes:
+            raise ValueError(f"{self.nodes} nodes need at least as many ranks, not "
+                             f"{self.ranks}")
+        if self.ranks_per_node * self.threads > self.cores * 4:
+            raise ValueError(f"{self.ranks_per_node} rank(s) of {self.threads} thread(s) "
+                             f"per node on {self.cores} core(s): more than 4 per core")
+
+    @property
+    def serial(self) -> bool:
+        """The shape of a serial program: one core, one rank, one thread, no GPU."""
+        return self == SERIAL
+
+    @property
+    def parallel(self) -> bool:
+        """More than one core or rank: its time limit is wall time on the allocation
+        (CPU time summed over threads is recorded, and bounded as a guard)."""
+        return self.cores > 1 or self.ranks > 1 or self.nodes > 1
+
+    @property
+    def mpi(self) -> bool:
+        return self.ranks > 1
+
+    @property
+    def ranks_per_node(self) -> int:
+        return -(-self.ranks // self.nodes)
+
+    @property
+    def cpus(self) -> int:
+        """Cores of the whole allocation."""
+        return self.cores * self.nodes
+
+    @property
+    def processes(self) -> int:
+        """The process and thread limit of a run on one node: its threads, with room
+        to oversubscribe (up to 4 per core) and a margin."""
+        return max(self.ranks_per_node * self.threads, 4 * self.cores) + PROCESS_MARGIN
+
+    @property
+    def key(self) -> str:
+        """A name for the shape's pool of pilots (a file name)."""
+        parts = [f"c{self.cores}"]
+        for tag, value, default in (("n", self.nodes, 1), ("r", self.ranks, 1),
+                                    ("g", self.gpus, 0), ("m", self.memory_mib, None)):
+            if value != default:
+                parts.append(f"{tag}{value}")
+        if self.exclusive == "node":
+            parts.append("x")
+        return "-".join(parts)
+
+    def describe(self) -> str:
+        """In words, for feedback and refusals."""
+        out = [f"{self.cores} core{'s' * (self.cores != 1)}"]
+        if self.nodes > 1:
+            out[0] += f" on each of {self.nodes} nodes"
+        if self.ranks > 1:
+            out.append(f"{self.ranks} MPI ranks")
+        if self.threads > 1:
+            out.append(f"{self.threads} threads per rank")
+        if self.gpus:
+            out.append(f"{self.gpus} GPU{'s' * (self.gpus != 1)} per node")
+        if self.memory_mib:
+            out.append(f"{self.memory_mib} MiB per node")
+        if self.exclusive == "node":
+            out.append("whole nodes")
+        return ", ".join(out)
+
+    def to_json(self) -> dict[str, object]:
+        return {"cores": self.cores, "nodes": self.nodes, "ranks": self.ranks,
+                "threads": self.threads, "gpus": self.gpus, "memory_mib": self.memory_mib,
+                "exclusive": self.exclusive}
+
+
+SERIAL = Shape()

@@ -1,0 +1,88 @@
+"""What grading a parallel program needs around each run (``core.shape``): the cores
+it runs on and the threads it is told to use, the compiler's parallel flags, a failed
+test run again to tell a data race from a wrong answer, and the feedback that says a
+program started more threads than its cores.
+
+A run sees exactly its shape's cores: its CPU affinity (and its cgroup's cpuset, where
+there is one) is the worker's first ``cores`` CPUs, so ``nproc``, ``sched_getaffinity``
+and ``OMP_NUM_THREADS`` agree. A worker with fewer CPUs than the shape is a placement
+fault of ours (judge error), never the student's.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import replace
+
+from grader.core.errors import SandboxError
+from grader.core.result import FEEDBACK_LIMIT, TestResult
+from grader.core.shape import Shape
+from grader.core.verdict import Verdict
+
+#: verdicts a data race can give; a run that timed out is not run again (it costs a
+#: whole wall limit each time)
+RERUN = frozenset({Verdict.WA, Verdict.RE})
+#: languages whose compilers take OpenMP and pthreads flags
+OPENMP_LANGUAGES = {"c": ("-fopenmp", "-pthread"), "cpp": ("-fopenmp", "-pthread"),
+                    "fortran": ("-fopenmp", "-pthread")}
+
+
+def run_cpus(shape: Shape, cpus: Sequence[int]) -> list[int]:
+    """The CPUs a run of ``shape`` is pinned to: the first ``shape.cores`` of the
+    worker's.
+
+    :raises SandboxError: when the worker has fewer (a placement fault: JE).
+    """
+    if len(cpus) < shape.cores:
+        raise SandboxError(f"this worker has {len(cpus)} CPU(s) but the assignment's shape "
+                           f"is {shape.describe()}: it was placed on the wrong pilot")
+    return list(cpus)[:shape.cores]
+
+
+def run_env(shape: Shape, env: Mapping[str, str]) -> dict[str, str]:
+    """A run's environment: OpenMP told the shape's threads (a program may ask for more
+    itself; the feedback then says it oversubscribed its cores)."""
+    out = dict(env)
+    if not shape.serial:
+        out["OMP_NUM_THREADS"] = str(shape.threads)
+    return out
+
+
+def compile_flags(shape: Shape, language: str, flags: Sequence[str] | None
+                  ) -> tuple[str, ...] | None:
+    """The package's flags for ``language``, with OpenMP and pthreads added for a shape
+    of more than one thread or core (what a course that asks for 4 cores expects)."""
+    extra = OPENMP_LANGUAGES.get(language, ())
+    if (shape.threads == 1 and shape.cores == 1) or not extra:
+        return tuple(flags) if flags is not None else None
+    have = tuple(flags or ())
+    return have + tuple(f for f in extra if f not in have)
+
+
+def settle(first: TestResult, again: Callable[[], tuple[TestResult, float, float]],
+           reruns: int) -> TestResult:
+    """A failed test's verdict after running it ``reruns`` times more: the first
+    failure stands, and the feedback says how many runs passed -- "passed 2 of 5 runs:
+    likely a data race" -- rather than a plain wrong answer."""
+    if reruns <= 0 or first.verdict not in RERUN:
+        return first
+    results = [again()[0] for _ in range(reruns)]
+    if any(r.verdict is Verdict.JE for r in results):
+        return first  # our fault in a rerun: the first run's verdict is still the student's
+    passed = sum(r.verdict is Verdict.AC for r in results)
+    runs = reruns + 1
+    if passed:
+        note = (f"passed {passed} of {runs} runs: likely a data race (the result changes "
+                "from run to run)")
+    else:
+        note = f"the same in all {runs} runs"
+    feedback = f"{note}; first failure: {first.feedback}" if first.feedback else note
+    return replace(first, feedback=feedback[:FEEDBACK_LIMIT])
+
+
+def oversubscribed(shape: Shape, threads_peak: int | None) -> str:
+    """A note when a run had more threads than its cores ("" when not, or unmeasured)."""
+    if threads_peak is None or threads_peak <= shape.cores:
+        return ""
+    return (f"ran {threads_peak} threads on {shape.cores} core(s): oversubscribed, so "
+            "they took turns (slower than one per core)")
