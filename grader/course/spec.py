@@ -71,14 +71,42 @@ class LatePolicy(_Strict):
     max_late: Duration | None = None
 
 
+_ROLE = re.compile(r"^(?:https?://purl\.imsglobal\.org/vocab/lis/v2/membership[#/])?"
+                   r"([A-Za-z]+(?:#[A-Za-z]+)?)$")
+
+
+def _lti_role(value: object) -> str:
+    """``Instructor``, ``TeachingAssistant``, ``Instructor#TeachingAssistant``, or the
+    role's full LIS name (``http://purl.imsglobal.org/vocab/lis/v2/membership#Instructor``)."""
+    m = _ROLE.match(str(value).strip())
+    if m is None:
+        raise ValueError(f"an LTI context role is written Instructor, TeachingAssistant or "
+                         f"Instructor#TeachingAssistant, not {value!r}")
+    return m.group(1)
+
+
+#: an LTI context role as a course names it: ``Instructor`` (``membership#Instructor``),
+#: a sub-role ``TeachingAssistant`` or in full ``Instructor#TeachingAssistant``
+LtiRole = Annotated[str, BeforeValidator(_lti_role)]
+#: who a launch from the LMS makes staff, unless the course says otherwise
+STAFF_ROLES = ("Instructor", "Administrator", "ContentDeveloper", "TeachingAssistant")
+
+
 class LmsSpec(_Strict):
-    """What goes back to the course's LMS (an LTI launch's gradebook).
+    """What goes back to the course's LMS (an LTI launch's gradebook), and whom its
+    launches make staff.
 
     ``grades: released`` posts each student's final grade (late policy applied) once
     staff released the assignment; ``visible`` also posts the hand-in phase's score as
-    it changes, marked pending, until then."""
+    it changes, marked pending, until then. ``staff_roles``: the LTI context roles that
+    open the staff pages (every student's work); anyone else is a student, who sees only
+    their own page. A sub-role speaks for its principal: a TA (Canvas sends
+    ``Instructor`` beside ``Instructor#TeachingAssistant``; Open edX its "Community TA"
+    and "Group Moderator", learners, ``Learner`` beside it) is staff only where
+    ``TeachingAssistant`` is listed."""
 
     grades: Literal["released", "visible"] = "released"
+    staff_roles: tuple[LtiRole, ...] = STAFF_ROLES  # e.g. [Instructor, Administrator]
 
 
 class StaffSpec(_Strict):
