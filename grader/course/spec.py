@@ -88,8 +88,6 @@ def _lti_role(value: object) -> str:
 #: an LTI context role as a course names it: ``Instructor`` (``membership#Instructor``),
 #: a sub-role ``TeachingAssistant`` or in full ``Instructor#TeachingAssistant``
 LtiRole = Annotated[str, BeforeValidator(_lti_role)]
-#: who a launch from the LMS makes staff, unless the course says otherwise
-STAFF_ROLES = ("Instructor", "Administrator", "ContentDeveloper", "TeachingAssistant")
 
 
 class LmsSpec(_Strict):
@@ -106,7 +104,13 @@ class LmsSpec(_Strict):
     ``TeachingAssistant`` is listed."""
 
     grades: Literal["released", "visible"] = "released"
-    staff_roles: tuple[LtiRole, ...] = STAFF_ROLES  # e.g. [Instructor, Administrator]
+    #: the context roles that make a launch staff, e.g. [Instructor, Administrator]
+    staff_roles: tuple[LtiRole, ...] = ("Instructor", "Administrator", "ContentDeveloper",
+                                        "TeachingAssistant")
+
+
+#: who a launch from the LMS makes staff, unless the course says otherwise
+STAFF_ROLES = LmsSpec().staff_roles
 
 
 class StaffSpec(_Strict):
@@ -209,7 +213,7 @@ class CourseSpec(_Strict):
     extensions: list[ExtensionSpec] = Field(default_factory=list)  # students' own deadlines
     staff: StaffSpec = Field(default_factory=StaffSpec)  # who sees the staff pages
     limits: LimitsSpec = Field(default_factory=LimitsSpec)  # hand-in limits, unless its own
-    lms: LmsSpec = Field(default_factory=LmsSpec)  # grades back to an LMS (LTI)
+    lms: LmsSpec = Field(default_factory=LmsSpec)  # the LMS (LTI): grades back, staff roles
 
     @field_validator("timezone")
     @classmethod

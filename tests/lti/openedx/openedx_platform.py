@@ -22,6 +22,7 @@ import argparse
 import json
 import socketserver
 from pathlib import Path
+from typing import ClassVar
 from wsgiref.simple_server import WSGIRequestHandler, WSGIServer, make_server
 
 import django
@@ -107,7 +108,8 @@ def main() -> None:
     from django.urls import include, path
 
     class Urls:  # the URL configuration: what a module would hold
-        urlpatterns = [path("state", state), path("api/", include("lti_consumer.plugin.urls"))]
+        urlpatterns: ClassVar = [path("state", state),
+                                 path("api/", include("lti_consumer.plugin.urls"))]
 
     settings.ROOT_URLCONF = Urls
 
