@@ -71,7 +71,8 @@ def cmd_sync(args: argparse.Namespace, ctx: Context) -> int:
     r = sync_grades(regs, state, courses)
     print(f"grades to the LMS: {len(r.posted)} posted, {r.unchanged} unchanged, "
           f"{len(r.waiting)} waiting to be retried, {len(r.failed)} failed, "
-          f"{len(r.no_lineitem)} without a gradebook column (link the assignment first)")
+          f"{len(r.no_lineitem)} without a gradebook column (link the assignment first)"
+          + (f"; made {len(r.columns)} gradebook column(s)" if r.columns else ""))
     for key, why in r.failed:
         print(f"  failed {key}: {why}")
     return 1 if r.failed else 0

@@ -153,7 +153,7 @@ def roster_sync(regs: Registrations, state: LtiState, course: Course) -> tuple[l
     changes, seen = [], set()
     for m in members:
         name, email = str(m.get("name", "")), str(m.get("email") or "").lower()
-        if services.is_staff_role(m.get("roles") or []):
+        if services.is_staff_role(m.get("roles") or [], course.lms.staff_roles):
             changes.append(f"staff in the LMS: {name} <{email}>")
             continue
         if m.get("status", "Active") != "Active":

@@ -71,14 +71,46 @@ class LatePolicy(_Strict):
     max_late: Duration | None = None
 
 
+_ROLE = re.compile(r"^(?:https?://purl\.imsglobal\.org/vocab/lis/v2/membership[#/])?"
+                   r"([A-Za-z]+(?:#[A-Za-z]+)?)$")
+
+
+def _lti_role(value: object) -> str:
+    """``Instructor``, ``TeachingAssistant``, ``Instructor#TeachingAssistant``, or the
+    role's full LIS name (``http://purl.imsglobal.org/vocab/lis/v2/membership#Instructor``)."""
+    m = _ROLE.match(str(value).strip())
+    if m is None:
+        raise ValueError(f"an LTI context role is written Instructor, TeachingAssistant or "
+                         f"Instructor#TeachingAssistant, not {value!r}")
+    return m.group(1)
+
+
+#: an LTI context role as a course names it: ``Instructor`` (``membership#Instructor``),
+#: a sub-role ``TeachingAssistant`` or in full ``Instructor#TeachingAssistant``
+LtiRole = Annotated[str, BeforeValidator(_lti_role)]
+
+
 class LmsSpec(_Strict):
-    """What goes back to the course's LMS (an LTI launch's gradebook).
+    """What goes back to the course's LMS (an LTI launch's gradebook), and whom its
+    launches make staff.
 
     ``grades: released`` posts each student's final grade (late policy applied) once
     staff released the assignment; ``visible`` also posts the hand-in phase's score as
-    it changes, marked pending, until then."""
+    it changes, marked pending, until then. ``staff_roles``: the LTI context roles that
+    open the staff pages (every student's work); anyone else is a student, who sees only
+    their own page. A sub-role speaks for its principal: a TA (Canvas sends
+    ``Instructor`` beside ``Instructor#TeachingAssistant``; Open edX its "Community TA"
+    and "Group Moderator", learners, ``Learner`` beside it) is staff only where
+    ``TeachingAssistant`` is listed."""
 
     grades: Literal["released", "visible"] = "released"
+    #: the context roles that make a launch staff, e.g. [Instructor, Administrator]
+    staff_roles: tuple[LtiRole, ...] = ("Instructor", "Administrator", "ContentDeveloper",
+                                        "TeachingAssistant")
+
+
+#: who a launch from the LMS makes staff, unless the course says otherwise
+STAFF_ROLES = LmsSpec().staff_roles
 
 
 class StaffSpec(_Strict):
@@ -187,7 +219,7 @@ class CourseSpec(_Strict):
     extensions: list[ExtensionSpec] = Field(default_factory=list)  # students' own deadlines
     staff: StaffSpec = Field(default_factory=StaffSpec)  # who sees the staff pages
     limits: LimitsSpec = Field(default_factory=LimitsSpec)  # hand-in limits, unless its own
-    lms: LmsSpec = Field(default_factory=LmsSpec)  # grades back to an LMS (LTI)
+    lms: LmsSpec = Field(default_factory=LmsSpec)  # the LMS (LTI): grades back, staff roles
 
     @field_validator("timezone")
     @classmethod

@@ -12,39 +12,28 @@ from __future__ import annotations
 import http.client
 import json
 import os
-import re
 import shutil
 import subprocess
-import sys
 import time
 import urllib.parse
 import urllib.request
 from collections.abc import Iterator
+from contextlib import ExitStack
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
 
-import jwt
 import pytest
-import requests
 import yaml
-from cryptography.hazmat.primitives import serialization
 from cryptography.hazmat.primitives.asymmetric import rsa
 
 from ..conftest import EXAMPLES, free_port
 from ..support import gl
+from .world import admin, id_token, pem, platform_cmd, post, resigned, running, tool_cmd, why
 
 pytestmark = [pytest.mark.sandbox, pytest.mark.slow]
 HERE = Path(__file__).resolve().parent
 CLIENT, DEPLOYMENT = "gradeline", "deployment-1"
 WRONG, RIGHT = "print(0)\n", (EXAMPLES / "bigsum/submissions/accepted/sum.py").read_text()
-
-
-def _pem(key: rsa.RSAPrivateKey) -> tuple[str, str]:
-    private = key.private_bytes(serialization.Encoding.PEM, serialization.PrivateFormat.PKCS8,
-                                serialization.NoEncryption()).decode()
-    public = key.public_key().public_bytes(serialization.Encoding.PEM,
-                                           serialization.PublicFormat.SubjectPublicKeyInfo)
-    return private, public.decode()
 
 
 class Lms:
@@ -56,7 +45,7 @@ class Lms:
         self.platform = f"http://localhost:{self.pport}"  # another site than the tool's
         self.tool = f"http://127.0.0.1:{self.tport}/lti"
         self.key = rsa.generate_private_key(public_exponent=65537, key_size=2048)
-        private, public = _pem(self.key)
+        private, public = pem(self.key)
         (tmp / "platform.pem").write_text(private)
         (tmp / "platform.pub").write_text(public)
         course = tmp / "course"
@@ -109,43 +98,19 @@ class Lms:
             return json.loads(r.read())  # type: ignore[no-any-return]
 
 
-def _wait(url: str, proc: subprocess.Popen[str]) -> None:
-    for _ in range(200):
-        assert proc.poll() is None, proc.communicate()[0]
-        try:
-            urllib.request.urlopen(url, timeout=2).close()
-            return
-        except OSError:
-            time.sleep(0.1)
-    pytest.fail(f"{url} never answered")
-
-
 @pytest.fixture
 def lms(sbx_tmp: Path, db: str, settings: object, sandbox_factory: object) -> Iterator[Lms]:
     """The world under a directory the sandbox uid can read (the course's package)."""
     images = settings.image_dir or settings.state_dir / "images"  # type: ignore[attr-defined]
     tmp_path = sbx_tmp
     world = Lms(tmp_path, db, images)
-    platform = subprocess.Popen(
-        [sys.executable, str(HERE / "platform" / "lms_platform.py"), "--host", "127.0.0.1",
-         "--port", str(world.pport), "--issuer", world.platform, "--config",
-         str(tmp_path / "platform.json")], stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
-        text=True)
-    tool = subprocess.Popen(
-        [str(Path(sys.executable).parent / "gradeline"), "lti", "serve", "--registrations",
-         str(tmp_path / "lti.yaml"), "--spool", str(world.spool), "--port",
-         str(world.tport), "--sync-every", "0"], env={**os.environ, **world.env},
-        stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
-    try:
-        _wait(f"{world.platform}/jwks", platform)
-        _wait(f"{world.tool}/jwks", tool)
+    with ExitStack() as up:
+        up.enter_context(running(platform_cmd(world.pport, world.platform,
+                                              tmp_path / "platform.json"),
+                                 f"{world.platform}/jwks"))
+        up.enter_context(running(tool_cmd(tmp_path / "lti.yaml", world.spool, world.tport),
+                                 f"{world.tool}/jwks", {**os.environ, **world.env}))
         yield world
-    finally:
-        for p in (platform, tool):
-            p.terminate()
-            out = p.communicate(timeout=30)[0]
-            if "Traceback" in out:  # shown with a failure (pytest prints captured output)
-                print(out[-4000:])
 
 
 def _drive(modules: Path, *args: object) -> dict[str, str]:
@@ -218,26 +183,6 @@ def test_courses_live_in_the_lms(lms: Lms, browser_tools: Path, tmp_path: Path) 
     assert "mallory in lticourse" in now_in["text"], now_in
 
 
-def _post(s: requests.Session, url: str, token: str, state: str) -> requests.Response:
-    """The launch's form post, with the tool's cookies as a browser sends them (the
-    tool's are Secure; Chromium keeps them over http on loopback, requests does not)."""
-    cookie = "; ".join(f"{c.name}={c.value}" for c in s.cookies if c.domain == "127.0.0.1")
-    return s.post(url, data={"id_token": token, "state": state}, headers={"Cookie": cookie},
-                  timeout=60)
-
-
-def _id_token(lms: Lms, rl: str) -> tuple[requests.Session, str, str, str]:
-    """A login as alice up to the launch: (the browser's session, the tool's launch
-    URL, the id_token the platform signed, its state)."""
-    s = requests.Session()
-    r = s.get(f"{lms.platform}/launch", params={"resource_link_id": rl, "user_id": "u-alice"},
-              timeout=30)
-    form = dict(re.findall(r'name="(\w+)" value="([^"]*)"', r.text))
-    action = re.search(r'action="([^"]+)"', r.text)
-    assert action and "id_token" in form, r.text[:500]
-    return s, action.group(1), form["id_token"], form["state"]
-
-
 def _hand_in_unread(url: str, length: str | None) -> tuple[int, str]:
     """A hand-in's headers and not one byte of its body: the answer must come anyway."""
     u = urllib.parse.urlsplit(url)
@@ -253,43 +198,27 @@ def _hand_in_unread(url: str, length: str | None) -> tuple[int, str]:
     return out
 
 
-def _why(html: str) -> list[str]:
-    """What a refusal page says."""
-    return re.findall(r'role="alert".*?<p>(.*?)</p>', html, re.S)
-
-
-def _resigned(token: str, key: rsa.RSAPrivateKey, **changes: object) -> str:
-    header = jwt.get_unverified_header(token)
-    body = {**jwt.decode(token, options={"verify_signature": False}), **changes}
-    return jwt.encode(body, key, algorithm="RS256", headers={"kid": header.get("kid")})
-
-
 def test_forged_replayed_expired_and_unknown_launches_are_refused(lms: Lms) -> None:
     rl = "rl-static"
-    lms.state()  # the platform answers
-    req = urllib.request.Request(f"{lms.platform}/admin/resource_links", method="POST",
-                                 data=json.dumps({"id": rl, "title": "bigsum",
-                                                  "client_id": CLIENT,
-                                                  "custom": {"assignment": "bigsum"}}).encode(),
-                                 headers={"Content-Type": "application/json"})
-    urllib.request.urlopen(req, timeout=30).close()
-    s, url, token, state = _id_token(lms, rl)
-    ok = _post(s, url, token, state)
-    assert ok.status_code == 200 and "alice in lticourse" in ok.text, _why(ok.text)
+    admin(lms.platform, "resource_links", {"id": rl, "title": "bigsum", "client_id": CLIENT,
+                                           "custom": {"assignment": "bigsum"}})
+    s, url, token, state = id_token(lms.platform, rl, "u-alice")
+    ok = post(s, url, token, state)
+    assert ok.status_code == 200 and "alice in lticourse" in ok.text, why(ok.text)
     for length in ("104857600", None):  # 100 MiB announced, or no size at all
         status, body = _hand_in_unread(ok.url + "hand-in", length)
         assert status == 413 and "at most 16 MiB" in body, (length, status, body[:300])
-    replay = _post(s, url, token, state)
+    replay = post(s, url, token, state)
     assert replay.status_code == 403 and "launch refused" in replay.text
     other = rsa.generate_private_key(public_exponent=65537, key_size=2048)
-    cases = {"forged": lambda t: _resigned(t, other),
-             "expired": lambda t: _resigned(t, lms.key, exp=int(time.time()) - 60,
-                                            iat=int(time.time()) - 600),
-             "unknown deployment": lambda t: _resigned(
+    cases = {"forged": lambda t: resigned(t, other),
+             "expired": lambda t: resigned(t, lms.key, exp=int(time.time()) - 60,
+                                           iat=int(time.time()) - 600),
+             "unknown deployment": lambda t: resigned(
                  t, lms.key, **{"https://purl.imsglobal.org/spec/lti/claim/deployment_id":
                                 "somewhere-else"})}
     for name, forge in cases.items():
-        s, url, token, state = _id_token(lms, rl)
-        r = _post(s, url, forge(token), state)
+        s, url, token, state = id_token(lms.platform, rl, "u-alice")
+        r = post(s, url, forge(token), state)
         assert r.status_code == 403 and "launch refused" in r.text, (name, r.text[:300])
         assert "alice in lticourse" not in r.text

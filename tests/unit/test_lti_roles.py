@@ -1,26 +1,34 @@
-"""Who a launch is: staff only by this course's (context) roles; a student by the
-roster's LMS id, email or SIS id, never by a guess between two rows."""
+"""Who a launch is: staff only by the course's own staff roles among its context
+(membership) roles, a sub-role speaking for its principal; a student by the roster's LMS
+id, email or SIS id, never by a guess between two rows."""
 from __future__ import annotations
 
 import pytest
+from pydantic import ValidationError
 
-from grader.adapters.web.lti.services import is_staff_role
+from grader.adapters.web.lti.services import context_roles, is_staff_role
 from grader.course.lms_mapping import NOBODY, Roster
 from grader.course.load import Student
+from grader.course.spec import STAFF_ROLES, LmsSpec
 
 LIS = "http://purl.imsglobal.org/vocab/lis/v2/"
+TA = LIS + "membership/Instructor#TeachingAssistant"
+ONLY_TEACHERS = ("Instructor", "Administrator")
 
 
 @pytest.mark.parametrize("roles", [
     [LIS + "membership#Instructor"],
     [LIS + "membership#ContentDeveloper"],
     [LIS + "membership#Administrator"],
-    [LIS + "membership/Instructor#TeachingAssistant"],
+    [LIS + "membership/Administrator#Administrator"],
+    [TA],
+    [LIS + "membership#Instructor", TA],  # Canvas's TA
+    [LIS + "membership#Learner", TA],  # Open edX's Community TA, Group Moderator
     [LIS + "institution/person#Student", LIS + "membership#Instructor"],
     ["Instructor"],
 ])
 def test_a_course_role_of_staff_is_staff(roles: list[str]) -> None:
-    assert is_staff_role(roles)
+    assert is_staff_role(roles, STAFF_ROLES)
 
 
 @pytest.mark.parametrize("roles", [
@@ -30,12 +38,41 @@ def test_a_course_role_of_staff_is_staff(roles: list[str]) -> None:
     [LIS + "system/person#Administrator"],
     [LIS + "membership#Learner"],
     [LIS + "membership/Learner#Learner"],
+    [LIS + "membership/Learner#Instructor"],  # a learner's sub-role, no instructor
+    [LIS + "membership/Instructor#Grader"],  # a sub-role the course does not name
     [LIS + "membership#Mentor"],
     ["http://example.edu/roles#Instructor"],
     [],
 ])
 def test_an_institution_or_learner_role_is_not(roles: list[str]) -> None:
-    assert not is_staff_role(roles)
+    assert not is_staff_role(roles, STAFF_ROLES)
+
+
+@pytest.mark.parametrize(("roles", "staff"), [
+    ([LIS + "membership#Instructor"], True),
+    ([LIS + "membership#Administrator", LIS + "membership#Instructor"], True),  # Open edX
+    ([LIS + "membership#Instructor", TA], False),  # Canvas's TA: judged as TA
+    ([LIS + "membership#Learner", TA], False),  # Open edX's forum moderator
+    ([TA], False),
+])
+def test_a_course_that_names_no_teaching_assistant_makes_tas_students(
+        roles: list[str], staff: bool) -> None:
+    assert is_staff_role(roles, ONLY_TEACHERS) is staff
+
+
+def test_a_sub_role_answers_to_its_own_names() -> None:
+    assert context_roles([LIS + "membership#Instructor", TA]) == {
+        "TeachingAssistant", "Instructor#TeachingAssistant"}
+    assert is_staff_role([LIS + "membership#Learner", TA], ["Instructor#TeachingAssistant"])
+
+
+def test_the_course_file_names_roles_short_or_in_full() -> None:
+    spec = LmsSpec(staff_roles=["Instructor", LIS + "membership/Instructor#TeachingAssistant",
+                                LIS + "membership#Administrator"])
+    assert spec.staff_roles == ("Instructor", "Instructor#TeachingAssistant", "Administrator")
+    assert LmsSpec().staff_roles == STAFF_ROLES
+    with pytest.raises(ValidationError, match="written Instructor, TeachingAssistant"):
+        LmsSpec(staff_roles=[LIS + "institution/person#Instructor"])
 
 
 def _roster() -> Roster:

@@ -37,7 +37,11 @@ HERE = os.path.dirname(os.path.abspath(__file__))
 ROLE = {
     "Instructor": "http://purl.imsglobal.org/vocab/lis/v2/membership#Instructor",
     "Learner": "http://purl.imsglobal.org/vocab/lis/v2/membership#Learner",
+    # what Open edX sends for its forum roles "Community TA" and "Group Moderator" (beside
+    # Learner) and Canvas for a TA (beside Instructor)
+    "TeachingAssistant": "http://purl.imsglobal.org/vocab/lis/v2/membership/Instructor#TeachingAssistant",
 }
+LINEITEM_SCOPE = "https://purl.imsglobal.org/spec/lti-ags/scope/lineitem"
 
 
 # --------------------------------------------------------------------------- storage
@@ -208,7 +212,9 @@ class LaunchClaimsMixin:
                 if rl.get("lineitem_id")
                 else None
             )
-            self.set_ags(STORE.url(f"/api/ags/{ctx}/lineitems"), lineitem_url)
+            tool = STORE.tools[rl["client_id"]]
+            self.set_ags(STORE.url(f"/api/ags/{ctx}/lineitems"), lineitem_url,
+                         allow_creating_lineitems=tool.get("lineitems") != "readonly")
 
 
 class WsgiMessageLaunch(LaunchClaimsMixin, LTIAdvantageMessageLaunchAbstract):
@@ -235,8 +241,10 @@ class WsgiMessageLaunch(LaunchClaimsMixin, LTIAdvantageMessageLaunchAbstract):
 class AGS(AssignmentsGradesService):
     """AGS storage for lti1p3platform's AssignmentsGradesService (lineitems/scores/results)."""
 
-    def __init__(self, request, platform_config, context_id: str):
+    def __init__(self, request, platform_config, context_id: str, token: dict | None = None):
         self.ctx = context_id
+        self.client = platform_config._registration.get_client_id()
+        self.token_scopes = str((token or {}).get("scopes", "")).split()
         super().__init__(request, platform_config, STORE.url(f"/api/ags/{context_id}/lineitems"))
 
     def _li_url(self, li_id: str) -> str:
@@ -251,6 +259,8 @@ class AGS(AssignmentsGradesService):
         li = STORE.lineitems.get(str(line_item_id).rstrip("/").rsplit("/", 1)[-1])
         if li is None or li["_ctx"] != self.ctx:
             raise LineItemNotFoundException(line_item_id)
+        if li.get("_client") != self.client:
+            raise LtiServiceException("Invalid token: the line item is another tool's", 401)
         return li
 
     def find_lineitems(
@@ -263,7 +273,8 @@ class AGS(AssignmentsGradesService):
         tag=None,
         **_ignored,
     ):
-        items = [li for li in STORE.lineitems.values() if li["_ctx"] == self.ctx]
+        items = [li for li in STORE.lineitems.values()
+                 if li["_ctx"] == self.ctx and li.get("_client") == self.client]
         for key, val in (
             ("resourceLinkId", resource_link_id),
             ("resourceId", resource_id),
@@ -284,9 +295,11 @@ class AGS(AssignmentsGradesService):
         return self._out(self._get(line_item_id))
 
     def create_lineitem(self, creation_data):
+        if LINEITEM_SCOPE not in self.token_scopes:
+            raise LtiServiceException("the token lacks the scope lineitem", 403)
         li_id = uuid.uuid4().hex[:12]
         li = {k: v for k, v in dict(creation_data).items() if k != "id"}
-        li.update({"_id": li_id, "_ctx": self.ctx})
+        li.update({"_id": li_id, "_ctx": self.ctx, "_client": self.client})
         STORE.lineitems[li_id] = li
         STORE.record("lineitem_created", id=li_id, label=li.get("label"))
         return self._out(li)
@@ -390,7 +403,7 @@ def wrap_service_response(resp: ServiceResponse) -> Resp:
     return Resp.json({"error": resp.message}, resp.code)
 
 
-def conf_from_bearer(authorization: str) -> PlatformConf:
+def conf_from_bearer(authorization: str) -> tuple[PlatformConf, dict]:
     """Pick the registration from the (platform-signed) access token's `sub`."""
     auth = (authorization or "").split()
     if len(auth) != 2:
@@ -399,13 +412,13 @@ def conf_from_bearer(authorization: str) -> PlatformConf:
         claims = jwt.decode(auth[1], STORE.public_key, algorithms=["RS256"])
     except jwt.InvalidTokenError as exc:
         raise LtiServiceException(f"Invalid token: {exc}", 401) from exc
-    return PlatformConf(client_id=claims.get("sub", ""))
+    return PlatformConf(client_id=claims.get("sub", "")), claims
 
 
 def service_call(req: Req, build, method_name: str, *args) -> Resp:
     try:
-        conf = conf_from_bearer(req.headers.get("Authorization", ""))
-        service = build(WsgiPlatformRequest(req), conf)
+        conf, claims = conf_from_bearer(req.headers.get("Authorization", ""))
+        service = build(WsgiPlatformRequest(req), conf, claims)
         with STORE.lock:
             return wrap_service_response(
                 service.handle_resp(getattr(service, method_name), **dict(args))
@@ -513,6 +526,10 @@ def issue_token(form: t.Mapping[str, str]) -> tuple[int, dict]:
     aud = aud if isinstance(aud, list) else [aud]
     if STORE.url("/token") not in aud or unverified.get("iss") != unverified.get("sub"):
         return 401, {"error": "invalid_client", "detail": "bad aud/iss"}
+    tool = STORE.tools.get(unverified.get("sub", ""), {})
+    if tool.get("lineitems") == "readonly" and LINEITEM_SCOPE in form.get("scope", "").split():
+        # as Canvas answers a scope its developer key does not enable
+        return 400, {"error": "invalid_scope", "detail": "lineitem is not granted to this tool"}
     try:
         out = conf.get_access_token(dict(form))
     except Exception as exc:  # noqa: BLE001 -- any bad request is the tool's error, told
@@ -563,6 +580,7 @@ def accept_deep_link(ctx: str, form: t.Mapping[str, str]) -> tuple[int, str | di
                     "label": item["lineItem"].get("label", item.get("title")),
                     "_id": li_id,
                     "_ctx": ctx,
+                    "_client": claims["iss"],
                 }
                 rl["lineitem_id"] = li_id
             STORE.resource_links[rl_id] = rl
@@ -632,8 +650,8 @@ def deep_link_return(req: Req, ctx: str) -> Resp:
 
 @app.route(r"/api/ags/(?P<ctx>[^/]+)/lineitems/?", methods=("GET", "POST"))
 def ags_lineitems(req: Req, ctx: str) -> Resp:
-    def build(r, c):
-        return AGS(r, c, ctx)
+    def build(r, c, t):
+        return AGS(r, c, ctx, t)
     return service_call(
         req, build, "handle_get_lineitems" if req.method == "GET" else "handle_create_lineitem"
     )
@@ -646,26 +664,26 @@ def ags_lineitem(req: Req, ctx: str, li: str) -> Resp:
         "PUT": "handle_update_lineitem",
         "DELETE": "handle_delete_lineitem",
     }[req.method]
-    return service_call(req, lambda r, c: AGS(r, c, ctx), name, ("line_item_id", li))
+    return service_call(req, lambda r, c, t: AGS(r, c, ctx, t), name, ("line_item_id", li))
 
 
 @app.route(r"/api/ags/(?P<ctx>[^/]+)/lineitems/(?P<li>[^/]+)/scores", methods=("POST",))
 def ags_scores(req: Req, ctx: str, li: str) -> Resp:
     return service_call(
-        req, lambda r, c: AGS(r, c, ctx), "handle_update_score", ("line_item_id", li)
+        req, lambda r, c, t: AGS(r, c, ctx, t), "handle_update_score", ("line_item_id", li)
     )
 
 
 @app.route(r"/api/ags/(?P<ctx>[^/]+)/lineitems/(?P<li>[^/]+)/results", methods=("GET",))
 def ags_results(req: Req, ctx: str, li: str) -> Resp:
     return service_call(
-        req, lambda r, c: AGS(r, c, ctx), "handle_get_results", ("line_item_id", li)
+        req, lambda r, c, t: AGS(r, c, ctx, t), "handle_get_results", ("line_item_id", li)
     )
 
 
 @app.route(r"/api/nrps/(?P<ctx>[^/]+)/memberships", methods=("GET",))
 def nrps(req: Req, ctx: str) -> Resp:
-    return service_call(req, lambda r, c: NRPS(r, c, ctx), "handle_get_members")
+    return service_call(req, lambda r, c, t: NRPS(r, c, ctx), "handle_get_members")
 
 
 @app.route("/api/state")
@@ -693,6 +711,19 @@ def admin_tools(req: Req) -> Resp:
         return Resp.json(STORE.register_tool(req.json or {}), 201)
     except ValueError as exc:
         return Resp.json({"error": str(exc)}, 400)
+
+
+@app.route("/admin/lineitems", methods=("POST",))
+def admin_lineitem(req: Req) -> Resp:
+    """A gradebook column made by hand in the LMS: JSON with `context_id`, `client_id`
+    (whose it is) and the line item's fields."""
+    body = dict(req.json or {})
+    li_id = uuid.uuid4().hex[:12]
+    li = {k: v for k, v in body.items() if k not in ("context_id", "client_id")}
+    li.update({"_id": li_id, "_ctx": body["context_id"], "_client": body["client_id"]})
+    STORE.lineitems[li_id] = li
+    return Resp.json({**li, "id": STORE.url(f"/api/ags/{body['context_id']}/lineitems/{li_id}")},
+                     201)
 
 
 @app.route("/admin/resource_links", methods=("POST",))

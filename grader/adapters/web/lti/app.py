@@ -13,6 +13,7 @@ reason. What a student sees and hands in goes through the same views as the desk
 
 from __future__ import annotations
 
+import logging
 import tempfile
 import threading
 import time
@@ -24,7 +25,7 @@ from typing import Any, Protocol
 from urllib.parse import quote
 
 from pylti1p3.deep_link_resource import DeepLinkResource
-from pylti1p3.exception import LtiException
+from pylti1p3.exception import LtiException, OIDCException, ToolConfException
 from pylti1p3.lineitem import LineItem
 from starlette.applications import Starlette
 from starlette.concurrency import run_in_threadpool
@@ -52,6 +53,7 @@ NO_STORE = {"Cache-Control": "no-store", "Referrer-Policy": "no-referrer"}
 #: the pages in the shared design: its stylesheet and nothing else (not the deep link's
 #: reply, whose form the platform's own script posts on)
 PAGE = {**NO_STORE, "Content-Security-Policy": CSP}
+log = logging.getLogger(__name__)
 
 
 @dataclass(frozen=True, slots=True)
@@ -111,8 +113,11 @@ class Tool:
         try:
             out: Response = await run_in_threadpool(
                 lambda: Login(req, self.regs.conf).redirect(target))
-        except LtiException as e:
+        except (LtiException, OIDCException) as e:
             return _refuse(f"login refused: {e}")
+        except ToolConfException:  # an issuer or client id lti.yaml does not list
+            return _refuse(self.regs.unknown(params.get("iss", ""), params.get("client_id", ""),
+                                             params.get("lti_deployment_id", "")))
         return out
 
     async def launch(self, request: Request) -> Response:
@@ -122,10 +127,17 @@ class Tool:
             data = await run_in_threadpool(launch.get_launch_data)
         except LtiException as e:  # a forged, replayed, expired or unknown launch
             return finish(req, _refuse(f"launch refused: {e}"))
+        except ToolConfException:  # an issuer or audience (client id) lti.yaml lacks
+            said = launch.claimed()
+            return finish(req, _refuse(self.regs.unknown(
+                str(said.get("iss", "")), _aud(said), str(said.get(C + "deployment_id", "")))))
         try:  # in a thread: it reads the course file and writes the tool's state
             return finish(req, await run_in_threadpool(self._opened, launch, data))
         except RefusedError as e:
             return finish(req, _refuse(str(e)))
+        except GradelineError as e:  # the course file does not load, say
+            return finish(req, _refuse(f"gradeline cannot open this course: {e} (staff: "
+                                       "gradeline course check --course-file FILE says more)"))
 
     def _opened(self, launch: Launch, data: Mapping[str, Any]) -> Response:
         platform = self.regs.platform(data["iss"], _aud(data))
@@ -141,10 +153,13 @@ class Tool:
             "deployment_id": data.get(C + "deployment_id", ""), "course_file": str(course_file),
             **({"ags": data[AGS_CLAIM]} if AGS_CLAIM in data else {}),
             **({"nrps": data[NRPS_CLAIM]} if NRPS_CLAIM in data else {})})
-        staff = is_staff_role(data.get(C + "roles") or [])
+        staff = is_staff_role(data.get(C + "roles") or [], course.lms.staff_roles)
         assignment = str((data.get(C + "custom") or {}).get("assignment", ""))
         if assignment and (data.get(AGS_CLAIM) or {}).get("lineitem"):
             self.state.remember_lineitem(key, assignment, data[AGS_CLAIM]["lineitem"])
+        elif assignment in course.assignments and AGS_CLAIM in data:  # no column given:
+            self.state.remember_link(  # the grades sync finds or makes the tool's own
+                key, assignment, str((data.get(C + "resource_link") or {}).get("id", "")))
         if launch.is_deep_link_launch():
             if not staff:
                 raise RefusedError("only an instructor adds gradeline assignments to a course")
@@ -274,8 +289,10 @@ class Tool:
 
 def _aud(data: Mapping[str, Any]) -> str:
     aud = data.get("aud")
-    return str(aud[0] if isinstance(aud, list) else aud)
+    return str((aud or [""])[0] if isinstance(aud, list) else aud or "")
 
 
 def _refuse(why: str, status: int = 403) -> Response:
+    """The shared refusal page, and one line in the log saying why (no traceback)."""
+    log.warning("LTI: refused (%d): %s", status, " ".join(why.split()))
     return HTMLResponse(pages.refusal(why), status_code=status, headers=NO_STORE)

@@ -12,10 +12,11 @@ tool's pages carry a signed token instead of any cookie (``app``).
 
 from __future__ import annotations
 
+import json
 import secrets
 import threading
 import time
-from collections.abc import Mapping
+from collections.abc import Iterable, Mapping
 from typing import Any, ClassVar
 
 from pylti1p3.cookie import CookieService
@@ -139,10 +140,19 @@ class Login(OIDCLogin[LtiRequest, ToolConfDict, SessionService, Cookies, Respons
 
 
 class CachingConnector(ServiceConnector):
-    """Service tokens (client credentials) kept until they expire, per scope set."""
+    """Service tokens (client credentials) kept until they expire, per registration and
+    scope set: several registrations share an issuer (a client id per course or per
+    component, as Open edX and Moodle sites make them), and a token one of them was
+    given is never sent with another's requests (the library keys by issuer and
+    scopes alone)."""
 
     _tokens: ClassVar[dict[str, tuple[str, float]]] = {}
     _lock: ClassVar[threading.Lock] = threading.Lock()
+
+    def _scope_key(self, scopes: Iterable[str]) -> str:
+        r = self._registration
+        return json.dumps([r.get_issuer(), r.get_client_id(), r.get_auth_token_url(),
+                           r.get_auth_audience(), sorted(scopes)])
 
     def _get_cached_access_token(self, scope_key: str) -> str | None:
         with self._lock:
@@ -165,6 +175,12 @@ class Launch(MessageLaunch[LtiRequest, ToolConfDict, SessionService, Cookies]):
 
     def _get_request_param(self, key: str) -> str:
         return self._request.get_param(key)
+
+    def claimed(self) -> Mapping[str, Any]:
+        """The id_token's claims as sent, not checked: only to name in a refusal whom the
+        LMS claims to be (empty when the token could not be read)."""
+        body = self._jwt.get("body")
+        return body if isinstance(body, dict) else {}
 
     def validate_nonce(self) -> Launch:
         """As the library does, then the nonce is spent: an id_token launches once."""

@@ -70,9 +70,28 @@ class Registrations:
                 return p
         raise ConfigError(f"no registration for issuer {issuer} and client {client_id}")
 
+    def unknown(self, issuer: str, client_id: str, deployment: str = "") -> str:
+        """Why a login or launch matches no registration, said so that an admin can add
+        it (the usual state right after an LMS admin added a placement)."""
+        issuer, client_id, deployment = (_shown(v) for v in (issuer, client_id, deployment))
+        dep = f" (deployment id {deployment})" if deployment else ""
+        if not any(p.issuer == issuer for p in self.platforms):
+            return (f"this LMS is not registered with gradeline: add issuer {issuer or '?'} "
+                    f"with client id {client_id or '?'}{dep} to lti.yaml")
+        if not client_id:
+            return (f"the LMS sent no client id, and lti.yaml has several registrations of "
+                    f"issuer {issuer}: the LMS must send client_id with its login")
+        return (f"this LMS registration is unknown: add client id {client_id} of issuer "
+                f"{issuer}{dep} to lti.yaml")
+
     def jwks(self) -> dict[str, Any]:
         """Every key of the tool, public part: what the LMS checks the tool's JWTs with."""
         return {"keys": [public_jwk(p) for p in key_files(self.key_dir)]}
+
+
+def _shown(value: object) -> str:
+    """A value an LMS (or anyone) sent, fit to repeat in a message: one line, short."""
+    return " ".join(str(value or "").split())[:200]
 
 
 def key_files(key_dir: Path) -> list[Path]:

@@ -7,13 +7,15 @@ A grade is posted when it differs from what the journal says the LMS took, with 
 time stamp AGS asks for and, for Canvas, its submission extension carrying the hand-in
 time (Canvas marks late what it receives after the due date unless told when the work
 was submitted); a post that fails is retried later, with backoff, and never twice once
-it went through.
+it went through. Where a launch named no line item (a link added by hand, Open edX's
+programmatic grading), the tool's own is found among the LMS course's line items by
+resource id and tag, or made. The tool asks only for the scopes the launch offered.
 """
 
 from __future__ import annotations
 
 import time
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Collection, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from typing import Any
@@ -29,12 +31,15 @@ from grader.adapters.web.lti.registrations import Registrations
 from grader.adapters.web.lti.state import LtiState
 from grader.core.errors import GradelineError
 
-AGS_SCOPES = ("https://purl.imsglobal.org/spec/lti-ags/scope/lineitem",
-              "https://purl.imsglobal.org/spec/lti-ags/scope/result.readonly",
-              "https://purl.imsglobal.org/spec/lti-ags/scope/score")
+AGS = "https://purl.imsglobal.org/spec/lti-ags/scope/"
+#: what posting grades needs (of what the launch offered): no results read
+AGS_SCOPES = (AGS + "lineitem", AGS + "lineitem.readonly", AGS + "score")
+TAG = "gradeline"  # the tag of the tool's line items (deep linking sets it too)
 CANVAS_SUBMISSION = "https://canvas.instructure.com/lti/submission"
 MEMBERSHIP = "http://purl.imsglobal.org/vocab/lis/v2/membership"
-STAFF = frozenset({"Instructor", "Administrator", "ContentDeveloper", "TeachingAssistant"})
+#: LIS's principal context roles (its sub-roles are ``membership/PRINCIPAL#SUB``)
+PRINCIPAL_ROLES = frozenset({"Administrator", "ContentDeveloper", "Instructor", "Learner",
+                             "Manager", "Member", "Mentor", "Officer"})
 
 
 @dataclass(frozen=True, slots=True)
@@ -58,6 +63,7 @@ class SyncReport:
     waiting: list[str] = field(default_factory=list)  # failed earlier, not due again yet
     failed: list[tuple[str, str]] = field(default_factory=list)
     no_lineitem: list[str] = field(default_factory=list)
+    columns: list[str] = field(default_factory=list)  # line items the tool made
 
 
 def _connector(regs: Registrations, ctx: Mapping[str, Any]) -> CachingConnector:
@@ -79,6 +85,37 @@ def _grade(p: Posting, now: datetime) -> Grade:
     return g
 
 
+def _lineitem(ags: AssignmentsGradesService, claim: Mapping[str, Any], p: Posting,
+              link: str) -> tuple[str, bool]:
+    """(the tool's line item of ``p``'s assignment in the LMS course, whether it was
+    made now): one tagged ``gradeline`` with the assignment as its resource id, as deep
+    linking makes them, found among the course's line items or made (AGS allows a tool
+    both where the launch offered the ``lineitem`` scope).
+
+    :raises GradelineError: the LMS offers neither, saying what staff can do.
+    """
+    a = p.assignment
+    if not claim.get("lineitems") or not ags.can_read_lineitem():
+        raise GradelineError(f"the LMS named no gradebook column for {a} and lets the tool "
+                             "see none of its columns: add the assignment by deep linking")
+    found = ags.find_lineitem_satisfying(
+        lambda li: li.get("resourceId") == a and li.get("tag") == TAG)
+    if found is not None and found.get_id():
+        return str(found.get_id()), False
+    if not ags.can_create_lineitem():
+        raise GradelineError(
+            f"the LMS course has no gradebook column for {a} and lets the tool only read "
+            f"its columns (scope lineitem.readonly): add the assignment by deep linking, or "
+            f"a column with resource id {a} and tag {TAG}")
+    item = LineItem().set_score_maximum(p.maximum).set_label(a).set_resource_id(a).set_tag(TAG)
+    if link:
+        item.set_resource_link_id(link)
+    made = ags.create_lineitem(item).get_id()
+    if not made:
+        raise GradelineError(f"the LMS made a gradebook column for {a} but gave no id of it")
+    return str(made), True
+
+
 def post_grades(regs: Registrations, state: LtiState, postings: Iterable[Posting],
                 now: float | None = None) -> SyncReport:
     """Post what changed since the journal's last post, each at most once per change."""
@@ -95,15 +132,21 @@ def post_grades(regs: Registrations, state: LtiState, postings: Iterable[Posting
             report.waiting.append(key)
             continue
         ctx = contexts.get(p.context, {})
-        lineitem = (ctx.get("lineitems") or {}).get(p.assignment)
-        if not lineitem or not ctx.get("ags"):
+        lineitems, links = ctx.setdefault("lineitems", {}), ctx.get("links") or {}
+        if not ctx.get("ags") or not (p.assignment in lineitems or p.assignment in links):
             report.no_lineitem.append(key)
             continue
-        try:
-            claim: Any = {**ctx["ags"], "scope": list(AGS_SCOPES)}  # the launch's AGS claim
+        try:  # the scopes the launch offered, of those posting needs
+            claim: Any = {**ctx["ags"], "scope": [s for s in ctx["ags"].get("scope") or []
+                                                  if s in AGS_SCOPES]}
             ags = AssignmentsGradesService(_connector(regs, ctx), claim)
+            if p.assignment not in lineitems:
+                lineitems[p.assignment], made = _lineitem(ags, claim, p, links[p.assignment])
+                state.remember_lineitem(p.context, p.assignment, lineitems[p.assignment])
+                if made:
+                    report.columns.append(f"{p.context}|{p.assignment}")
             ags.put_grade(_grade(p, datetime.fromtimestamp(t, UTC)),
-                          LineItem({"id": lineitem}))
+                          LineItem({"id": lineitems[p.assignment]}))
         except (LtiException, LtiServiceException, GradelineError, OSError) as e:
             state.failed(key, str(e), t)
             report.failed.append((key, str(e)))
@@ -125,21 +168,36 @@ def members(regs: Registrations, ctx: Mapping[str, Any]) -> list[dict[str, Any]]
         raise GradelineError(f"the LMS's roster: {e}") from e
 
 
-def is_staff_role(roles: Sequence[str]) -> bool:
-    """Whether LTI roles make someone this course's staff (instructor, TA, designer).
+def context_roles(roles: Sequence[str]) -> set[str]:
+    """The names a launch's context (membership) roles answer to, as a course's
+    ``lms: staff_roles`` lists them: ``Instructor`` for ``membership#Instructor`` (and the
+    deprecated short name), ``TeachingAssistant`` and ``Instructor#TeachingAssistant`` for
+    the sub-role ``membership/Instructor#TeachingAssistant``.
 
-    Only context (membership) roles count: Canvas sends institution roles such as
-    ``institution/person#Instructor`` for anyone who teaches somewhere, and such a
-    person enrolled here as a learner is a student of this course. A sub-role
-    (``membership/Instructor#TeachingAssistant``) counts by its principal role; the
-    deprecated short names (``Instructor``) are context roles too.
+    A sub-role speaks for its principal role: Canvas sends a TA ``membership#Instructor``
+    beside ``membership/Instructor#TeachingAssistant``, Open edX its forum roles
+    ("Community TA", "Group Moderator") ``membership#Learner`` beside it; either is
+    named by the sub-role alone, so a course can leave TAs out of its staff. A sub-role
+    named like a principal role answers to its full name only (``Learner#Instructor``
+    is no instructor). Institution and system roles (``institution/person#Instructor``:
+    Canvas sends it for anyone who teaches anywhere) are never context roles.
     """
+    principal, sub = set(), set()
     for r in roles:
-        if r in STAFF:
-            return True
         if r.startswith(MEMBERSHIP + "#"):
-            if r.partition("#")[2] in STAFF:
-                return True
-        elif r.startswith(MEMBERSHIP + "/") and r[len(MEMBERSHIP) + 1:].partition("#")[0] in STAFF:
-            return True
-    return False
+            principal.add(r.partition("#")[2])
+        elif r.startswith(MEMBERSHIP + "/") and "#" in r:
+            p, _, s = r[len(MEMBERSHIP) + 1:].partition("#")
+            sub.add((p, s))
+        elif r.isalpha():  # a deprecated short name: a context role
+            principal.add(r)
+    names = {f"{p}#{s}" for p, s in sub} | {s for p, s in sub if s not in PRINCIPAL_ROLES}
+    names |= {p for p, s in sub if s == p}  # Administrator#Administrator: the principal
+    narrowed = {p for p, s in sub if s != p}
+    return names | {p for p in principal if p not in narrowed}
+
+
+def is_staff_role(roles: Sequence[str], staff: Collection[str]) -> bool:
+    """Whether a launch's roles make someone this course's staff: one of its context
+    roles (``context_roles``) is among the course's ``staff`` roles."""
+    return not context_roles(roles).isdisjoint(staff)

@@ -1,10 +1,11 @@
 """What the tool keeps between launches, in files of the grading account's state
 directory (``<state>/lti/``), each replaced whole and atomically (written, fsync'd,
 renamed): the LMS courses it was launched from with their service endpoints (where to
-post grades and read the roster), the line item of each assignment there, and the
-journal of grades posted -- what makes a grade go to the LMS exactly once per change,
-across restarts: a grade is recorded as posted only after the LMS took it, and one
-that failed waits for its next try, later each time the LMS stays down."""
+post grades and read the roster), the line item of each assignment there (or the link
+it was launched from, where the LMS named none), and the journal of grades posted --
+what makes a grade go to the LMS exactly once per change, across restarts: a grade is
+recorded as posted only after the LMS took it, and one that failed waits for its next
+try, later each time the LMS stays down."""
 
 from __future__ import annotations
 
@@ -65,6 +66,13 @@ class LtiState:
         with self._edit(self.contexts_file) as data:
             ctx = data.setdefault(key, {})
             ctx.setdefault("lineitems", {})[assignment] = lineitem
+
+    def remember_link(self, key: str, assignment: str, resource_link: str) -> None:
+        """An assignment was launched from a link that named no line item (a link added
+        by hand, Open edX's programmatic grading): the grades sync finds or makes its
+        line item (``services.post_grades``)."""
+        with self._edit(self.contexts_file) as data:
+            data.setdefault(key, {}).setdefault("links", {})[assignment] = resource_link
 
     def remember_user(self, key: str, student: str, lms_user: str) -> None:
         """Which LMS user a roster student is, for the scores sent back (AGS)."""
