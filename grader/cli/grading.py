@@ -63,7 +63,7 @@ def cmd_check(args: argparse.Namespace, ctx: Context) -> int:
     record a missing time limit; exit 1 on any mismatch."""
     cpus = ctx.cpus(args.cpus)
     packages = [Path(a).resolve() for a in args.assignments]
-    ctx.prepare_image(problems=_loadable(packages))
+    ctx.prepare_image(problems=_loadable(packages), local=cpus)
     t0 = time.monotonic()
     reports = check_packages(packages,
                              ctx.local_executor(cpus, "checking"), record=not args.no_record)

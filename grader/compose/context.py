@@ -13,6 +13,7 @@ from pathlib import Path
 
 from grader.adapters.sandbox import SandboxConfig, choose_runtime, open_sandbox
 from grader.adapters.sandbox.assignment_image import ensure_assignment_images
+from grader.adapters.scheduler.base import SchedulerError
 from grader.adapters.scheduler.slurm import SlurmCLI, detect_scheduler, local_cluster_conf
 from grader.adapters.spool import Spool, shared_dir_problem
 from grader.adapters.store.postgres import Store
@@ -20,6 +21,7 @@ from grader.adapters.store.server import LocalServer, database_url
 from grader.compose import worker
 from grader.compose.options import Options
 from grader.core.errors import ConfigError, GradelineError, RefusedError
+from grader.core.shape import Capacity, refusal
 from grader.course.load import Course, load_course
 from grader.course.spec import BulkSpec, SlurmSpec
 from grader.course.visibility import visible_groups
@@ -101,14 +103,21 @@ class Context:
         return worker.worker_spec(self.settings, self.state_dir)
 
     def prepare_image(self, runtime: str | None = None,
-                      problems: Mapping[str, Problem] | None = None) -> None:
+                      problems: Mapping[str, Problem] | None = None, *,
+                      local: CpuSet | None = None) -> None:
         """Build the grading image once, up front (workers only look it up), and the
         images of ``problems`` that grade on one of their own; for ``runtime`` instead of
-        the settings' one when given (an experiment varies it).
+        the settings' one when given (an experiment varies it). First, refuse
+        ``problems`` whose shape the executor cannot give (``check_placement``;
+        ``local``: they grade on these CPUs of this machine).
 
         :raises ImageError: before anything is graded, when an image is missing and
             cannot be built here (it names the command that builds it).
+        :raises ConfigError: when an assignment asks for more cores, nodes or GPUs
+            than the place it grades on has.
         """
+        if problems:
+            self.check_placement(problems, local)
         cfg = self.sandbox_config
         if runtime is not None:
             cfg = replace(cfg, runtime=runtime)
@@ -117,6 +126,28 @@ class Context:
             ensure_assignment_images(
                 cfg.images(), cfg.definition_path, choose_runtime(cfg.runtime)[0],
                 sorted(problems.items()), self.workroot / ".autograders", self.say)
+
+    def check_placement(self, problems: Mapping[str, Problem],
+                        local: CpuSet | None = None) -> None:
+        """:raises ConfigError: naming each assignment whose shape (``core.shape``) no
+        allocation of the executor can give -- the Slurm partition's largest node and
+        its GPUs, or this machine's CPUs (``local``, or when no Slurm grades) -- before
+        anything is graded."""
+        shaped = {n: p.shape for n, p in problems.items() if not p.shape.serial}
+        if not shaped:
+            return
+        sched = self.scheduler() if local is None and self.slurm_available() else None
+        cpus = local if local is not None else CpuSet.allowed()
+        try:
+            cap = sched.capacity(self.options.partition) if sched is not None else \
+                Capacity(1, len(cpus), 0, "this machine (the CPUs gradeline may use)",
+                         multi_node=False)
+        except SchedulerError as e:
+            raise ConfigError(f"cannot tell what Slurm can give these assignments: {e}") \
+                from None
+        why = [f"{n}: {r}" for n, sh in sorted(shaped.items()) if (r := refusal(sh, cap))]
+        if why:
+            raise ConfigError("; ".join(why) + ". Nothing was graded")
 
     def judge(self, cpus: CpuSet, *, keep_workdirs: bool = False) -> Judge:
         cache = CompileCache(self.workroot / "compile-cache") \

@@ -111,7 +111,7 @@ class Shape:
         if self.ranks > 1:
             out.append(f"{self.ranks} MPI ranks")
         if self.threads > 1:
-            out.append(f"{self.threads} threads per rank")
+            out.append(f"{self.threads} threads" + (" per rank" if self.mpi else ""))
         if self.gpus:
             out.append(f"{self.gpus} GPU{'s' * (self.gpus != 1)} per node")
         if self.memory_mib:
@@ -127,3 +127,38 @@ class Shape:
 
 
 SERIAL = Shape()
+
+
+@dataclass(frozen=True, slots=True)
+class Capacity:
+    """What a place to grade can give one allocation: its nodes that are up, the most
+    usable cores and GPUs one of them has, and its name for messages."""
+
+    nodes: int
+    cores_per_node: int
+    gpus_per_node: int = 0
+    where: str = "this machine"
+    #: MPI ranks across nodes need a scheduler to start them (Slurm's srun)
+    multi_node: bool = True
+
+
+def refusal(shape: Shape, cap: Capacity) -> str:
+    """Why ``cap`` cannot give ``shape`` one allocation ("" when it can): said before
+    anything is graded, so a course that asks for too much learns it once, not as a
+    judge error per student."""
+    why = []
+    if shape.cores > cap.cores_per_node:
+        why.append(f"{shape.cores} cores on one node, and the most it has on one is "
+                   f"{cap.cores_per_node}")
+    if shape.nodes > 1 and not cap.multi_node:
+        why.append(f"{shape.nodes} nodes, and it grades on one (grade it on Slurm)")
+    elif shape.nodes > cap.nodes:
+        why.append(f"{shape.nodes} nodes, and it has {cap.nodes} up")
+    if shape.gpus > cap.gpus_per_node:
+        why.append(f"{shape.gpus} GPU(s) on a node, and " + (
+            f"its nodes have at most {cap.gpus_per_node}" if cap.gpus_per_node
+            else "it has no GPU (Slurm GRES gpu)"))
+    if not why:
+        return ""
+    return f"{cap.where} cannot give one grading {shape.describe()}: it asks for " \
+        + "; ".join(why)

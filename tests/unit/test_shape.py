@@ -14,7 +14,7 @@ from grader.core.errors import ProblemFormatError
 from grader.core.limits import Limits
 from grader.core.result import TestResult
 from grader.core.runmeta import RunMeta, TerminationReason, describe_termination
-from grader.core.shape import SERIAL, Shape
+from grader.core.shape import SERIAL, Capacity, Shape, refusal
 from grader.core.verdict import Verdict
 from grader.formats.load import load_problem
 from grader.formats.resources import shaped_limits
@@ -119,3 +119,38 @@ def test_a_wall_time_out_without_cpu_says_it_made_no_progress() -> None:
     assert "no CPU progress for 2.0 s" in describe_termination(stuck, lim)
     busy = replace(stuck, cpu_time_s=1.5)
     assert "no CPU progress" not in describe_termination(busy, lim)
+
+
+SCONTROL = """\
+NodeName=n1 Arch=x86_64 CPUTot=4 CPUEfctv=3 Gres=gpu:2 Partitions=grading,gpu State=IDLE
+NodeName=n2 Arch=x86_64 CPUTot=8 CPUEfctv=8 Gres=(null) Partitions=grading State=IDLE
+NodeName=n3 Arch=x86_64 CPUTot=64 CPUEfctv=64 Gres=gpu:a100:4 Partitions=gpu State=DOWN+DRAIN
+"""
+
+
+def test_what_a_partition_can_give_one_allocation() -> None:
+    from grader.adapters.scheduler.slurm import node_capacity
+
+    assert node_capacity(SCONTROL, "grading") == Capacity(2, 8, 2, "Slurm partition grading")
+    assert node_capacity(SCONTROL, "gpu") == Capacity(1, 3, 2, "Slurm partition gpu")
+    assert node_capacity(SCONTROL, None).nodes == 2  # the drained node gives nothing
+
+
+@pytest.mark.parametrize(("shape", "why"), [
+    (Shape(cores=4, threads=4), ""),
+    (Shape(cores=16, threads=16), "16 cores on one node, and the most it has on one is 8"),
+    (Shape(nodes=3, ranks=3), "3 nodes, and it has 2 up"),
+    (Shape(gpus=1), ""),
+    (Shape(gpus=4), "4 GPU(s) on a node, and its nodes have at most 2"),
+])
+def test_a_shape_the_cluster_cannot_give_is_refused_with_the_reason(shape: Shape,
+                                                                   why: str) -> None:
+    got = refusal(shape, Capacity(2, 8, 2, "Slurm partition grading"))
+    assert (why in got and got.startswith("Slurm partition grading cannot give")) if why \
+        else got == ""
+
+
+def test_one_machine_gives_no_nodes_and_no_gpu() -> None:
+    here = Capacity(1, 2, 0, "this machine", multi_node=False)
+    assert "grade it on Slurm" in refusal(Shape(nodes=2, ranks=2), here)
+    assert "it has no GPU" in refusal(Shape(gpus=1), here)

@@ -23,6 +23,7 @@ from grader.adapters.scheduler.accounting import (
     sacct_argv,
 )
 from grader.adapters.scheduler.base import SchedulerError, TaskState
+from grader.core.shape import Capacity
 from grader.cpuset import CpuSet
 
 try:  # optional: PyPI's pyslurm targets Slurm 25.11 and does not build against 22.05
@@ -106,6 +107,10 @@ class SlurmCLI:
         except (SchedulerError, ValueError):
             return 1
 
+    def capacity(self, partition: str | None) -> Capacity:
+        """What one allocation in ``partition`` can get (``node_capacity``)."""
+        return node_capacity(self._run(["scontrol", "show", "node", "-o"]), partition)
+
     def max_array_size(self) -> int:
         for line in self._run(["scontrol", "show", "config"]).splitlines():
             if line.startswith("MaxArraySize"):
@@ -143,6 +148,28 @@ def node_cpus(text: str) -> int:
             continue
         total += int(f.get("CPUEfctv") or f.get("CPUTot") or 0)
     return total
+
+
+def node_capacity(text: str, partition: str | None) -> Capacity:
+    """What one allocation in ``partition`` (its default one when None) can get, from
+    ``scontrol show node -o``: the nodes that are up, the most usable CPUs and GPUs
+    (GRES ``gpu``, typed or not) one node has."""
+    nodes = cores = gpus = 0
+    for line in text.splitlines():
+        f = dict(kv.split("=", 1) for kv in line.split() if "=" in kv)
+        state = f.get("State", "")
+        if not f.get("NodeName") or any(b in state for b in ("DOWN", "DRAIN", "FAIL")):
+            continue
+        if partition and partition not in f.get("Partitions", "").split(","):
+            continue
+        nodes += 1
+        cores = max(cores, int(f.get("CPUEfctv") or f.get("CPUTot") or 0))
+        for g in f.get("Gres", "").split(","):
+            m = re.match(r"gpu(?::[^:(]+)?:(\d+)", g)
+            if m:
+                gpus = max(gpus, int(m.group(1)))
+    return Capacity(nodes, cores, gpus, f"Slurm partition {partition}" if partition
+                    else "the Slurm cluster")
 
 
 def parse_job_cpus(text: str, job_id: str, node: str | None) -> CpuSet:
