@@ -63,14 +63,15 @@ def _nothing() -> None:
 
 
 def pilot(pool: Path, cpus: CpuSet, settings: Settings) -> int:
-    """A pilot task: one container on its first core for every ticket it takes."""
+    """A pilot task: one container on its cores (its shape's: one for a serial pool) for
+    every ticket it takes."""
     slurm = settings.slurm
     name = f"{slurm.array_job_id or 'local'}_{slurm.array_task_id or '0'}"
     try:
         if settings.null_grading:
             grade, close = null_grading(slurm), _nothing
         else:
-            grade, close = persistent_grading(cpus.first, worker_spec(settings), slurm)
+            grade, close = persistent_grading(cpus, worker_spec(settings), slurm)
     except GradelineError as e:  # this node cannot grade at all: say so, then fail
         SickReports(pool).report(slurm.node or "unknown", name, f"cannot start: {e}",
                                  "start")
@@ -82,7 +83,7 @@ def pilot(pool: Path, cpus: CpuSet, settings: Settings) -> int:
 
     try:
         return run_pilot(pool, name, lambda shard: run_shard(
-            shard, cpus=CpuSet([cpus.first]), grade=grade, slurm=slurm, metrics=metrics,
+            shard, cpus=cpus, grade=grade, slurm=slurm, metrics=metrics,
             steal=False, say=say), read_spec(pool), say=say, node=slurm.node or "")
     finally:
         close()

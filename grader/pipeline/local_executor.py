@@ -19,13 +19,12 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from grader.adapters.sandbox import SandboxConfig, abort_all, open_sandbox
-from grader.core.errors import GradelineError
 from grader.core.jobs import GradingJob, JudgeFault, Outcome
 from grader.core.samples import ShardSample
-from grader.formats.load import load_problem
 from grader.formats.problem import OnReject
 from grader.judge.compile_cache import CompileCache
 from grader.judge.judge import Judge
+from grader.pipeline.shapes import by_shape
 
 Progress = Callable[[int, int], None]
 #: what gradeline sends a worker to stop it now (``grader.cli.stopping``)
@@ -100,9 +99,11 @@ def _grade(job: GradingJob) -> Outcome:
     return _judge.grade_job(job)
 
 
-def grade_inline(jobs: Iterable[GradingJob], cpu: int, spec: WorkerSpec) -> Iterator[Outcome]:
-    """Grade in this process on one CPU (an array task with one core: no pool start-up)."""
-    judge = spec.judge(cpu)
+def grade_inline(jobs: Iterable[GradingJob], cpus: int | Sequence[int], spec: WorkerSpec
+                 ) -> Iterator[Outcome]:
+    """Grade in this process with one judge on ``cpus`` (an array task with one core, or
+    one of a parallel shape's size: no pool start-up)."""
+    judge = spec.judge(cpus)
     try:
         for job in jobs:
             yield judge.grade_job(job)
@@ -163,9 +164,8 @@ class LocalExecutor:
         if not jobs:
             return
         by_cores: dict[int, list[GradingJob]] = {}
-        seen: dict[Path, int] = {}  # read once per batch: a package fixed between batches
-        for job in jobs:
-            by_cores.setdefault(_cores_of(job, seen), []).append(job)
+        for shape, group in by_shape(jobs).items():
+            by_cores.setdefault(shape.cores, []).extend(group)
         done, total = 0, len(jobs)
         for cores, group in sorted(by_cores.items()):
             if cores > len(self.cpus):
@@ -198,19 +198,6 @@ class LocalExecutor:
 
     def samples(self) -> list[ShardSample]:
         return []
-
-
-def _cores_of(job: GradingJob, seen: dict[Path, int]) -> int:
-    """The cores a job's assignment runs on (its package's shape; 1 where it cannot be
-    read: the judge then says why)."""
-    cores = seen.get(job.problem)
-    if cores is None:
-        try:
-            cores = load_problem(job.problem, require_time_limit=False).shape.cores
-        except GradelineError:
-            cores = 1
-        seen[job.problem] = cores
-    return cores
 
 
 class _Cores:

@@ -8,8 +8,10 @@ from __future__ import annotations
 
 import shlex
 from collections.abc import Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
+
+from grader.core.shape import Shape
 
 
 @dataclass(frozen=True, slots=True)
@@ -23,6 +25,11 @@ class ArrayRequest:
     :param nice: lower the job's priority by this much (bulk work behind live feedback).
     :param qos: the site's quality of service for this work, if it has one.
     :param account: the account the job charges (a course's: fair share between them).
+    :param nodes: nodes of each task (an MPI assignment's ranks span them), with
+        ``ntasks_per_node`` tasks (ranks) on each, of ``cpus_per_task`` CPUs.
+    :param gpus_per_node: GRES ``gpu`` on each node.
+    :param mem_per_node_mib: memory on each node (None: the cluster's per-CPU default).
+    :param exclusive: whole nodes (performance tests).
     """
 
     name: str
@@ -35,6 +42,19 @@ class ArrayRequest:
     nice: int | None = None
     qos: str | None = None
     account: str | None = None
+    nodes: int = 1
+    ntasks_per_node: int = 1
+    gpus_per_node: int = 0
+    mem_per_node_mib: int | None = None
+    exclusive: bool = False
+
+    def for_shape(self, shape: Shape) -> ArrayRequest:
+        """This request sized for ``shape``: a task is one grading's allocation."""
+        per_node = shape.ranks_per_node
+        return replace(self, nodes=shape.nodes, ntasks_per_node=per_node,
+                       cpus_per_task=max(1, shape.cores // per_node),
+                       gpus_per_node=shape.gpus, mem_per_node_mib=shape.memory_mib,
+                       exclusive=shape.exclusive == "node")
 
 
 def array_script(req: ArrayRequest, command: Sequence[str]) -> str:
@@ -45,7 +65,8 @@ def array_script(req: ArrayRequest, command: Sequence[str]) -> str:
         "#!/bin/bash",
         f"#SBATCH --job-name={req.name}",
         f"#SBATCH --array=0-{req.tasks - 1}{throttle}",
-        "#SBATCH --ntasks=1",
+        *([f"#SBATCH --nodes={req.nodes}", f"#SBATCH --ntasks-per-node={req.ntasks_per_node}"]
+          if req.nodes > 1 or req.ntasks_per_node > 1 else ["#SBATCH --ntasks=1"]),
         f"#SBATCH --cpus-per-task={req.cpus_per_task}",
         "#SBATCH --hint=nomultithread",
         f"#SBATCH --time={req.minutes}",
@@ -61,6 +82,12 @@ def array_script(req: ArrayRequest, command: Sequence[str]) -> str:
         lines.append(f"#SBATCH --qos={req.qos}")
     if req.account:
         lines.append(f"#SBATCH --account={req.account}")
+    if req.gpus_per_node:
+        lines.append(f"#SBATCH --gres=gpu:{req.gpus_per_node}")
+    if req.mem_per_node_mib:
+        lines.append(f"#SBATCH --mem={req.mem_per_node_mib}M")
+    if req.exclusive:
+        lines.append("#SBATCH --exclusive")
     lines += ["# One task of the array: grades its shard on its own cores.",
               "exec " + " ".join(shlex.quote(a) for a in command)]
     return "\n".join(lines) + "\n"

@@ -52,6 +52,7 @@ from grader.core.jobs import GradingJob, Outcome
 from grader.core.samples import ShardSample
 from grader.cpuset import CpuSet
 from grader.pipeline.local_executor import WorkerSpec, grade_inline, grade_many
+from grader.pipeline.shapes import by_shape
 from grader.pipeline.slurm.shards import Shard
 from grader.settings import SlurmTask
 
@@ -67,20 +68,29 @@ Grade = Callable[[Iterable[GradingJob]], Iterator[Outcome]]
 
 
 def local_grading(cpus: CpuSet, spec: WorkerSpec, slurm: SlurmTask) -> Grade:
-    """One judge per core of the task (in this process when it has one core), every
-    result recording the Slurm task it was graded in."""
+    """One judge per core of the task (in this process when it has one core, or when its
+    jobs' shape takes all its cores), every result recording the Slurm task it was
+    graded in."""
     spec = replace(spec, runtime_extra={**spec.runtime_extra, "slurm": slurm.record()})
     if len(cpus) == 1:
         return lambda jobs: grade_inline(jobs, cpus.first, spec)
-    return lambda jobs: grade_many(list(jobs), cpus, spec)
+
+    def grade(jobs: Iterable[GradingJob]) -> Iterator[Outcome]:
+        todo = list(jobs)
+        shapes = list(by_shape(todo))
+        if len(shapes) == 1 and shapes[0].cores == len(cpus):  # a parallel shape's task
+            return grade_inline(todo, list(cpus), spec)
+        return grade_many(todo, cpus, spec)
+
+    return grade
 
 
-def persistent_grading(cpu: int, spec: WorkerSpec, slurm: SlurmTask
+def persistent_grading(cpus: CpuSet, spec: WorkerSpec, slurm: SlurmTask
                        ) -> tuple[Grade, Callable[[], None]]:
-    """One judge (one container start) for many shards on one core: a pilot's; and
-    the call that ends it."""
+    """One judge (one container start) for many shards on the pilot's cores (one, or
+    a parallel shape's several: every run gets them all); and the call that ends it."""
     spec = replace(spec, runtime_extra={**spec.runtime_extra, "slurm": slurm.record()})
-    judge = spec.judge(cpu)
+    judge = spec.judge(list(cpus))
     judge.warm()  # while the pilot waits for its first ticket
     return (lambda jobs: (judge.grade_job(j) for j in jobs)), judge.close
 

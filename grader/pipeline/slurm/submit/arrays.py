@@ -21,7 +21,9 @@ from grader.adapters.scheduler.base import Scheduler, SchedulerError
 from grader.adapters.scheduler.script import ArrayRequest, array_script
 from grader.core.jobs import GradingJob, JudgeFault, Outcome
 from grader.core.samples import ShardSample
+from grader.core.shape import Shape
 from grader.formats.load import load_problem
+from grader.pipeline.shapes import by_shape
 from grader.pipeline.slurm.shards import ArrayDir, batch_outcomes, batch_samples
 
 log = logging.getLogger(__name__)
@@ -121,9 +123,15 @@ class SlurmExecutor:
 
     def _run_once(self, jobs: Sequence[GradingJob], done: set[str], total: int,
                   attempt: int) -> Iterator[Outcome]:
+        for shape, group in by_shape(jobs).items():  # a parallel shape: arrays of its size
+            yield from self._arrays(shape, group, done, total, attempt)
+
+    def _arrays(self, shape: Shape, jobs: Sequence[GradingJob], done: set[str], total: int,
+                attempt: int) -> Iterator[Outcome]:
+        cpus_per_task = self.spec.cpus_per_task if shape.serial else shape.cpus
         costs = {p: estimate_cost_s(p) for p in {j.problem for j in jobs}}
         k = self.spec.shard_size or shard_size([costs[j.problem] for j in jobs],
-                                               self.spec.cpus_per_task,
+                                               cpus_per_task,
                                                self.scheduler.total_cpus(),
                                                self.spec.target_task_s)
         shards = [list(jobs[i:i + k]) for i in range(0, len(jobs), k)]
@@ -133,15 +141,17 @@ class SlurmExecutor:
             array = ArrayDir.create(self.batch_dir)
             for i, shard in enumerate(chunk):  # renumbered from 0 in every chunk
                 array.shard(i).write_jobs(shard)
-            est = max(costs.values()) * k / self.spec.cpus_per_task
+            est = max(costs.values()) * k / (1 if not shape.serial else cpus_per_task)
             minutes = self.spec.time_limit_min or max(5, math.ceil(3 * est / 60) + 2)
-            array.script.write_text(array_script(ArrayRequest(
+            request = ArrayRequest(
                 name=f"gradeline-{self.batch_dir.name}-{attempt}", tasks=len(chunk),
-                cpus_per_task=self.spec.cpus_per_task, minutes=minutes,
+                cpus_per_task=cpus_per_task, minutes=minutes,
                 output=array.log_pattern, throttle=self.spec.throttle,
                 partition=self.spec.partition, nice=self.spec.nice, qos=self.spec.qos,
-                account=self.spec.account),
-                task_command(array.path)))
+                account=self.spec.account)
+            if not shape.serial:
+                request = request.for_shape(shape)
+            array.script.write_text(array_script(request, task_command(array.path)))
             job_id = self.scheduler.submit(array.script)
             array.save_job(job_id, len(chunk), k)
             self.job_ids.append(job_id)

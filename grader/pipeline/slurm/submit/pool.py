@@ -33,12 +33,15 @@ import math
 import threading
 import time
 from collections.abc import Callable, Iterable, Iterator, Sequence
+from dataclasses import replace
 from pathlib import Path
 
 from grader.adapters.scheduler.base import Scheduler, SchedulerError
 from grader.adapters.scheduler.script import ArrayRequest, array_script
 from grader.core.jobs import GradingJob, JudgeFault, Outcome
 from grader.core.samples import ShardSample
+from grader.core.shape import SERIAL, Shape
+from grader.pipeline.shapes import by_shape
 from grader.pipeline.slurm.shards import ArrayDir, Shard, batch_outcomes, batch_samples
 from grader.pipeline.slurm.tickets import PilotSpec, SickReports, Tickets, pilot_command, write_spec
 
@@ -56,9 +59,11 @@ class PilotPool:
     """Keeps pilots alive while tickets wait and recovers dead pilots' tickets
     (one per spool; every batch of a ``serve`` shares it)."""
 
-    def __init__(self, scheduler: Scheduler, root: Path, spec: PilotSpec | None = None
-                 ) -> None:
+    def __init__(self, scheduler: Scheduler, root: Path, spec: PilotSpec | None = None,
+                 shape: Shape = SERIAL) -> None:
         self.scheduler, self.root, self.spec = scheduler, root, spec or PilotSpec()
+        self.shape = shape
+        self._shaped: dict[Shape, PilotPool] = {}
         self.tickets = Tickets(root)
         self.tickets.ensure()
         write_spec(root, self.spec)
@@ -67,6 +72,26 @@ class PilotPool:
         self._last_submit = -1e9
         self._ended: set[str] = set()  # pilot arrays seen final
         self.submitted = 0
+
+    def for_shape(self, shape: Shape) -> PilotPool:
+        """The pool of ``shape``'s pilots (``core.shape``): each an allocation of that
+        shape, so a parallel assignment never grades on a one-core pilot nor a serial
+        one on a wide pilot; ``shape-<key>/`` beside this pool's tickets, with at most
+        as many pilots as this pool's cores hold."""
+        if shape == self.shape:
+            return self
+        with self._lock:
+            pool = self._shaped.get(shape)
+            if pool is None:
+                spec = replace(self.spec, pilots=max(1, self.spec.pilots // shape.cpus))
+                pool = self._shaped[shape] = PilotPool(
+                    self.scheduler, self.root / f"shape-{shape.key}", spec, shape)
+            return pool
+
+    def pools(self) -> list[PilotPool]:
+        """This pool and those of the shapes it has started."""
+        with self._lock:
+            return [self, *self._shaped.values()]
 
     def tend(self, force: bool = False) -> None:
         """At most once per poll interval: give back dead pilots' tickets, then start
@@ -139,12 +164,15 @@ class PilotPool:
             self._last_submit = time.monotonic()
 
     def live(self) -> int:
-        """Pilot tasks queued or running (what the metrics report; asks Slurm)."""
+        """Pilot tasks queued or running, of every shape (what the metrics report; asks
+        Slurm)."""
         with self._lock:
             try:
-                return sum(1 for st in self._states().values() if st in LIVE)
+                own = sum(1 for st in self._states().values() if st in LIVE)
             except SchedulerError:
-                return 0
+                own = 0
+            shaped = list(self._shaped.values())
+        return own + sum(p.live() for p in shaped)
 
     def pending(self) -> set[str]:
         """Tickets queued or taken (under the lock: a ticket given back moves from
@@ -171,10 +199,13 @@ class PilotPool:
 
     def _submit(self, n: int) -> None:
         a = ArrayDir.create(self.root)
-        a.script.write_text(array_script(ArrayRequest(
+        request = ArrayRequest(
             name="gradeline-pilot", tasks=n, cpus_per_task=1, minutes=self.spec.minutes,
             output=a.log_pattern, partition=self.spec.partition, account=self.spec.account,
-            qos=self.spec.qos), pilot_command(self.root)))
+            qos=self.spec.qos)
+        if not self.shape.serial:
+            request = request.for_shape(self.shape)
+        a.script.write_text(array_script(request, pilot_command(self.root)))
         try:
             job = self.scheduler.submit(a.script)
         except SchedulerError as e:
@@ -187,6 +218,8 @@ class PilotPool:
     def close(self) -> None:
         """Cancel pilots when no work is left for them (another server's tickets keep
         them); idle pilots would leave by themselves after ``idle_s`` anyway."""
+        for pool in list(self._shaped.values()):
+            pool.close()
         if self.tickets.waiting() or self.tickets.held():
             return
         for a in ArrayDir.all(self.root):
@@ -234,18 +267,23 @@ class PilotExecutor:
     def __init__(self, pool: PilotPool, batch_dir: Path,
                  progress: Callable[[int, int], None] | None = None) -> None:
         self.pool, self.batch_dir, self.progress = pool, batch_dir, progress
+        self._pools: dict[str, PilotPool] = {}  # ticket -> the pool of its shape
 
     def _mine(self) -> list[str]:
-        """This batch's tickets anywhere in the pool."""
+        """This batch's tickets anywhere in the pool (of any shape)."""
         tag = f".{self.batch_dir.name}."
-        t = self.pool.tickets
-        return [n for n in t.waiting() if tag in n] + [n for n, _ in t.held() if tag in n]
+        out = []
+        for pool in self.pool.pools():
+            t = pool.tickets
+            out += [n for n in t.waiting() if tag in n] + [n for n, _ in t.held() if tag in n]
+        return out
 
     def wait_active(self) -> None:
         """A resumed batch: wait until tickets an earlier server posted are graded
         (pilots are started for them and dead ones' tickets given back meanwhile)."""
         while self._mine():
-            self.pool.tend()
+            for pool in self.pool.pools():
+                pool.tend()
             time.sleep(self.pool.spec.poll_s * 5)
 
     def collected(self) -> Iterator[Outcome]:
@@ -258,22 +296,24 @@ class PilotExecutor:
     def run(self, jobs: Sequence[GradingJob]) -> Iterator[Outcome]:
         if not jobs:
             return
-        fixed = self.pool.spec.ticket_size
-        sizes = [fixed] * math.ceil(len(jobs) / fixed) if fixed else \
-            ticket_sizes(len(jobs), self.pool.spec.pilots)
-        array = ArrayDir.create(self.batch_dir)
         names: dict[str, Shard] = {}
-        stamp = time.time_ns()
-        starts = [sum(sizes[:i]) for i in range(len(sizes))]
-        shards = [list(jobs[a:a + k]) for a, k in zip(starts, sizes, strict=True)]
-        for i, part in enumerate(shards):
-            shard = array.shard(i)
-            shard.write_jobs(part)
-            names[f"{stamp:020d}.{self.batch_dir.name}.{array.path.name}.{i:05d}"] = shard
-        for name, shard in names.items():
-            self.pool.tickets.post(name, shard)
-        self.pool.tend(force=True)
-        owed = {n: len(part) for n, part in zip(names, shards, strict=True)}
+        owed: dict[str, int] = {}
+        for shape, group in by_shape(jobs).items():  # each shape's tickets to its pilots
+            pool = self.pool.for_shape(shape)
+            fixed = pool.spec.ticket_size
+            sizes = [fixed] * math.ceil(len(group) / fixed) if fixed else \
+                ticket_sizes(len(group), pool.spec.pilots)
+            array = ArrayDir.create(self.batch_dir)
+            stamp = time.time_ns()
+            starts = [sum(sizes[:i]) for i in range(len(sizes))]
+            for i, (a, k) in enumerate(zip(starts, sizes, strict=True)):
+                shard = array.shard(i)
+                shard.write_jobs(group[a:a + k])
+                name = f"{stamp:020d}.{self.batch_dir.name}.{array.path.name}.{i:05d}"
+                names[name], owed[name] = shard, len(group[a:a + k])
+                pool.tickets.post(name, shard)
+                self._pools[name] = pool
+            pool.tend(force=True)
         yield from self._collect(names, {j.key: j for j in jobs}, owed)
 
     def _collect(self, names: dict[str, Shard], jobs: dict[str, GradingJob],
@@ -304,11 +344,13 @@ class PilotExecutor:
             now = time.monotonic()
             if now - last_check >= 1.0:
                 last_check = now
-                self.pool.tend()
-                t = self.pool.tickets
-                pending = self.pool.pending()
+                pools = {id(p): p for p in self._pools.values()}.values()
+                pending: set[str] = set()
+                for pool in pools:
+                    pool.tend()
+                    pending |= pool.pending()
                 for n in [n for n in open_tickets if n not in pending]:
-                    dropped = (t.dropped / n).exists()
+                    dropped = (self._pools[n].tickets.dropped / n).exists()
                     yield from sweep([n])  # the pilot wrote every outcome before removing it
                     missing = [j for j in self._jobs_of(names[n]) if j.key not in done]
                     open_tickets.pop(n, None)
