@@ -106,9 +106,11 @@ def read_limits(fs: PackageFS, path: Path, lim: dict[str, Any], legacy: bool,
     # Stack below the memory limit, so that runaway recursion is a SIGSEGV (RE), not a
     # race with the OOM killer: at most 64 MiB and at most half the memory limit.
     stack = min(64 * MIB, memory // 2)
-    if "stack_mib" in gl:
-        stack = int(_number(fs, gl_path, "stack_mib", gl["stack_mib"]) * MIB)
-    procs = int(_number(fs, gl_path, "processes", gl.get("processes", 32)))
+    if "stack_mib" in gl:  # 1 MiB to 1 TiB: less is no stack, more no machine's
+        stack = int(fs.number(gl_path, "stack_mib", gl["stack_mib"], low=1, high=MIB) * MIB)
+    procs = fs.number(gl_path, "processes", gl.get("processes", 32), low=1, high=1 << 22)
+    if not procs.is_integer():
+        raise fs.error(gl_path, f"processes must be a whole number, not {procs:g}")
     wall: float | None = None  # None: Limits' default, max(2x, x+1)
     if "wall_time_s" in gl:
         wall = _number(fs, gl_path, "wall_time_s", gl["wall_time_s"])
@@ -117,7 +119,7 @@ def read_limits(fs: PackageFS, path: Path, lim: dict[str, Any], legacy: bool,
                                f"below the time limit ({time_limit:g} s)")
     limits = Limits(cpu_time_s=time_limit or MEASURING_TIME_LIMIT_S, wall_time_s=wall,
                     memory_bytes=memory, output_bytes=output, stack_bytes=stack,
-                    processes=procs)
+                    processes=int(procs))
     compile_limits = Limits(cpu_time_s=get("compilation_time"),
                             wall_time_s=2 * get("compilation_time"),
                             memory_bytes=int(get("compilation_memory") * MIB),
