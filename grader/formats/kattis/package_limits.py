@@ -59,6 +59,21 @@ class PackageLimits(NamedTuple):
     time_limit_s: float | None  # None: still to be derived (gradeline check)
 
 
+def _stack_and_processes(fs: PackageFS, gl: dict[str, Any], gl_path: Path, memory: int
+                         ) -> tuple[int, int]:
+    """gradeline.yaml's ``stack_mib`` (1 MiB to 1 TiB) and ``processes`` (a whole number).
+
+    The default stack is below the memory limit, so that runaway recursion is a SIGSEGV
+    (RE), not a race with the OOM killer: at most 64 MiB and at most half the memory."""
+    stack = min(64 * MIB, memory // 2)
+    if "stack_mib" in gl:
+        stack = int(fs.number(gl_path, "stack_mib", gl["stack_mib"], low=1, high=MIB) * MIB)
+    procs = fs.number(gl_path, "processes", gl.get("processes", 32), low=1, high=1 << 22)
+    if not procs.is_integer():
+        raise fs.error(gl_path, f"processes must be a whole number, not {procs:g}")
+    return stack, int(procs)
+
+
 def read_limits(fs: PackageFS, path: Path, lim: dict[str, Any], legacy: bool,
                 gl: dict[str, Any], gl_path: Path) -> PackageLimits:
     """The package's limits from problem.yaml's ``limits`` (``lim``) and gradeline.yaml
@@ -103,14 +118,7 @@ def read_limits(fs: PackageFS, path: Path, lim: dict[str, Any], legacy: bool,
             source = ".timelimit"
     memory = int(get("memory") * MIB)
     output = int(get("output") * MIB)
-    # Stack below the memory limit, so that runaway recursion is a SIGSEGV (RE), not a
-    # race with the OOM killer: at most 64 MiB and at most half the memory limit.
-    stack = min(64 * MIB, memory // 2)
-    if "stack_mib" in gl:  # 1 MiB to 1 TiB: less is no stack, more no machine's
-        stack = int(fs.number(gl_path, "stack_mib", gl["stack_mib"], low=1, high=MIB) * MIB)
-    procs = fs.number(gl_path, "processes", gl.get("processes", 32), low=1, high=1 << 22)
-    if not procs.is_integer():
-        raise fs.error(gl_path, f"processes must be a whole number, not {procs:g}")
+    stack, procs = _stack_and_processes(fs, gl, gl_path, memory)
     wall: float | None = None  # None: Limits' default, max(2x, x+1)
     if "wall_time_s" in gl:
         wall = _number(fs, gl_path, "wall_time_s", gl["wall_time_s"])
@@ -119,7 +127,7 @@ def read_limits(fs: PackageFS, path: Path, lim: dict[str, Any], legacy: bool,
                                f"below the time limit ({time_limit:g} s)")
     limits = Limits(cpu_time_s=time_limit or MEASURING_TIME_LIMIT_S, wall_time_s=wall,
                     memory_bytes=memory, output_bytes=output, stack_bytes=stack,
-                    processes=int(procs))
+                    processes=procs)
     compile_limits = Limits(cpu_time_s=get("compilation_time"),
                             wall_time_s=2 * get("compilation_time"),
                             memory_bytes=int(get("compilation_memory") * MIB),
