@@ -8,12 +8,15 @@ this file is the complete list of what can be configured that way.
 
 from __future__ import annotations
 
+import math
 import os
 import pwd
+import re
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field, fields
 from pathlib import Path
 from typing import Any, Literal, get_args
+from urllib.parse import urlsplit
 
 from grader.core.errors import ConfigError
 from grader.core.secret import redact_url
@@ -58,14 +61,29 @@ def _paths(env: Env, name: str, euid: int) -> tuple[Path, ...]:
     return tuple(Path(p) for p in (_get(env, name) or "").split(":") if p)
 
 
+_TRUE = ("1", "true", "yes", "on")
+_FALSE = ("0", "false", "no", "off")
+
+
+def _flag(env: Env, name: str, default: bool) -> bool:
+    """A yes/no variable: 1/0, true/false, yes/no, on/off (any case); unset or empty:
+    the default; anything else is refused, never read as the default."""
+    value = _get(env, name)
+    if value is None:
+        return default
+    if value.lower() in _TRUE + _FALSE:
+        return value.lower() in _TRUE
+    raise ConfigError(f"{name}={value!r}: use 1 or 0 (or true/false, yes/no, on/off)")
+
+
 def _off(env: Env, name: str, euid: int) -> bool:
-    """True unless the variable is 0."""
-    return _get(env, name) != "0"
+    """On unless the variable says off."""
+    return _flag(env, name, True)
 
 
 def _on(env: Env, name: str, euid: int) -> bool:
-    """True only when the variable is 1."""
-    return _get(env, name) == "1"
+    """Off unless the variable says on."""
+    return _flag(env, name, False)
 
 
 def _choice(allowed: tuple[str, ...], default: str | None = "auto") -> Parse:
@@ -88,6 +106,8 @@ def _number(kind: type[int] | type[float]) -> Parse:
             n = kind(value)
         except ValueError:
             raise ConfigError(f"{name}={value!r} is not a number") from None
+        if not math.isfinite(n):
+            raise ConfigError(f"{name}={value!r} is not a finite number")
         if n <= 0:
             raise ConfigError(f"{name}={value!r} must be > 0")
         return n
@@ -105,22 +125,46 @@ def _state_dir(env: Env, name: str, euid: int) -> Path:
     return _path(env, name, euid) or default_state_dir(env, euid)
 
 
+_CONNINFO = re.compile(r"^\s*[A-Za-z_]+\s*=")  # libpq's key=value form: host=db dbname=x
+
+
+def _checked_url(url: str | None, where: str) -> str | None:
+    """A PostgreSQL connection string (a postgresql:// URL or libpq's key=value
+    pairs), or a refusal naming where it came from; the value is not shown (it may hold
+    a password)."""
+    if url is None or _CONNINFO.match(url):
+        return url
+    try:
+        parts = urlsplit(url)
+    except ValueError:  # an unclosed [ of an IPv6 host
+        parts = urlsplit("")
+    if parts.scheme in ("postgresql", "postgres") and (parts.netloc or parts.path):
+        return url
+    seen = f" (its scheme is {parts.scheme!r})" if parts.scheme and parts.netloc else ""
+    raise ConfigError(f"{where} is not a PostgreSQL URL{seen}: write "
+                      "postgresql://USER@HOST:5432/DBNAME, or libpq's "
+                      "'host=HOST dbname=DBNAME'")
+
+
 def _db_url(env: Env, name: str, euid: int) -> str | None:
     url_file = _path(env, "GRADELINE_DB_URL_FILE", euid)
     if url_file is None:
-        return _get(env, name)
+        return _checked_url(_get(env, name), name)
     if _get(env, name):
         raise ConfigError("set GRADELINE_DB_URL or GRADELINE_DB_URL_FILE, not both")
     try:
         mode = url_file.stat().st_mode
-        text = url_file.read_text().strip()
+        text = url_file.read_text(encoding="utf-8").strip()
     except OSError as e:
         raise ConfigError(f"GRADELINE_DB_URL_FILE={url_file}: {e.strerror}") from None
+    except UnicodeDecodeError:
+        raise ConfigError(f"GRADELINE_DB_URL_FILE={url_file} is not UTF-8 text: it "
+                          "holds one PostgreSQL URL") from None
     if mode & 0o077:
         raise ConfigError(f"GRADELINE_DB_URL_FILE={url_file} may hold a password but "
                           f"others can read it (mode {mode & 0o7777:o}): "
                           f"run 'chmod 600 {url_file}'")
-    return text or None
+    return _checked_url(text or None, f"GRADELINE_DB_URL_FILE={url_file}")
 
 
 def _slurm(env: Env, name: str, euid: int) -> SlurmTask:

@@ -17,6 +17,8 @@ from grader.compose.context import Context
 from grader.core.errors import ConfigError
 from grader.course.lms_archive import LMSES
 from grader.course.lms_mapping import WorksheetRow, read_times, read_worksheet
+from grader.course.spec import parse_time
+from grader.course.staffinput import read_text
 from grader.pipeline.handin import Door
 from grader.pipeline.lms_import import (
     ImportPlan,
@@ -44,18 +46,14 @@ spools nothing)."""
 
 def _time(text: str, zone: ZoneInfo, flag: str) -> datetime:
     try:
-        at = datetime.fromisoformat(text)
-    except ValueError:
-        raise ConfigError(f"{flag}: {text!r} is not a time (2026-12-02T09:00, or with "
-                          "an offset)") from None
+        at = parse_time(text, flag)
+    except ValueError as e:
+        raise ConfigError(f"{flag}: {e}") from None
     return at if at.tzinfo is not None else at.replace(tzinfo=zone)
 
 
 def _read(path: Path, what: str) -> str:
-    try:
-        return path.read_text(encoding="utf-8-sig")
-    except (OSError, UnicodeDecodeError) as e:
-        raise ConfigError(f"{what} {path}: {e}") from None
+    return read_text(path, what)
 
 
 def _cell(line: Line, zone: ZoneInfo) -> str:

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import argparse
 import contextlib
+import errno
 import logging
 import os
 import select
@@ -81,7 +82,24 @@ def _stdout_gone() -> bool:
 
 
 @contextlib.contextmanager
-def _errors(verbose: bool) -> Iterator[None]:
+def _unwritable(state_dir: Path) -> Iterator[None]:
+    """A permission refused under the state directory said as what to do about it, not
+    as a bare errno."""
+    try:
+        yield
+    except OSError as e:
+        name = Path(os.fsdecode(e.filename)) if e.filename else None
+        if e.errno not in (errno.EACCES, errno.EPERM, errno.EROFS) or name is None or \
+                not name.is_relative_to(state_dir):
+            raise
+        raise GradelineError(
+            f"state dir {state_dir}: cannot write {name} ({e.strerror}): give this account "
+            f"(uid {os.geteuid()}) write access to it, or point --state-dir or "
+            "GRADELINE_STATE_DIR at a directory it may write") from e
+
+
+@contextlib.contextmanager
+def _errors(verbose: bool, command: str) -> Iterator[None]:
     try:
         yield
     except BrokenPipeError as e:
@@ -101,7 +119,8 @@ def _errors(verbose: bool) -> Iterator[None]:
         if verbose:
             traceback.print_exc()
         print(f"gradeline: internal error: {type(e).__name__}: {e}"
-              + ("" if verbose else " (run with -v for the traceback)"), file=sys.stderr)
+              + ("" if verbose else f" (for the traceback: gradeline -v {command} ...)"),
+              file=sys.stderr)
         raise SystemExit(2) from e
 
 
@@ -125,14 +144,15 @@ def main(argv: Sequence[str] | None = None) -> int:
 
 
 def _run(args: argparse.Namespace) -> int:
-    with _errors(args.verbose):
+    with _errors(args.verbose, args.command):
         settings = load()
         faults.arm(settings.fault, settings.fault_dir)
         ctx = Context(settings, args.state_dir or settings.state_dir, options_from(args),
                       progress=Progress)
         if not getattr(args, "reports_only", False):  # check-env reports it instead
             ctx.refuse_shared_state()
-        status = int(args.func(args, ctx))
+        with _unwritable(ctx.state_dir):
+            status = int(args.func(args, ctx))
         sys.stdout.flush()  # a reader that left is seen here, not at interpreter exit
         return status
 

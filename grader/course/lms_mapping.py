@@ -14,8 +14,6 @@ id is another Canvas user.
 
 from __future__ import annotations
 
-import csv
-import io
 import re
 from collections.abc import Mapping
 from dataclasses import dataclass
@@ -24,6 +22,8 @@ from datetime import datetime, tzinfo
 from grader.core.errors import ConfigError
 from grader.course.lms_archive import LmsArchive, LmsSubmission
 from grader.course.load import Student
+from grader.course.spec import parse_time
+from grader.course.staffinput import read_csv
 
 WORKSHEET_ID = "Identifier"
 WORKSHEET_TIME = "Last modified (submission)"
@@ -81,15 +81,14 @@ def parse_moodle_time(text: str, zone: tzinfo) -> datetime | None:
 def read_worksheet(text: str, zone: tzinfo, source: str) -> dict[str, WorksheetRow]:
     """Moodle's grading worksheet CSV by participant id (``Participant 7`` -> ``7``);
     its times are read in ``zone`` (the course's: download it as a user in that zone)."""
-    reader = csv.DictReader(io.StringIO(text.lstrip("\ufeff")))
-    cols = [c.strip() for c in reader.fieldnames or []]
+    cols, rows = read_csv(text, source)
     missing = [c for c in (WORKSHEET_ID, WORKSHEET_TIME) if c not in cols]
     if missing:
         raise ConfigError(f"{source}: not Moodle's grading worksheet (no column "
                           f"{', '.join(repr(c) for c in missing)}); download it in English")
     out = {}
-    for n, raw in enumerate(reader, start=2):
-        row = {k.strip(): (v or "").strip() for k, v in raw.items() if k is not None}
+    for r in rows:
+        n, row = r.line, r.values
         ident = row[WORKSHEET_ID].rpartition(" ")[2]
         if not ident.isdigit():
             raise ConfigError(f"{source}:{n}: Identifier {row[WORKSHEET_ID]!r} is not "
@@ -242,20 +241,19 @@ class Times:
 def read_times(text: str, zone: tzinfo, source: str) -> Times:
     """A CSV of ``submitted_at`` and ``student`` (the roster's id) or ``lms_id``; a time
     without an offset is in ``zone`` (the course's)."""
-    reader = csv.DictReader(io.StringIO(text.lstrip("\ufeff")))
-    cols = {c.strip() for c in reader.fieldnames or []}
+    header, rows = read_csv(text, source)
+    cols = set(header)
     if "submitted_at" not in cols or not cols & {"student", "lms_id"}:
         raise ConfigError(f"{source}: the header must name submitted_at and student or "
                           "lms_id (or both)")
     by_student: dict[str, datetime] = {}
     by_lms: dict[str, datetime] = {}
-    for n, raw in enumerate(reader, start=2):
-        row = {k.strip(): (v or "").strip() for k, v in raw.items() if k is not None}
+    for r in rows:
+        n, row = r.line, r.values
         try:
-            at = datetime.fromisoformat(row["submitted_at"])
-        except ValueError:
-            raise ConfigError(f"{source}:{n}: submitted_at {row['submitted_at']!r} is not "
-                              "a time (2026-12-01T23:58, or with an offset)") from None
+            at = parse_time(row["submitted_at"], "submitted_at")
+        except ValueError as e:
+            raise ConfigError(f"{source}:{n}: submitted_at: {e}") from None
         at = at if at.tzinfo is not None else at.replace(tzinfo=zone)
         if row.get("student"):
             by_student[row["student"]] = at

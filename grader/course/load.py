@@ -4,18 +4,19 @@ defect is one ConfigError naming the file and the place in it."""
 
 from __future__ import annotations
 
-import csv
-import io
+import reprlib
 from collections.abc import Mapping
 from dataclasses import dataclass, field, replace
 from datetime import datetime, timedelta
+from difflib import get_close_matches
 from pathlib import Path
+from typing import Any, get_args
 from zoneinfo import ZoneInfo
 
-import yaml
-from pydantic import ValidationError
+from pydantic import BaseModel, ValidationError
 
 from grader.core.errors import ConfigError
+from grader.course.courseyaml import CourseYaml
 from grader.course.spec import (
     AssignmentSpec,
     BulkSpec,
@@ -29,9 +30,11 @@ from grader.course.spec import (
     Visibility,
     parse_duration,
 )
+from grader.course.staffinput import decode, read_csv
 
 ROSTER_REQUIRED = ("student", "name", "email")
 ROSTER_OPTIONAL = ("extension", "sis_id", "section", "lms_id")
+_SHOWN = 8  # defects of a course file named at once
 
 
 @dataclass(frozen=True, slots=True)
@@ -119,13 +122,66 @@ def _where(loc: tuple[int | str, ...]) -> str:
     return out or "(top level)"
 
 
-def parse_spec(data: object, source: str) -> CourseSpec:
-    """The course file's data checked against the schema."""
+def _keys_at(loc: tuple[int | str, ...]) -> list[str]:
+    """The keys the schema allows in the mapping at ``loc`` (a model's fields)."""
+    model: type[BaseModel] = CourseSpec
+    for part in loc:
+        if isinstance(part, int):
+            continue
+        found = model.model_fields.get(part)
+        inner = [t for t in _types(found.annotation) if isinstance(t, type) and
+                 issubclass(t, BaseModel)] if found is not None else []
+        if not inner:
+            return []
+        model = inner[0]
+    return list(model.model_fields)
+
+
+def _types(annotation: object) -> list[object]:
+    args = get_args(annotation)
+    return [annotation] if not args else [t for a in args for t in _types(a)]
+
+
+def _problem(err: Mapping[str, Any]) -> str:
+    """pydantic's complaint in the course file's words."""
+    loc = tuple(err["loc"])
+    value = err.get("input")
+    if err["type"] == "extra_forbidden":
+        known = _keys_at(loc[:-1])
+        near = get_close_matches(str(loc[-1]), known, n=1, cutoff=0.75)
+        return (f"unknown key {loc[-1]!r}" + (f" (did you mean {near[0]!r}?)" if near else "")
+                + (f"; the keys here are {', '.join(known)}" if known else ""))
+    if err["type"] == "literal_error":
+        return f"{value!r} is not a value it takes: use {err['ctx']['expected']}"
+    if err["type"] == "missing":
+        return "required, and missing"
+    if err["type"] in ("model_type", "dict_type"):
+        return f"must be a mapping (key: value lines), not {type(value).__name__}"
+    msg = str(err["msg"]).removeprefix("Value error, ")
+    if err["type"] != "value_error" and isinstance(value, str | int | float | bool):
+        msg += f", not {reprlib.repr(value)}"
+    return msg
+
+
+def _key(err: Mapping[str, Any]) -> str:
+    """The key a complaint is about (the mapping an unknown key is in), with its colon."""
+    loc = tuple(err["loc"])[:-1] if err["type"] == "extra_forbidden" else tuple(err["loc"])
+    return f"{_where(loc)}: " if loc else ""
+
+
+def parse_spec(data: object, source: str, doc: CourseYaml | None = None) -> CourseSpec:
+    """The course file's data checked against the schema.
+
+    :raises ConfigError: one line per defect, each with its place (file:line and key).
+    """
     try:
         return CourseSpec.model_validate(data)
     except ValidationError as e:
-        lines = [f"{_where(tuple(err['loc']))}: {err['msg']}" for err in e.errors()]
-        raise ConfigError(f"{source}: " + "; ".join(lines)) from None
+        errs = e.errors()
+        lines = [f"{doc.where(tuple(err['loc'])) if doc else source}: {_key(err)}"
+                 f"{_problem(err)}" for err in errs[:_SHOWN]]
+        more = [f"... and {len(errs) - _SHOWN} more"] if len(errs) > _SHOWN else []
+        raise ConfigError("\n".join(lines + more)) from None
 
 
 def _aware(stamp: datetime, zone: ZoneInfo) -> datetime:
@@ -133,20 +189,20 @@ def _aware(stamp: datetime, zone: ZoneInfo) -> datetime:
 
 
 def read_roster(text: str, source: str) -> dict[str, Student]:
-    """The roster CSV: one student a row, ids unique."""
-    reader = csv.DictReader(io.StringIO(text))
-    cols = [c.strip() for c in reader.fieldnames or []]
+    """The roster CSV: one student a row, every row with the header's columns, ids
+    unique."""
+    cols, rows = read_csv(text, source)
     missing = [c for c in ROSTER_REQUIRED if c not in cols]
     unknown = [c for c in cols if c not in ROSTER_REQUIRED + ROSTER_OPTIONAL]
     if missing or unknown:
-        raise ConfigError(f"{source}: the header must name {', '.join(ROSTER_REQUIRED)} "
+        raise ConfigError(f"{source}:1: the header must name {', '.join(ROSTER_REQUIRED)} "
                           f"(optional: {', '.join(ROSTER_OPTIONAL)}); "
                           + (f"missing {', '.join(missing)}" if missing else
                              f"unknown {', '.join(unknown)}"))
     out: dict[str, Student] = {}
     lms_ids: dict[str, str] = {}
-    for n, raw in enumerate(reader, start=2):
-        row = {k.strip(): (v or "").strip() for k, v in raw.items() if k is not None}
+    for r in rows:
+        n, row = r.line, r.values
         sid = row["student"]
         if not sid:
             raise ConfigError(f"{source}:{n}: a row without a student id")
@@ -166,11 +222,11 @@ def read_roster(text: str, source: str) -> dict[str, Student]:
     return out
 
 
-def _assignment(a: AssignmentSpec, spec: CourseSpec, zone: ZoneInfo, base: Path
-                ) -> Assignment:
+def _assignment(a: AssignmentSpec, spec: CourseSpec, zone: ZoneInfo, base: Path,
+                where: str) -> Assignment:
     if a.starter and not (base / a.starter).exists():
-        raise ConfigError(f"assignment {a.name}: starter {a.starter!r}: no such file or "
-                          f"directory (relative to {base})")
+        raise ConfigError(f"{where}.starter: {a.starter!r}: no such file or directory "
+                          f"(relative to {base})")
     return Assignment(a.name, (base / a.package).resolve(), _aware(a.deadline, zone),
                       a.counts or spec.counts, a.late or spec.late, a.late_days,
                       dict(a.visibility), a.points,
@@ -179,14 +235,18 @@ def _assignment(a: AssignmentSpec, spec: CourseSpec, zone: ZoneInfo, base: Path
 
 
 def build_course(spec: CourseSpec, base: Path, source: str,
-                 students: Mapping[str, Student] | None = None) -> Course:
+                 students: Mapping[str, Student] | None = None,
+                 doc: CourseYaml | None = None) -> Course:
     """Resolve a checked spec: deadlines in the course's zone, extensions keyed."""
+    def at(*place: int | str) -> str:
+        return f"{doc.where(place) if doc else source}: {_where(place)}"
     zone = ZoneInfo(spec.timezone)
-    assignments = {a.name: _assignment(a, spec, zone, base) for a in spec.assignments}
+    assignments = {a.name: _assignment(a, spec, zone, base, at("assignments", i))
+                   for i, a in enumerate(spec.assignments)}
     students = dict(students or {})
     extensions: dict[tuple[str, str | None], tuple[datetime | None, timedelta]] = {}
     for i, e in enumerate(spec.extensions):
-        where = f"{source}: extensions[{i}]"
+        where = at("extensions", i)
         if e.assignment is not None and e.assignment not in assignments:
             raise ConfigError(f"{where}: no assignment {e.assignment!r}")
         if students and e.student not in students:
@@ -205,24 +265,31 @@ def build_course(spec: CourseSpec, base: Path, source: str,
 
 
 def load_course(path: str | Path) -> Course:
-    """``course.yaml`` (or a directory holding it) with its roster."""
+    """``course.yaml`` (or a directory holding it) with its roster.
+
+    :raises ConfigError: naming the file and line (and key) of the first defect.
+    """
     p = Path(path)
     if p.is_dir():
         p = p / "course.yaml"
     try:
-        data = yaml.safe_load(p.read_text())
+        data = p.read_bytes()
     except OSError as e:
         raise ConfigError(f"{p}: cannot read the course file: {e.strerror}") from None
-    except yaml.YAMLError as e:
-        raise ConfigError(f"{p}: not YAML: {e}") from None
-    spec = parse_spec(data, str(p))
+    doc = CourseYaml(decode(data, str(p)), str(p))
+    if doc.data is None:
+        raise ConfigError(f"{p}: the course file is empty: it needs at least course: and "
+                          "assignments:")
+    spec = parse_spec(doc.data, str(p), doc)
     students: dict[str, Student] = {}
     if spec.roster:
         rp = (p.parent / spec.roster)
         try:
-            students = read_roster(rp.read_text(), str(rp))
+            raw = rp.read_bytes()
         except OSError as e:
-            raise ConfigError(f"{p}: roster {spec.roster}: {e.strerror}") from None
-    course = build_course(spec, p.parent, str(p), students)
+            raise ConfigError(f"{doc.where(('roster',))}: roster {spec.roster}: "
+                              f"{e.strerror}") from None
+        students = read_roster(decode(raw, str(rp)), str(rp))
+    course = build_course(spec, p.parent, str(p), students, doc)
     return replace(course, source=p.resolve(),
                    roster_source=(p.parent / spec.roster).resolve() if spec.roster else None)

@@ -9,11 +9,18 @@ in the course's time zone; durations are written ``3d``, ``36h``, ``90m`` or sec
 from __future__ import annotations
 
 import re
-from datetime import datetime, timedelta
+from datetime import UTC, datetime, timedelta, timezone, tzinfo
 from typing import Annotated, Literal
 from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
 
-from pydantic import BaseModel, BeforeValidator, ConfigDict, Field, field_validator
+from pydantic import (
+    BaseModel,
+    BeforeValidator,
+    ConfigDict,
+    Field,
+    ValidationInfo,
+    field_validator,
+)
 
 Counts = Literal["last", "best", "chosen"]
 Visibility = Literal["visible", "after_deadline", "after_release", "hidden"]
@@ -23,39 +30,112 @@ VISIBILITIES: tuple[Visibility, ...] = ("visible", "after_deadline", "after_rele
 
 _DURATION = re.compile(r"^\s*(\d+(?:\.\d+)?)\s*([dhms]?)\s*$")
 _UNIT_S = {"d": 86400.0, "h": 3600.0, "m": 60.0, "s": 1.0, "": 1.0}
+_CLOCK = re.compile(r"^\s*\d{1,2}:\d{2}(?::\d{2})?\s*$")  # 1:30, 23:59
+_DATE = re.compile(r"^\s*\d{4}-\d{1,2}-\d{1,2}\s*$")
+_TIME = re.compile(r"^\s*(\d{4})-(\d{1,2})-(\d{1,2})(?:[Tt]|[ \t]+)(\d{1,2}):(\d{2})"
+                   r"(?::(\d{2})(?:\.(\d{1,6}))?)?[ \t]*"
+                   r"(?:(?P<z>[Zz])|(?P<sign>[+-])(?P<oh>\d{1,2})(?::?(?P<om>\d{2}))?)?\s*$")
+#: the longest duration a course may name (a late window, an extension): a year
+MAX_DURATION = timedelta(days=366)
+#: deadlines before or after these years are typos (and past 9999 no date adds a day)
+YEARS = (2000, 2999)
+#: the offsets time zones have (UTC-12:00 to UTC+14:00)
+_OFFSET_H = (-12, 14)
+_EXAMPLE = "'2026-12-01 23:59'"
 
 
 def parse_duration(value: object) -> timedelta:
-    """``3d``, ``36h``, ``90m``, ``45s`` or a number of seconds."""
+    """``3d``, ``36h``, ``90m``, ``45s`` or a number of seconds, at most a year.
+
+    ``1:30`` is refused: it could be hours and minutes or minutes and seconds."""
     if isinstance(value, timedelta):
-        return value
+        return _bounded(value, value)
     if isinstance(value, bool) or not isinstance(value, int | float | str):
         raise ValueError(f"a duration is written 3d, 36h, 90m or in seconds, not {value!r}")
     m = _DURATION.match(str(value))
     if m is None:
-        raise ValueError(f"a duration is written 3d, 36h, 90m or in seconds, not {value!r}")
-    return timedelta(seconds=float(m.group(1)) * _UNIT_S[m.group(2)])
+        why = (f"{value} could be hours:minutes or minutes:seconds: write 90m or 90s"
+               if _CLOCK.match(str(value)) else
+               f"a duration is written 3d, 36h, 90m or in seconds, not {value!r}")
+        raise ValueError(why)
+    try:
+        span = timedelta(seconds=float(m.group(1)) * _UNIT_S[m.group(2)])
+    except OverflowError:
+        span = timedelta.max
+    return _bounded(span, value)
+
+
+def _bounded(span: timedelta, value: object) -> timedelta:
+    if not timedelta(0) <= span <= MAX_DURATION:
+        raise ValueError(f"{value!r} is longer than a year (366d): a typo?")
+    return span
 
 
 Duration = Annotated[timedelta, BeforeValidator(parse_duration)]
 
 
-def _stamp(value: object) -> object:
-    """YAML reads ``2026-12-01 23:59`` as a string or a datetime; both are fine here."""
+def _offset(m: re.Match[str], text: str) -> tzinfo | None:
+    if m["z"]:
+        return UTC
+    if not m["sign"]:
+        return None
+    hours, minutes = int(m["oh"]), int(m["om"] or 0)
+    sign = -1 if m["sign"] == "-" else 1
+    if minutes > 59 or not _OFFSET_H[0] <= sign * hours <= _OFFSET_H[1]:
+        raise ValueError(f"the offset {m['sign']}{m['oh']}:{m['om'] or '00'} of {text!r} is "
+                         "no time zone's (they run from -12:00 to +14:00)")
+    return timezone(sign * timedelta(hours=hours, minutes=minutes))
+
+
+def parse_time(value: str, key: str = "deadline") -> datetime:
+    """A time as the course file writes it: ``2026-12-01 23:59`` (in the course's zone),
+    or with seconds and an offset, ``2026-12-01T23:59:00+01:00``. A time without a date
+    or a date without a time is refused, not guessed at.
+
+    :raises ValueError: saying what is wrong with it and how to write it.
+    """
+    text = value.strip()
+    m = _TIME.match(text)
+    if m is None:
+        if _CLOCK.match(text):
+            raise ValueError(f"{text!r} is a time without a date: write the date too, "
+                             f"{key}: {_EXAMPLE}")
+        if _DATE.match(text):
+            raise ValueError(f"{text!r} has no time of day: write it, {key}: {_EXAMPLE} "
+                             "(a date alone would be its first minute, 00:00)")
+        raise ValueError(f"a time is written 2026-12-01 23:59 (or with an offset, "
+                         f"2026-12-01T23:59+01:00), not {text!r}")
+    year, month, day, hour, minute, second, frac = m.groups()[:7]
+    if not YEARS[0] <= int(year) <= YEARS[1]:
+        raise ValueError(f"{text!r}: the year {year} is out of range ({YEARS[0]} to "
+                         f"{YEARS[1]})")
+    zone = _offset(m, text)
+    try:
+        return datetime(int(year), int(month), int(day), int(hour), int(minute),
+                        int(second or 0), int((frac or "0").ljust(6, "0")), tzinfo=zone)
+    except ValueError as e:
+        raise ValueError(f"{text!r} is not a time: {e}") from None
+
+
+def _stamp(value: object, info: ValidationInfo) -> datetime:
+    """What YAML gave for a time: text (``course.courseyaml`` keeps times as written),
+    or a datetime from Python; a number (``23:59`` as YAML 1.1 reads it) is refused."""
+    key = info.field_name or "deadline"
+    if isinstance(value, datetime):
+        return value
     if isinstance(value, str):
-        try:
-            return datetime.fromisoformat(value.strip())
-        except ValueError as e:
-            raise ValueError(f"a time is written 2026-12-01 23:59 (or with an offset, "
-                             f"2026-12-01T23:59+01:00), not {value!r}") from e
-    return value
+        return parse_time(value, key)
+    if isinstance(value, int | float) and not isinstance(value, bool):
+        raise ValueError(f"{value!r} is a number, not a time: write {key}: {_EXAMPLE} "
+                         "(in quotes, so that no YAML reader takes 23:59 for a number)")
+    raise ValueError(f"a time is written {key}: {_EXAMPLE}, not {value!r}")
 
 
 Stamp = Annotated[datetime, BeforeValidator(_stamp)]
 
 
 class _Strict(BaseModel):
-    model_config = ConfigDict(extra="forbid", frozen=True)
+    model_config = ConfigDict(extra="forbid", frozen=True, allow_inf_nan=False)
 
 
 class LatePolicy(_Strict):
@@ -156,7 +236,7 @@ class AssignmentSpec(_Strict):
     counts: Counts | None = None  # default: the course's
     late: LatePolicy | None = None  # default: the course's
     #: the most grace days of the student's pool this assignment may take (none: any)
-    late_days: int | None = Field(None, ge=0)
+    late_days: int | None = Field(None, ge=0, le=366)
     #: test group (or a prefix of groups: ``secret``) -> when it is graded and shown;
     #: default for Kattis packages: sample visible, everything else after_release
     visibility: dict[str, Visibility] = Field(default_factory=dict)
@@ -212,7 +292,7 @@ class CourseSpec(_Strict):
     roster: str | None = None  # CSV: student,name,email[,extension][,sis_id][,section][,lms_id]
     counts: Counts = "last"  # which submission counts: last, best or chosen
     late: LatePolicy = Field(default_factory=LatePolicy)  # every assignment's, unless its own
-    late_days: int = Field(0, ge=0)  # each student's pool of grace days for the course
+    late_days: int = Field(0, ge=0, le=366)  # each student's pool of grace days for the course
     bulk: BulkSpec = Field(default_factory=BulkSpec)  # after-deadline grading on Slurm
     slurm: SlurmSpec = Field(default_factory=SlurmSpec)  # the course's account, live QOS
     assignments: list[AssignmentSpec] = Field(min_length=1)  # at least one

@@ -31,7 +31,8 @@ def course_points(fs: PackageFS, groups: tuple[TestGroup, ...], gl: dict[str, An
             raise fs.error(gl_path, f"groups {missing} have no tests under data/ (groups "
                                     f"found: {names})")
     secret = [g for g in names if not (g == "sample" or g.startswith("sample/"))]
-    total = float(gl.get("total_points", DEFAULT_TOTAL_POINTS))
+    total = fs.number(gl_path, "total_points", gl.get("total_points", DEFAULT_TOTAL_POINTS),
+                      low=0)
     out = []
     for g in groups:
         on_reject: OnReject = g.on_reject
@@ -47,9 +48,8 @@ def course_points(fs: PackageFS, groups: tuple[TestGroup, ...], gl: dict[str, An
             unknown = set(map(str, gs)) - {"points", "scoring", "on_reject"}
             if unknown:
                 raise fs.error(gl_path, f"groups.{g.name}: unknown keys {sorted(unknown)}")
-            points = float(gs.get("points", 0.0))
-            if points < 0:
-                raise fs.error(gl_path, f"groups.{g.name}.points < 0")
+            points = fs.number(gl_path, f"groups.{g.name}.points", gs.get("points", 0.0),
+                               low=0)
             sc = str(gs.get("scoring", "all_or_nothing"))
             if sc not in SCORINGS:
                 raise fs.error(gl_path, f"groups.{g.name}.scoring must be one of {SCORINGS}, "

@@ -16,6 +16,9 @@ from grader.formats.pkgfs import PackageFS
 from grader.formats.problem import Problem, package_version
 from grader.formats.unittests import package as utp
 
+#: gradeline.yaml's ``type:`` of a package that is not a Kattis problem package
+PACKAGE_TYPES = ("gradescope", "unittest")
+
 
 def load_problem(path: str | Path, *, require_time_limit: bool = True) -> Problem:
     """Load and check an assignment package of any type.
@@ -30,6 +33,10 @@ def load_problem(path: str | Path, *, require_time_limit: bool = True) -> Proble
     fs = PackageFS(root.name, root)
     gl_path = root / "gradeline.yaml"
     gl = fs.read_yaml(gl_path)
+    if "type" in gl and gl["type"] not in PACKAGE_TYPES:
+        raise fs.error(gl_path, f"type: {gl['type']!r} is not a package type: use "
+                                f"{' or '.join(PACKAGE_TYPES)} (a Kattis package has no "
+                                "type: here)")
     if agp.is_autograder_package(gl) or utp.is_unittest_package(gl):
         return _load_autograder_package(fs, root, gl, gl_path)
     return load_kattis(fs, require_time_limit=require_time_limit)

@@ -9,7 +9,7 @@ the link, never a traceback (``FileNotFoundError``) and never a read of a host f
 
 from __future__ import annotations
 
-import math
+import sys
 from collections.abc import Callable, Iterable, Iterator, Mapping
 from pathlib import Path
 from typing import Any
@@ -41,8 +41,9 @@ class PackageFS:
         it <= ``high``): the one check every package number passes, so that each
         file's error says the same thing the same way."""
         if isinstance(value, bool) or not isinstance(value, int | float) or \
-                not math.isfinite(value) or (low is not None and value < low) or \
-                (above is not None and value <= above) or (high is not None and value > high):
+                not abs(value) <= sys.float_info.max or (low is not None and value < low) \
+                or (above is not None and value <= above) or \
+                (high is not None and value > high):
             bounds = [f">= {low:g}" if low is not None else "",
                       f"> {above:g}" if above is not None else "",
                       f"<= {high:g}" if high is not None else ""]

@@ -6,6 +6,9 @@ from __future__ import annotations
 import os
 from pathlib import Path
 
+import pytest
+
+from grader.core.errors import ConfigError
 from grader.core.jobs import GradingJob, JudgeFault
 from grader.core.result import SubmissionResult
 from grader.core.submission import load_submission
@@ -42,8 +45,11 @@ def test_an_unreadable_submission_is_the_submissions_fault(tmp_path: Path) -> No
     assert isinstance(o.result, JudgeFault) and o.result.cause == "submission"
 
 
-def test_the_knob_is_off_unless_set_to_1(tmp_path: Path) -> None:
+def test_the_knob_is_off_unless_set_on(tmp_path: Path) -> None:
     base = {"GRADELINE_STATE_DIR": str(tmp_path)}
     assert not Settings.from_env(base).null_grading
-    assert not Settings.from_env({**base, "GRADELINE_NULL_GRADING": "yes"}).null_grading
+    assert not Settings.from_env({**base, "GRADELINE_NULL_GRADING": "0"}).null_grading
+    assert Settings.from_env({**base, "GRADELINE_NULL_GRADING": "yes"}).null_grading
     assert Settings.from_env({**base, "GRADELINE_NULL_GRADING": "1"}).null_grading
+    with pytest.raises(ConfigError, match="GRADELINE_NULL_GRADING='maybe': use 1 or 0"):
+        Settings.from_env({**base, "GRADELINE_NULL_GRADING": "maybe"})

@@ -59,6 +59,21 @@ class PackageLimits(NamedTuple):
     time_limit_s: float | None  # None: still to be derived (gradeline check)
 
 
+def _stack_and_processes(fs: PackageFS, gl: dict[str, Any], gl_path: Path, memory: int
+                         ) -> tuple[int, int]:
+    """gradeline.yaml's ``stack_mib`` (1 MiB to 1 TiB) and ``processes`` (a whole number).
+
+    The default stack is below the memory limit, so that runaway recursion is a SIGSEGV
+    (RE), not a race with the OOM killer: at most 64 MiB and at most half the memory."""
+    stack = min(64 * MIB, memory // 2)
+    if "stack_mib" in gl:
+        stack = int(fs.number(gl_path, "stack_mib", gl["stack_mib"], low=1, high=MIB) * MIB)
+    procs = fs.number(gl_path, "processes", gl.get("processes", 32), low=1, high=1 << 22)
+    if not procs.is_integer():
+        raise fs.error(gl_path, f"processes must be a whole number, not {procs:g}")
+    return stack, int(procs)
+
+
 def read_limits(fs: PackageFS, path: Path, lim: dict[str, Any], legacy: bool,
                 gl: dict[str, Any], gl_path: Path) -> PackageLimits:
     """The package's limits from problem.yaml's ``limits`` (``lim``) and gradeline.yaml
@@ -103,12 +118,7 @@ def read_limits(fs: PackageFS, path: Path, lim: dict[str, Any], legacy: bool,
             source = ".timelimit"
     memory = int(get("memory") * MIB)
     output = int(get("output") * MIB)
-    # Stack below the memory limit, so that runaway recursion is a SIGSEGV (RE), not a
-    # race with the OOM killer: at most 64 MiB and at most half the memory limit.
-    stack = min(64 * MIB, memory // 2)
-    if "stack_mib" in gl:
-        stack = int(_number(fs, gl_path, "stack_mib", gl["stack_mib"]) * MIB)
-    procs = int(_number(fs, gl_path, "processes", gl.get("processes", 32)))
+    stack, procs = _stack_and_processes(fs, gl, gl_path, memory)
     wall: float | None = None  # None: Limits' default, max(2x, x+1)
     if "wall_time_s" in gl:
         wall = _number(fs, gl_path, "wall_time_s", gl["wall_time_s"])

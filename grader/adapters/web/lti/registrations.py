@@ -150,7 +150,7 @@ def load_registrations(path: Path) -> Registrations:
     """
     try:
         data = yaml.safe_load(path.read_text()) or {}
-    except (OSError, yaml.YAMLError) as e:
+    except (OSError, UnicodeDecodeError, yaml.YAMLError) as e:
         raise ConfigError(f"{path}: cannot read the LTI registrations: {e}") from None
     tool, raws = data.get("tool") or {}, data.get("platforms") or []
     if not tool.get("base_url") or not raws:

@@ -61,7 +61,7 @@ def load_site(path: Path) -> tuple[str, dict[str, CourseDoors]]:
     """
     try:
         data = yaml.safe_load(path.read_text()) or {}
-    except (OSError, yaml.YAMLError) as e:
+    except (OSError, UnicodeDecodeError, yaml.YAMLError) as e:
         raise ConfigError(f"{path}: cannot read the app's configuration: {e}") from None
     courses = {}
     for i, c in enumerate(data.get("courses") or []):
