@@ -15,14 +15,15 @@ from grader.cli.common import spool_options
 from grader.compose.context import Context
 from grader.core.errors import GradelineError, RefusedError
 from grader.course.handin import check_student_id
+from grader.course.spec import parse_time
 from grader.pipeline.handin import Door
 
 
 def cmd_submit(args: argparse.Namespace, ctx: Context) -> int:
     at = datetime.now(UTC).replace(microsecond=0)
     if args.submitted_at:
-        try:
-            at = datetime.fromisoformat(args.submitted_at)
+        try:  # the course file's own time reader: the same forms, the same refusals
+            at = parse_time(args.submitted_at, "--submitted-at")
         except ValueError as err:
             raise GradelineError(f"--submitted-at: {err}") from None
         if at.tzinfo is None:

@@ -177,6 +177,6 @@ def roster_sync(regs: Registrations, state: LtiState, course: Course) -> tuple[l
     w = csv.writer(out, lineterminator="\n")
     w.writerow(ROSTER_REQUIRED + ROSTER_OPTIONAL)
     for s in rows.values():
-        ext = f"{s.extension.total_seconds():g}" if s.extension else ""
+        ext = f"{int(s.extension.total_seconds())}s" if s.extension else ""  # as read
         w.writerow((s.id, s.name, s.email, ext, s.sis_id, s.section, s.lms_id))
     return changes, out.getvalue()
