@@ -198,6 +198,22 @@ def judge(sandbox_factory, sbx_tmp):
 
 
 @pytest.fixture
+def wide_judge(sandbox_factory, sbx_tmp):
+    """A judge on two CPUs: a parallel shape's (``resources: {cores: 2}``)."""
+    from grader.judge.compile_cache import CompileCache
+    from grader.judge.judge import Judge
+
+    cpus = sorted(os.sched_getaffinity(0))[:2]
+    if len(cpus) < 2:
+        pytest.skip("a two-core shape needs two CPUs")
+    work = sbx_tmp / "work"
+    judge = Judge(sandbox_factory(cpus, work), work, cpus,
+                  compile_cache=CompileCache(work / "cc"))
+    yield judge
+    judge.close()
+
+
+@pytest.fixture
 def problem_copy(tmp_path):
     """Copy a problem package (bundled example or fixture) into tmp_path to edit it."""
 

@@ -7,7 +7,6 @@ than the shape is a judge error, never the student's."""
 
 from __future__ import annotations
 
-import os
 import shutil
 from pathlib import Path
 
@@ -16,7 +15,6 @@ import yaml
 
 from grader.core.verdict import Verdict
 from grader.formats.load import load_problem
-from grader.judge.compile_cache import CompileCache
 from grader.judge.judge import Judge
 
 pytestmark = pytest.mark.sandbox
@@ -97,18 +95,6 @@ def _package(root: Path, resources: dict[str, int] | None, answer: str = "2 2 2 
     return pkg
 
 
-@pytest.fixture
-def two_core_judge(sandbox_factory, sbx_tmp):
-    cpus = sorted(os.sched_getaffinity(0))[:2]
-    if len(cpus) < 2:
-        pytest.skip("needs two CPUs")
-    work = sbx_tmp / "work"
-    judge = Judge(sandbox_factory(cpus, work), work, cpus,
-                  compile_cache=CompileCache(work / "cc"))
-    yield judge
-    judge.close()
-
-
 def _grade(judge: Judge, pkg: Path, source: str, tmp: Path):
     sub = tmp / "sub" / "main.c"
     shutil.rmtree(sub.parent, ignore_errors=True)
@@ -117,37 +103,37 @@ def _grade(judge: Judge, pkg: Path, source: str, tmp: Path):
     return judge.grade(load_problem(pkg), sub)
 
 
-def test_a_run_sees_exactly_its_shapes_cores(two_core_judge, tmp_path):
-    r = _grade(two_core_judge, _package(tmp_path, {"cores": 2, "threads": 2}), WHAT_IT_SEES,
+def test_a_run_sees_exactly_its_shapes_cores(wide_judge, tmp_path):
+    r = _grade(wide_judge, _package(tmp_path, {"cores": 2, "threads": 2}), WHAT_IT_SEES,
                tmp_path)
     assert r.verdict is Verdict.AC, [(t.verdict, t.feedback, t.output) for t in r.tests]
     # the same judge, a serial package: one core, no OMP_NUM_THREADS set by us
     serial = tmp_path / "serial"
     serial.mkdir()
-    r = _grade(two_core_judge, _package(serial, None, "1 - 1 1"), WHAT_IT_SEES, tmp_path)
+    r = _grade(wide_judge, _package(serial, None, "1 - 1 1"), WHAT_IT_SEES, tmp_path)
     assert r.verdict is Verdict.AC, [(t.verdict, t.feedback, t.output) for t in r.tests]
 
 
-def test_more_threads_than_cores_run_and_are_told(two_core_judge, tmp_path):
-    r = _grade(two_core_judge, _package(tmp_path, {"cores": 2, "threads": 2}, "2"),
+def test_more_threads_than_cores_run_and_are_told(wide_judge, tmp_path):
+    r = _grade(wide_judge, _package(tmp_path, {"cores": 2, "threads": 2}, "2"),
                MANY_THREADS, tmp_path)
     assert r.verdict is Verdict.AC, r.tests
     assert "oversubscribed" in r.tests[0].feedback and "on 2 core(s)" in r.tests[0].feedback
 
 
-def test_a_deadlock_is_tle_without_cpu_progress(two_core_judge, tmp_path):
-    r = _grade(two_core_judge, _package(tmp_path, {"cores": 2}, "2"), DEADLOCK, tmp_path)
+def test_a_deadlock_is_tle_without_cpu_progress(wide_judge, tmp_path):
+    r = _grade(wide_judge, _package(tmp_path, {"cores": 2}, "2"), DEADLOCK, tmp_path)
     assert r.verdict is Verdict.TLE, r.tests
     assert "no CPU progress" in r.tests[0].feedback, r.tests[0].feedback
     assert r.tests[0].wall_time_s < 3.0 + 1.5  # the wall limit ended it, not a CPU guard
 
 
-def test_a_test_that_passes_sometimes_says_so(two_core_judge, tmp_path):
+def test_a_test_that_passes_sometimes_says_so(wide_judge, tmp_path):
     pkg = _package(tmp_path, {"cores": 2}, "2")
     (pkg / "gradeline.yaml").write_text(yaml.safe_dump({
         "time_limit_s": 3.0, "languages": ["c"], "resources": {"cores": 2}, "reruns": 12}))
     for _ in range(5):  # the first run must fail for the reruns to happen
-        r = _grade(two_core_judge, pkg, FLAKY, tmp_path)
+        r = _grade(wide_judge, pkg, FLAKY, tmp_path)
         if r.verdict is Verdict.WA:
             break
     assert r.verdict is Verdict.WA, r.tests
