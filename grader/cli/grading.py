@@ -63,10 +63,13 @@ def cmd_check(args: argparse.Namespace, ctx: Context) -> int:
     record a missing time limit; exit 1 on any mismatch."""
     cpus = ctx.cpus(args.cpus)
     packages = [Path(a).resolve() for a in args.assignments]
-    ctx.prepare_image(problems=_loadable(packages))
+    loadable = _loadable(packages)
+    ctx.prepare_image(problems=loadable)
     t0 = time.monotonic()
-    reports = check_packages(packages,
-                             ctx.local_executor(cpus, "checking"), record=not args.no_record)
+    with ctx.validator_check(cpus) as fault_of:  # before any grading, its sandbox gone
+        faults = {p.path: why for p in loadable.values() if (why := fault_of(p))}
+    reports = check_packages(packages, ctx.local_executor(cpus, "checking"),
+                             record=not args.no_record, faults=faults)
     total = bad = 0
     for rep in reports:
         for o in rep.examples:
