@@ -135,11 +135,12 @@ def cmd_deadline(args: argparse.Namespace, ctx: Context) -> int:
         return 0
     for n in names:
         course.assignment(n)  # before the image and the executor are prepared
+    spool = ctx.spool()  # a path without a spool is refused before any work
     problems = ctx.problems()  # the full suites
     cpus = ctx.cpus(args.cpus)
     ctx.prepare_image(problems={n: problems[n] for n in names})
     factory = ctx.executor_factory(cpus, bulk=course.bulk)
-    pipe = Pipeline(ctx.spool(), problems, open_store=None, executor=factory)
+    pipe = Pipeline(spool, problems, open_store=None, executor=factory)
     with ctx.store() as store:
         for n in names:
             d = after_deadline(pipe, course, n, problems[n], store, now)

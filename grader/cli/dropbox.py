@@ -25,7 +25,7 @@ def cmd_dropbox(args: argparse.Namespace, ctx: Context) -> int:
         print(f"{box}: mode {mode:o}; students hand in with: gradeline drop {box} "
               "ASSIGNMENT FILE")
         return 0
-    spool = ctx.spool()
+    spool = ctx.spool(create=True)
     course = ctx.course()
     taken = refused = 0
     with tempfile.TemporaryDirectory(prefix="gradeline-drops-") as staging:

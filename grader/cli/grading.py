@@ -143,7 +143,7 @@ def cmd_corpus(args: argparse.Namespace, ctx: Context) -> int:
     manifest = generate_course(dest, count=args.count, seed=args.seed)
     print(f"wrote {len(manifest)} submissions to {args.dest} (manifest.csv)")
     if args.submit_to:
-        spool = Spool(Path(args.submit_to))
+        spool = Spool(Path(args.submit_to), create=True)
         for e in manifest:
             spool.submit(course=args.course or "default", assignment=e.assignment,
                          student=e.student, path=dest / e.path, submitted_at=e.submitted_at)

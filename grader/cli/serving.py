@@ -51,7 +51,7 @@ def cmd_submit(args: argparse.Namespace, ctx: Context) -> int:
             raise GradelineError("--submitted-at needs an offset (2026-12-01T23:59+01:00): "
                                  "deadlines are compared across time zones")
         at = stamp.isoformat()
-    e = ctx.spool().submit(course=ctx.course(), assignment=args.assignment,
+    e = ctx.spool(create=True).submit(course=ctx.course(), assignment=args.assignment,
                                student=args.student, path=Path(args.path), submitted_at=at)
     print(e.id)
     return 0
@@ -73,6 +73,7 @@ def dispatch_options(sp: argparse.ArgumentParser) -> None:
 
 def cmd_run(args: argparse.Namespace, ctx: Context) -> int:
     """Intake + grading + store of everything in the spool."""
+    spool = ctx.spool()  # first: a path without a spool is refused before any work
     cpus = ctx.cpus(args.cpus)
     problems = ctx.problems(live=True)
     ctx.prepare_image(problems=problems)
@@ -85,7 +86,7 @@ def cmd_run(args: argparse.Namespace, ctx: Context) -> int:
         opener = None
     factory = ctx.executor_factory(cpus)
     try:
-        return _run(args, Pipeline(ctx.spool(), problems, open_store=opener,
+        return _run(args, Pipeline(spool, problems, open_store=opener,
                                    executor=factory, dedupe=not args.no_dedupe))
     finally:
         if hasattr(factory, "close"):
@@ -117,6 +118,7 @@ def _run(args: argparse.Namespace, pipe: Pipeline) -> int:
 
 def cmd_serve(args: argparse.Namespace, ctx: Context) -> int:
     """Grade continuously as submissions arrive (SIGTERM or Ctrl-C drains and stops)."""
+    spool = ctx.spool(create=True)  # the service a course's hand-ins go to makes it
     cpus = ctx.cpus(args.cpus)
     problems = ctx.problems(live=True)
     ctx.prepare_image(problems=problems)
@@ -131,7 +133,7 @@ def cmd_serve(args: argparse.Namespace, ctx: Context) -> int:
         return ex
 
     stores = StorePool(functools.partial(Store, url))  # kept open between batches
-    pipe = Pipeline(ctx.spool(), problems, open_store=stores,
+    pipe = Pipeline(spool, problems, open_store=stores,
                     executor=executor, dedupe=not args.no_dedupe)
     server = Server(pipe, ServePolicy(
         batch_max=args.batch_max, in_flight=args.in_flight,
@@ -228,6 +230,7 @@ def cmd_regrade(args: argparse.Namespace, ctx: Context) -> int:
     names = [args.assignment] if args.assignment else sorted(phases[0])
     if names[0] not in phases[0]:
         raise GradelineError(f"unknown assignment {args.assignment!r}")
+    ctx.spool()  # a path without a spool is refused before any work
     course = ctx.course_file()
     cpus = ctx.cpus(args.cpus)
     ctx.prepare_image(problems={n: phases[-1][n] for n in names})

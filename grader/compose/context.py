@@ -212,8 +212,20 @@ class Context:
         return lambda _batch: executor
 
     # -- course ------------------------------------------------------------------
-    def spool(self) -> Spool:
-        return Spool(Path(self.options.spool or self.settings.spool or "spool").resolve())
+    def spool_path(self) -> Path:
+        """Where the spool is: ``--spool``, else the settings', else ``./spool``."""
+        return Path(self.options.spool or self.settings.spool or "spool").resolve()
+
+    def spool(self, *, create: bool = False) -> Spool:
+        """The spool; ``create``: made where there is none, and said (only the commands
+        that hand submissions in and the services that take them make one; every other
+        command refuses a path without a spool: ``Spool``)."""
+        root = self.spool_path()
+        made = create and not root.exists()
+        spool = Spool(root, create=create)
+        if made:
+            self.say(f"made a new spool at {root}")
+        return spool
 
     def course_file(self) -> Course | None:
         """The course file of ``--course-file`` or $GRADELINE_COURSE_FILE, if any."""
