@@ -143,6 +143,8 @@ def cmd_corpus(args: argparse.Namespace, ctx: Context) -> int:
     manifest = generate_course(dest, count=args.count, seed=args.seed)
     print(f"wrote {len(manifest)} submissions to {args.dest} (manifest.csv)")
     if args.submit_to:
+        if not Path(args.submit_to).exists():
+            ctx.say(f"made a new spool at {Path(args.submit_to).resolve()}")
         spool = Spool(Path(args.submit_to), create=True)
         for e in manifest:
             spool.submit(course=args.course or "default", assignment=e.assignment,
