@@ -17,7 +17,7 @@ from grader.core.export import csv_rows, gradescope, junit_xml
 from grader.core.jobs import GradingJob, JudgeFault
 from grader.core.submission import load_submission
 from grader.core.verdict import EXPECTED_DIRS
-from grader.examples import all_example_dirs, copy_examples, example_dirs
+from grader.examples import ExamplesConflict, all_example_dirs, copy_examples, example_dirs
 from grader.formats.load import load_problem
 from grader.formats.problem import Problem
 from grader.formats.scoring import fault_result
@@ -133,7 +133,11 @@ def cmd_batch(args: argparse.Namespace, ctx: Context) -> int:
 
 
 def cmd_examples(args: argparse.Namespace, ctx: Context) -> int:
-    for d in (copy_examples(Path(args.dest)) if args.dest else all_example_dirs()):
+    try:
+        dirs = copy_examples(Path(args.dest)) if args.dest else all_example_dirs()
+    except ExamplesConflict as e:
+        raise ConfigError(str(e)) from None
+    for d in dirs:
         print(d)
     return 0
 
