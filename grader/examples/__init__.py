@@ -127,9 +127,9 @@ def copy_examples(dest: Path) -> list[Path]:
         shown = "; ".join(f"{t}: {', '.join(d[:3])}{' ...' if len(d) > 3 else ''}"
                           for t, d in clash[:5])
         raise ExamplesConflict(
-            f"{dest}: {len(clash)} of the bundled course file and packages are there "
-            f"already, changed ({shown}): nothing was written; give a new or empty "
-            "directory, or move those away first")
+            f"{dest}: what is there under the bundled names differs from the bundled "
+            f"copy ({shown}): nothing was written; give a new or empty directory, or "
+            "move those away first")
     dest.mkdir(parents=True, exist_ok=True)
     for src, target in pairs:
         if target.exists():
