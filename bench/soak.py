@@ -303,7 +303,7 @@ def _soak(soak: Soak, work: Path, mount: Path, rate: float, faults: Sequence[str
           db_url: str, pg: Any, serve_args: Sequence[str], timeout_s: float,
           say: Callable[[str], None], spool_cls: Any) -> Soak:
     assignments = write_problem(work / "assignments")
-    spool = spool_cls(mount / "spool")
+    spool = spool_cls(mount / "spool", create=True)
     env = {**os.environ, "GRADELINE_DB_URL": db_url, "GRADELINE_COURSE": "soak",
            "GRADELINE_ASSIGNMENTS": str(assignments),
            "SLURM_CONF": str(STATE / "slurm" / "slurm.conf")}

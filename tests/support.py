@@ -5,9 +5,11 @@ live one (the Slurm priority tests' measure)."""
 
 from __future__ import annotations
 
+import hashlib
 import os
 import subprocess
 import sys
+import zipfile
 from collections.abc import Mapping, Sequence
 from pathlib import Path
 
@@ -67,3 +69,35 @@ def started_after_live(db: str, live_student: str, bulk_course: str | None = Non
              live_student)).fetchall()
     starts = [r[0] for r in rows]
     return sum(1 for s in starts if s > live), [str(s) for s in sorted(starts)]
+
+
+def file_tree(root: Path) -> dict[str, str]:
+    """Everything under ``root``: a file's SHA-256, a link's target, a directory (what a
+    command that refuses its input must leave as it was)."""
+    out = {}
+    for p in sorted(root.rglob("*")):
+        rel = p.relative_to(root).as_posix()
+        if p.is_symlink():
+            out[rel] = f"link {p.readlink()}"
+        elif p.is_dir():
+            out[rel] = "dir"
+        else:
+            out[rel] = hashlib.sha256(p.read_bytes()).hexdigest()
+    return out
+
+
+def zip_of(path: Path, files: Mapping[str, bytes], mode: int = 0o755,
+           method: int = zipfile.ZIP_DEFLATED) -> None:
+    """A zip of ``files`` (name -> bytes), each with Unix ``mode`` (0: none recorded)."""
+    with zipfile.ZipFile(path, "w", method) as z:
+        for name, data in files.items():
+            info = zipfile.ZipInfo(name)
+            info.external_attr = (0o100000 | mode) << 16 if mode else 0
+            info.compress_type = method
+            z.writestr(info, data)
+
+
+def files_of(src: Path, prefix: str = "") -> dict[str, bytes]:
+    """Every file under ``src`` by its relative name (after ``prefix``)."""
+    return {prefix + p.relative_to(src).as_posix(): p.read_bytes()
+            for p in sorted(src.rglob("*")) if p.is_file()}

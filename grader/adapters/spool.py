@@ -146,14 +146,30 @@ def refuse_shared(root: Path) -> None:
 
 
 class Spool:
-    """A spool root and its state directories."""
+    """A spool root and its state directories.
 
-    def __init__(self, root: Path) -> None:
+    :param create: make the spool where there is none (the commands that hand
+        submissions in, and the services that take them); else a path that holds no
+        spool is refused, naming it, and nothing is made there (a mistyped ``--spool``
+        must not become a second, empty spool that a report then reads).
+    :raises ConfigError: no spool at ``root`` and ``create`` is false.
+    """
+
+    def __init__(self, root: Path, *, create: bool = False) -> None:
         self.root = root
         #: new/ entry id -> (student, deferred) (meta.json is written once)
         self._waiting: dict[str, Waiting] = {}
-        if not root.exists():  # submissions are private to the grading account
-            root.mkdir(parents=True, mode=PRIVATE)
+        if not create:
+            missing = "no such directory" if not root.exists() else \
+                "not a directory" if not root.is_dir() else \
+                "not a spool (it has no new/)" if not (root / "new").is_dir() else None
+            if missing:
+                raise ConfigError(f"spool {root}: {missing}; check --spool or "
+                                  "$GRADELINE_SPOOL (a spool is made by what hands "
+                                  "submissions in, 'gradeline submit', or by 'gradeline "
+                                  "serve'); nothing was created")
+        elif not root.exists():  # submissions are private to the grading account
+            root.mkdir(parents=True, mode=PRIVATE, exist_ok=True)
             root.chmod(PRIVATE)  # whatever the umask
         for s in STATES:
             (root / s).mkdir(exist_ok=True, mode=PRIVATE)

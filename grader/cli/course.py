@@ -12,12 +12,18 @@ from typing import Any
 
 from grader.cli.common import spool_options
 from grader.compose.context import Context
-from grader.core.errors import GradelineError, ProblemFormatError
+from grader.core.errors import (
+    CapabilityError,
+    GradelineError,
+    ImageError,
+    ProblemFormatError,
+    SandboxError,
+)
 from grader.course.load import Course
 from grader.course.policy import grade_course
 from grader.course.sheets import assignment_sheet, canvas_csv, course_sheet, moodle_csv
 from grader.course.visibility import group_visibility, unknown_rules
-from grader.formats.load import load_problem
+from grader.formats.load import load_problem, verify_package
 from grader.formats.problem import Problem
 from grader.pipeline.deadline import after_deadline
 from grader.pipeline.run import Pipeline
@@ -33,9 +39,40 @@ def _packages(course: Course) -> dict[str, Problem]:
     return out
 
 
+def _validators(ctx: Context, packages: dict[str, Problem]) -> int:
+    """Compile each custom output validator as grading would (one that does not compile
+    is found now, not as a judge error for every student at the rush); how many fail.
+    Without a grading image here they are left to ``gradeline check``, with a note."""
+    custom = {n: p for n, p in packages.items() if p.validator_dir is not None}
+    if not custom:
+        return 0
+    try:
+        ctx.prepare_image()
+    except (ImageError, CapabilityError, SandboxError) as e:
+        print(f"  output validators of {', '.join(custom)} not compiled here ({e}); "
+              "'gradeline check PACKAGE' compiles them where grading runs")
+        return 0
+    bad = []
+    with ctx.validator_check(ctx.cpus(None)) as fault_of:
+        for name, p in custom.items():
+            why = fault_of(p)
+            if why:
+                print(f"  {name}: {why}")
+                bad.append(name)
+    ok = [n for n in custom if n not in bad]
+    if ok:
+        print(f"  output validators compiled: {', '.join(ok)}")
+    return len(bad)
+
+
 def cmd_course_check(args: argparse.Namespace, ctx: Context) -> int:
     course = ctx.course_required()
     packages = _packages(course)
+    for a in course.ordered():
+        try:
+            verify_package(packages[a.name])
+        except ProblemFormatError as e:
+            raise GradelineError(f"assignment {a.name}: {e}") from None
     print(f"course {course.name} ({course.zone.key}): {len(course.assignments)} "
           f"assignment(s), {len(course.students)} student(s) on the roster, "
           f"{course.late_days} grace day(s) each, {len(course.extensions)} extension(s)")
@@ -50,6 +87,7 @@ def cmd_course_check(args: argparse.Namespace, ctx: Context) -> int:
         for key in unknown_rules(groups, a.visibility):
             print(f"    visibility names {key!r}, which is no test group of {p.short_name}")
             bad += 1
+    bad += _validators(ctx, packages)
     return 1 if bad else 0
 
 
@@ -97,11 +135,12 @@ def cmd_deadline(args: argparse.Namespace, ctx: Context) -> int:
         return 0
     for n in names:
         course.assignment(n)  # before the image and the executor are prepared
+    spool = ctx.spool()  # a path without a spool is refused before any work
     problems = ctx.problems()  # the full suites
     cpus = ctx.cpus(args.cpus)
     ctx.prepare_image(problems={n: problems[n] for n in names})
     factory = ctx.executor_factory(cpus, bulk=course.bulk)
-    pipe = Pipeline(ctx.spool(), problems, open_store=None, executor=factory)
+    pipe = Pipeline(spool, problems, open_store=None, executor=factory)
     with ctx.store() as store:
         for n in names:
             d = after_deadline(pipe, course, n, problems[n], store, now)

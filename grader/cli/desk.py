@@ -37,7 +37,7 @@ def cmd_desk(args: argparse.Namespace, ctx: Context) -> int:
     key = desk_key(ctx.state_dir / "desk.key")
     if args.link_minutes <= 0:
         raise GradelineError("--link-minutes: give a positive number of minutes")
-    desk = Desk(course, ctx.spool(), ctx.reads(), ctx.problems(), key,
+    desk = Desk(course, ctx.spool(create=True), ctx.reads(), ctx.problems(), key,
                 page_url=args.page_url, link_ttl=timedelta(minutes=args.link_minutes))
     server = transport.listen(path, desk.handle)
     signal.signal(signal.SIGTERM, lambda *_: sys.exit(0))

@@ -30,7 +30,7 @@ def cmd_dropbox(args: argparse.Namespace, ctx: Context) -> int:
         print(f"{box}: mode {mode:o}; students hand in with: gradeline drop {box} "
               "ASSIGNMENT FILE")
         return 0
-    spool, name, course = ctx.spool(), ctx.course(), ctx.course_file()
+    spool, name, course = ctx.spool(create=True), ctx.course(), ctx.course_file()
     door = Door(course, ctx.store) if course is not None else None
     taken = refused = 0
     with tempfile.TemporaryDirectory(prefix="gradeline-drops-") as staging:

@@ -17,7 +17,7 @@ from grader.core.export import csv_rows, gradescope, junit_xml
 from grader.core.jobs import GradingJob, JudgeFault
 from grader.core.submission import load_submission
 from grader.core.verdict import EXPECTED_DIRS
-from grader.examples import all_example_dirs, copy_examples, example_dirs
+from grader.examples import ExamplesConflict, all_example_dirs, copy_examples, example_dirs
 from grader.formats.load import load_problem
 from grader.formats.problem import Problem
 from grader.formats.scoring import fault_result
@@ -63,10 +63,13 @@ def cmd_check(args: argparse.Namespace, ctx: Context) -> int:
     record a missing time limit; exit 1 on any mismatch."""
     cpus = ctx.cpus(args.cpus)
     packages = [Path(a).resolve() for a in args.assignments]
-    ctx.prepare_image(problems=_loadable(packages), local=cpus)
+    loadable = _loadable(packages)
+    ctx.prepare_image(problems=loadable, local=cpus)
     t0 = time.monotonic()
-    reports = check_packages(packages,
-                             ctx.local_executor(cpus, "checking"), record=not args.no_record)
+    with ctx.validator_check(cpus) as fault_of:  # before any grading, its sandbox gone
+        faults = {p.path: why for p in loadable.values() if (why := fault_of(p))}
+    reports = check_packages(packages, ctx.local_executor(cpus, "checking"),
+                             record=not args.no_record, faults=faults)
     total = bad = 0
     for rep in reports:
         for o in rep.examples:
@@ -130,7 +133,11 @@ def cmd_batch(args: argparse.Namespace, ctx: Context) -> int:
 
 
 def cmd_examples(args: argparse.Namespace, ctx: Context) -> int:
-    for d in (copy_examples(Path(args.dest)) if args.dest else all_example_dirs()):
+    try:
+        dirs = copy_examples(Path(args.dest)) if args.dest else all_example_dirs()
+    except ExamplesConflict as e:
+        raise ConfigError(str(e)) from None
+    for d in dirs:
         print(d)
     return 0
 
@@ -140,7 +147,9 @@ def cmd_corpus(args: argparse.Namespace, ctx: Context) -> int:
     manifest = generate_course(dest, count=args.count, seed=args.seed)
     print(f"wrote {len(manifest)} submissions to {args.dest} (manifest.csv)")
     if args.submit_to:
-        spool = Spool(Path(args.submit_to))
+        if not Path(args.submit_to).exists():
+            ctx.say(f"made a new spool at {Path(args.submit_to).resolve()}")
+        spool = Spool(Path(args.submit_to), create=True)
         for e in manifest:
             spool.submit(course=args.course or "default", assignment=e.assignment,
                          student=e.student, path=dest / e.path, submitted_at=e.submitted_at)

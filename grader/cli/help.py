@@ -1,6 +1,8 @@
-"""What ``gradeline --help`` tells a user: what gradeline is, its commands grouped by who
-uses them, and an example for every command. The docs' CLI page is generated from the
-same parser (``docs/hooks.py``), so the two cannot drift."""
+"""What ``gradeline --help`` tells a user: what gradeline is and its commands grouped by
+who uses them, on one screen; ``gradeline help`` lists every command with a line each,
+``gradeline help COMMAND`` shows one; every command's help, and every group's, ends
+with an example. The docs' CLI page is generated from the same parser
+(``docs/hooks.py``), so the two cannot drift."""
 
 from __future__ import annotations
 
@@ -8,10 +10,15 @@ import argparse
 import textwrap
 from collections.abc import Iterator
 
+from grader.core.errors import GradelineError
+
 DESCRIPTION = """\
-gradeline grades programming assignments on a Slurm cluster: submissions land in a
-spool, each is graded in a sandboxed grading image on exclusive cores, results go to
-PostgreSQL, and staff watch it live. A command's own --help has an example."""
+gradeline grades programming assignments on a Slurm cluster: submissions land in
+a spool, each is graded in a sandboxed grading image on exclusive cores, results
+go to PostgreSQL, and staff watch it live."""
+
+#: the width help is laid out for (a terminal's)
+WIDTH = 80
 
 #: every top-level command, by who uses it (a unit test checks none is left out)
 GROUPS: dict[str, tuple[str, ...]] = {
@@ -22,10 +29,12 @@ GROUPS: dict[str, tuple[str, ...]] = {
     "Cluster admins": ("check-env", "settings", "image", "db", "cache", "metrics", "usage",
                        "ondemand"),
     "Researchers": ("corpus", "campaign", "experiment", "trace", "plan"),
+    "Anyone": ("help",),
 }
 
 #: one command line per command (subcommands as "plan predict"), shown under its help
 EXAMPLES: dict[str, str] = {
+    "help": "gradeline help plan predict",
     "examples": "gradeline examples course/",
     "check": "gradeline check course/bigsum",
     "grade": "gradeline grade course/bigsum sum.c",
@@ -104,29 +113,87 @@ def _summaries(parser: argparse.ArgumentParser) -> dict[str, str]:
     return {str(c.dest): str(c.help or "") for c in subs._choices_actions}
 
 
+def groups(parser: argparse.ArgumentParser, prefix: str = ""
+           ) -> Iterator[tuple[str, argparse.ArgumentParser]]:
+    """Every parser that holds commands (the top level as ""), in order."""
+    subs = [a for a in parser._actions if isinstance(a, argparse._SubParsersAction)]
+    if subs:
+        yield prefix, parser
+        for name, sp in subs[0].choices.items():
+            yield from groups(sp, f"{prefix} {name}".strip())
+
+
+EXIT = ("Exit status: 0 done, 1 a requested check failed, 2 an error (the message says "
+        "which), 128+N stopped by signal N.")
+
+
 def overview(parser: argparse.ArgumentParser) -> str:
-    """The command list of ``gradeline --help``, grouped by audience."""
+    """What ``gradeline help`` prints: every top-level command with its line, grouped by
+    audience."""
     summary = _summaries(parser)
     width = max(map(len, summary)) + 2
     lines = []
     for group, names in GROUPS.items():
         lines.append(f"{group}:")
-        lines += [textwrap.fill(summary[n], 88, initial_indent=f"  {n.ljust(width)}",
+        lines += [textwrap.fill(summary[n], WIDTH, initial_indent=f"  {n.ljust(width)}",
                                 subsequent_indent=" " * (width + 2)) for n in names]
         lines.append("")
-    lines.append(textwrap.fill("Exit status: 0 done, 1 a requested check failed, 2 an error "
-                               "(the message says which), 128+N stopped by signal N.", 88))
+    lines.append(textwrap.fill("One command's help, with an example: gradeline help COMMAND "
+                               "(or gradeline COMMAND --help). " + EXIT, WIDTH))
     return "\n".join(lines)
 
 
+def screen() -> str:
+    """The end of ``gradeline --help``: the commands' names by audience, one screen."""
+    width = max(map(len, GROUPS)) + 4
+    lines = ["commands, by who uses them:"]
+    for group, names in GROUPS.items():
+        lines.append(textwrap.fill(" ".join(names), WIDTH,
+                                   initial_indent=f"  {group.lower().ljust(width - 2)}",
+                                   subsequent_indent=" " * width))
+    lines += ["", textwrap.fill("gradeline help lists them with a line each; gradeline help "
+                                "COMMAND (or gradeline COMMAND --help) shows one, with an "
+                                "example. " + EXIT, WIDTH)]
+    return "\n".join(lines)
+
+
+def cmd_help(args: argparse.Namespace, _ctx: object) -> int:
+    """``gradeline help [COMMAND ...]``: the list of commands, or one command's help."""
+    parser: argparse.ArgumentParser = args.root_parser
+    if not args.words:
+        print(overview(parser))
+        return 0
+    name = " ".join(args.words)
+    found = dict(groups(parser)) | dict(commands(parser))
+    if name not in found:
+        raise GradelineError(f"no command {name!r}: 'gradeline help' lists them")
+    print(found[name].format_help(), end="")
+    return 0
+
+
+def _examples_of(name: str) -> list[str]:
+    """A group's examples: those of its commands."""
+    return [line for n, line in EXAMPLES.items() if n.startswith(name + " ")]
+
+
 def finish(parser: argparse.ArgumentParser) -> None:
-    """Group the top level's commands and put each command's example under its help."""
+    """Add ``help``, give every command and group its example, and end the top level's
+    help with the commands by audience."""
+    subs = next(a for a in parser._actions if isinstance(a, argparse._SubParsersAction))
+    h = subs.add_parser("help", help="every command with a line each; or one command's "
+                                     "help, with an example")
+    h.add_argument("words", nargs="*", metavar="COMMAND",
+                   help="a command (a group's as 'plan predict')")
+    h.set_defaults(func=cmd_help, root_parser=parser, reports_only=True)
     for name, sp in commands(parser):
         if name in EXAMPLES:
             sp.epilog = f"example:\n  {EXAMPLES[name]}"
             sp.formatter_class = argparse.RawDescriptionHelpFormatter
-    parser.epilog = overview(parser)
+    for name, sp in groups(parser):
+        if name:
+            sp.epilog = "examples:\n" + "\n".join(f"  {x}" for x in _examples_of(name))
+            sp.formatter_class = argparse.RawDescriptionHelpFormatter
+    parser.epilog = screen()
     parser.formatter_class = argparse.RawDescriptionHelpFormatter
-    subs = next(a for a in parser._actions if isinstance(a, argparse._SubParsersAction))
     subs.help = argparse.SUPPRESS
     subs.metavar = "COMMAND"

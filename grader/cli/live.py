@@ -55,6 +55,7 @@ def cmd_web(args: argparse.Namespace, ctx: Context) -> int:
     """Students' own pages over TCP (their links come from the desk, signed with the
     same key); the live page and, with a course file, the staff pages on the staff
     socket, to the course's staff only (``adapters.web.serving``)."""
+    ctx.spool(create=True)  # a service: it makes the spool the desk hands in to
     course = ctx.course_file()
     staff = students = None
     is_staff = None

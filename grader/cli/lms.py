@@ -119,7 +119,7 @@ def cmd_import(args: argparse.Namespace, ctx: Context) -> int:
         refuse_untimed(plan)
         print(_summary(plan, dry=True))
     else:
-        report = spool_import(args.archive, plan, ctx.spool(), course=ctx.course(),
+        report = spool_import(args.archive, plan, ctx.spool(create=True), course=ctx.course(),
                               assignment=args.assignment)
         print(_summary(report.plan, dry=False))
     return 1 if any(x.quarantined for x in plan.lines) else 0

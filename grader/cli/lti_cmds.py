@@ -17,9 +17,16 @@ from starlette.applications import Starlette
 from starlette.routing import Mount
 
 from grader.adapters.web.lti.app import Tool
-from grader.adapters.web.lti.registrations import key_files, load_registrations, new_key
+from grader.adapters.web.lti.registrations import (
+    Registrations,
+    key_files,
+    load_registrations,
+    new_key,
+)
 from grader.compose.context import Context
 from grader.compose.lti import Courses, roster_sync, session_key, state_of, sync_grades
+from grader.core.errors import ConfigError, GradelineError
+from grader.course.load import load_course
 
 log = logging.getLogger("gradeline")
 
@@ -28,8 +35,28 @@ def _tool(args: argparse.Namespace, ctx: Context) -> Any:
     return load_registrations(Path(args.registrations)), state_of(ctx), Courses(ctx)
 
 
+def _course_files(regs: Registrations, where: Path) -> None:
+    """Every course file lti.yaml names, read before the tool starts: a missing or
+    broken one is refused naming it, not found by the first student's launch."""
+    for p in regs.platforms:
+        for f in (p.course_file, *p.contexts.values()):
+            if f is None:
+                continue
+            if not f.is_file():
+                raise ConfigError(f"{where}: platform {p.issuer}: course_file {f}: no such "
+                                  "file (a relative path is read from lti.yaml's "
+                                  "directory); the tool was not started")
+            try:
+                load_course(f)
+            except GradelineError as e:
+                raise ConfigError(f"{where}: platform {p.issuer}: {e}; the tool was not "
+                                  "started") from None
+
+
 def cmd_serve(args: argparse.Namespace, ctx: Context) -> int:
-    regs, state, courses = _tool(args, ctx)
+    regs = load_registrations(Path(args.registrations))
+    _course_files(regs, Path(args.registrations))  # before the database and the port
+    state, courses = state_of(ctx), Courses(ctx)
     tool = Tool(regs, state, courses, session_key(ctx))
     prefix = urlparse(regs.base_url).path.rstrip("/")
     app = Starlette(routes=[Mount(prefix or "/", app=tool.app())])

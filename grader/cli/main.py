@@ -54,10 +54,10 @@ def build_parser() -> argparse.ArgumentParser:
                                       "COMMAND ...")
     p.add_argument("--version", action="version", version=f"gradeline {__version__}")
     p.add_argument("-v", "--verbose", action="store_true", help="log at INFO level")
-    p.add_argument("--state-dir", type=Path, default=None,
+    p.add_argument("--state-dir", type=Path, default=None, metavar="DIR",
                    help="images and scratch space (default: $GRADELINE_STATE_DIR, or "
                         "/var/lib/gradeline as root)")
-    sub = p.add_subparsers(dest="command", required=True)
+    sub = p.add_subparsers(dest="command", required=True, prog="gradeline")
     for group in (grading, submit, serving, lms, status, course, similarity, dropbox, desk, lti,
                   ondemand, admin, measure,
                   experiment, trace, plan):

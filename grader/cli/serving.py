@@ -56,6 +56,7 @@ def dispatch_options(sp: argparse.ArgumentParser) -> None:
 
 def cmd_run(args: argparse.Namespace, ctx: Context) -> int:
     """Intake + grading + store of everything in the spool."""
+    spool = ctx.spool()  # first: a path without a spool is refused before any work
     cpus = ctx.cpus(args.cpus)
     problems = ctx.problems(live=True)
     ctx.prepare_image(problems=problems)
@@ -68,7 +69,7 @@ def cmd_run(args: argparse.Namespace, ctx: Context) -> int:
         opener = None
     factory = ctx.executor_factory(cpus)
     try:
-        return _run(args, Pipeline(ctx.spool(), problems, open_store=opener,
+        return _run(args, Pipeline(spool, problems, open_store=opener,
                                    executor=factory, dedupe=not args.no_dedupe))
     finally:
         if hasattr(factory, "close"):
@@ -100,6 +101,7 @@ def _run(args: argparse.Namespace, pipe: Pipeline) -> int:
 
 def cmd_serve(args: argparse.Namespace, ctx: Context) -> int:
     """Grade continuously as submissions arrive (SIGTERM or Ctrl-C drains and stops)."""
+    spool = ctx.spool(create=True)  # the service a course's hand-ins go to makes it
     cpus = ctx.cpus(args.cpus)
     problems = ctx.problems(live=True)
     ctx.prepare_image(problems=problems)
@@ -114,7 +116,7 @@ def cmd_serve(args: argparse.Namespace, ctx: Context) -> int:
         return ex
 
     stores = StorePool(functools.partial(Store, url))  # kept open between batches
-    pipe = Pipeline(ctx.spool(), problems, open_store=stores,
+    pipe = Pipeline(spool, problems, open_store=stores,
                     executor=executor, dedupe=not args.no_dedupe)
     server = Server(pipe, ServePolicy(
         batch_max=args.batch_max, in_flight=args.in_flight,
@@ -211,6 +213,7 @@ def cmd_regrade(args: argparse.Namespace, ctx: Context) -> int:
     names = [args.assignment] if args.assignment else sorted(phases[0])
     if names[0] not in phases[0]:
         raise GradelineError(f"unknown assignment {args.assignment!r}")
+    ctx.spool()  # a path without a spool is refused before any work
     course = ctx.course_file()
     cpus = ctx.cpus(args.cpus)
     ctx.prepare_image(problems={n: phases[-1][n] for n in names})

@@ -43,7 +43,7 @@ def cmd_submit(args: argparse.Namespace, ctx: Context) -> int:
         hint = "" if args.override or course is None else \
             " (staff may take it anyway, with the reason kept: --override REASON)"
         raise RefusedError(f"not submitted: {why}{hint}") from None
-    e = ctx.spool().submit(course=ctx.course(), assignment=args.assignment,
+    e = ctx.spool(create=True).submit(course=ctx.course(), assignment=args.assignment,
                            student=args.student, path=Path(args.path),
                            submitted_at=at.isoformat(), override=override)
     print(e.id)

@@ -107,7 +107,7 @@ def cmd_replay(args: argparse.Namespace, ctx: Context) -> int:
         rows = tr.read_csv(path.read_text())
     except (OSError, ValueError) as e:
         raise GradelineError(f"{path}: {e}") from e
-    spool, course = ctx.spool(), ctx.course()
+    spool, course = ctx.spool(create=True), ctx.course()
     if args.mode == "closed":
         r = replay_closed(spool, rows, path.parent, course, compression=args.compression,
                           timeout_s=args.timeout)

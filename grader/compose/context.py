@@ -4,10 +4,11 @@ store and the executor (``grader.compose`` says which source decides what)."""
 
 from __future__ import annotations
 
+import contextlib
 import functools
 import logging
 import sys
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Iterator, Mapping
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 
@@ -157,6 +158,26 @@ class Context:
                      compile_cache=cache, accelerate=self.settings.compile_accel,
                      on_reject=self.settings.on_reject)
 
+    @contextlib.contextmanager
+    def validator_check(self, cpus: CpuSet) -> Iterator[Callable[[Problem], str | None]]:
+        """A check that compiles a package's custom output validator (or interactor) in
+        the grading image, as grading would and before it (the image prepared first),
+        and says why it does not compile, or None; its sandbox ends with the block."""
+        judges: list[Judge] = []
+
+        def fault(problem: Problem) -> str | None:
+            if problem.validator_dir is None:
+                return None
+            if not judges:
+                judges.append(self.judge(cpus))
+            return judges[0].validator_fault(problem)
+
+        try:
+            yield fault
+        finally:
+            for j in judges:
+                j.close()
+
     def local_executor(self, cpus: CpuSet, label: str = "grading") -> LocalExecutor:
         return LocalExecutor(cpus, self.worker(), self._progress(label))
 
@@ -222,8 +243,20 @@ class Context:
         return lambda _batch: executor
 
     # -- course ------------------------------------------------------------------
-    def spool(self) -> Spool:
-        return Spool(Path(self.options.spool or self.settings.spool or "spool").resolve())
+    def spool_path(self) -> Path:
+        """Where the spool is: ``--spool``, else the settings', else ``./spool``."""
+        return Path(self.options.spool or self.settings.spool or "spool").resolve()
+
+    def spool(self, *, create: bool = False) -> Spool:
+        """The spool; ``create``: made where there is none, and said (only the commands
+        that hand submissions in and the services that take them make one; every other
+        command refuses a path without a spool: ``Spool``)."""
+        root = self.spool_path()
+        made = create and not root.exists()
+        spool = Spool(root, create=create)
+        if made:
+            self.say(f"made a new spool at {root}")
+        return spool
 
     def course_file(self) -> Course | None:
         """The course file of ``--course-file`` or $GRADELINE_COURSE_FILE, if any."""

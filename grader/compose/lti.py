@@ -65,7 +65,7 @@ class Courses:
             if found is None or _stamp(found[0]) != found[4]:
                 course = load_course(course_file)
                 problems = {a.name: load_problem(a.package) for a in course.ordered()}
-                spool = self.ctx.spool()
+                spool = self.ctx.spool(create=True)  # a hand-in door makes it
                 found = self._loaded[course_file] = (
                     course, Desk(course, spool, self.ctx.reads(), problems, self.key),
                     StaffPages(course, spool, self.ctx.reads(), problems), problems,

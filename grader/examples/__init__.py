@@ -50,6 +50,7 @@ Parallel programs, graded on the cores their ``resources:`` ask for (``PARALLEL`
 
 from __future__ import annotations
 
+import filecmp
 import shutil
 from pathlib import Path
 
@@ -77,16 +78,77 @@ def course_file() -> Path:
     return Path(__file__).resolve().parent / "course.yaml"
 
 
-def copy_examples(dest: Path) -> list[Path]:
-    """Copy the packages to ``dest`` (existing copies are replaced), with the example
-    course file beside them."""
-    dest.mkdir(parents=True, exist_ok=True)
-    shutil.copyfile(course_file(), dest / "course.yaml")
-    out = []
-    for src in all_example_dirs():
-        target = dest / src.name
-        if target.exists():
-            shutil.rmtree(target)
-        shutil.copytree(src, target, symlinks=True)
-        out.append(target)
+#: what gradeline itself writes into a package it grades (``check``'s derived time
+#: limit, Python's byte code): a copy holding them is still the bundled one
+OWN = ("__pycache__", ".timelimit")
+
+
+def _names(root: Path) -> set[str]:
+    """Every file and link under ``root``, relative, without gradeline's own."""
+    out = set()
+    for p in root.rglob("*"):
+        rel = p.relative_to(root)
+        if any(part in OWN for part in rel.parts):
+            continue
+        if p.is_symlink() or p.is_file():
+            out.add(rel.as_posix())
     return out
+
+
+def differences(src: Path, dst: Path) -> list[str]:
+    """How ``dst`` (a copy that exists) differs from the bundled ``src``: files edited,
+    added or removed, links retargeted; empty when it is the same."""
+    if src.is_file():
+        return [] if dst.is_file() and filecmp.cmp(src, dst, shallow=False) else \
+            ["differs from the bundled one"]
+    if not dst.is_dir() or dst.is_symlink():
+        return ["is not a directory"]
+    mine, theirs = _names(src), _names(dst)
+    out = [f"{n} is not in the bundled package" for n in sorted(theirs - mine)]
+    out += [f"{n} was removed" for n in sorted(mine - theirs)]
+    for n in sorted(mine & theirs):
+        a, b = src / n, dst / n
+        if a.is_symlink() or b.is_symlink():
+            same = a.is_symlink() and b.is_symlink() and a.readlink() == b.readlink()
+        else:
+            same = filecmp.cmp(a, b, shallow=False)
+        if not same:
+            out.append(f"{n} differs")
+    return out
+
+
+def copy_examples(dest: Path) -> list[Path]:
+    """Copy the packages to ``dest``, with the example course file beside them. Nothing
+    there is overwritten or deleted: what is there already and the same as the bundled
+    copy is kept as it is; anything else of the same name (an edited course.yaml, a
+    package with files of its own) is refused before anything is written.
+
+    :raises ExamplesConflict: naming each one and how it differs.
+    """
+    if dest.exists() and not dest.is_dir():
+        raise ExamplesConflict(f"{dest}: not a directory")
+    pairs = [(course_file(), dest / "course.yaml"),
+             *((src, dest / src.name) for src in all_example_dirs())]
+    found = [(t, differences(s, t)) for s, t in pairs if t.exists() or t.is_symlink()]
+    clash = [(t, d) for t, d in found if d]
+    if clash:
+        shown = "; ".join(f"{t}: {', '.join(d[:3])}{' ...' if len(d) > 3 else ''}"
+                          for t, d in clash[:5])
+        raise ExamplesConflict(
+            f"{dest}: what is there under the bundled names differs from the bundled "
+            f"copy ({shown}): nothing was written; give a new or empty directory, or "
+            "move those away first")
+    dest.mkdir(parents=True, exist_ok=True)
+    for src, target in pairs:
+        if target.exists():
+            continue  # the same as the bundled one (checked above)
+        if src.is_file():
+            shutil.copyfile(src, target)
+        else:
+            shutil.copytree(src, target, symlinks=True,
+                            ignore=shutil.ignore_patterns("__pycache__"))
+    return [t for _, t in pairs[1:]]
+
+
+class ExamplesConflict(ValueError):
+    """``dest`` holds files of the same names as the bundled ones, and they differ."""

@@ -10,6 +10,7 @@ from typing import Any
 
 from grader.core.errors import ProblemFormatError
 from grader.formats.gradescope import package as agp
+from grader.formats.gradescope.autograder import AutograderError, check_source
 from grader.formats.kattis.metadata import languages_of, title_of
 from grader.formats.kattis.package import load_kattis
 from grader.formats.pkgfs import PackageFS
@@ -53,6 +54,9 @@ def _load_autograder_package(fs: PackageFS, root: Path, gl: dict[str, Any],
         agp.check_keys(fs, gl, gl_path)
         limits = agp.autograder_limits(fs, gl, gl_path)
     meta = fs.read_yaml(root / "problem.yaml")
+    source = None if unit else agp.autograder_source(fs, root, gl, gl_path)
+    if source is not None:
+        _checked(fs, source, crc=False)
     return Problem(
         short_name=root.name, title=title_of(meta.get("name", root.name)), path=root,
         version=package_version(root), limits=limits, compile_limits=limits,
@@ -60,10 +64,28 @@ def _load_autograder_package(fs: PackageFS, root: Path, gl: dict[str, Any],
         validator_dir=None, groups=agp.autograder_groups(),
         languages=languages_of(fs, {}, root / "problem.yaml", gl, gl_path),
         types=frozenset({"scoring"}), time_limit_source="gradeline.yaml",
-        autograder=None if unit else agp.autograder_source(fs, root, gl, gl_path),
+        autograder=source,
         autograder_max_score=agp.declared_max_score(fs, gl, gl_path),
         autograder_image=("assignment" if unit.setup else "base") if unit else
         agp.image_choice(fs, gl, gl_path), unit_tests=unit)
+
+
+def _checked(fs: PackageFS, source: Path, *, crc: bool) -> None:
+    try:
+        check_source(source, crc=crc)
+    except AutograderError as e:
+        raise fs.error(source, str(e).removeprefix(f"{source}: ")) from None
+
+
+def verify_package(problem: Problem) -> None:
+    """What only the checks (``gradeline check``, ``course check``) afford beyond a load:
+    every member of an autograder's zip read back against its checksum, so that a zip
+    damaged in transfer is refused before the rush, not found by each student's run.
+
+    :raises ProblemFormatError: naming the package and the file.
+    """
+    if problem.autograder is not None and not problem.autograder.is_dir():
+        _checked(PackageFS(problem.short_name, problem.path), problem.autograder, crc=True)
 
 
 def is_package(path: Path) -> bool:

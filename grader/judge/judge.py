@@ -99,6 +99,17 @@ class Judge:
         workroot.mkdir(parents=True, exist_ok=True)
         workroot.chmod(0o711)
 
+    def validator_fault(self, problem: Problem) -> str | None:
+        """Why ``problem``'s custom output validator (or interactor) cannot be used,
+        compiled here as grading would compile it (and kept for it), or None."""
+        if problem.validator_dir is None:
+            return None
+        try:
+            self.validators.build(problem)
+        except SandboxError as e:
+            return str(e).rstrip()
+        return None
+
     def warm(self) -> None:
         """Start the sandbox's container now, before the first job (a pilot's wait for
         its first ticket hides an Apptainer start, ~150 ms, that grading would pay). A

@@ -64,6 +64,15 @@ class Validators:
                 return Validation(None, judge_error=f"default validator: {e}")
         return self._custom(problem, group, case, team_out, work, index)
 
+    def build(self, problem: Problem) -> None:
+        """Compile the custom validator now, ahead of any grading (``gradeline check``,
+        ``course check``): one that does not compile raises here, with the compiler's
+        message, instead of making every student's run a judge error.
+
+        :raises SandboxError: naming the problem, with the compiler's output.
+        """
+        self._build(problem)
+
     def _build(self, problem: Problem) -> tuple[Path, list[str]]:
         """Compile the custom validator once per problem version (cached on disk)."""
         key = problem.version

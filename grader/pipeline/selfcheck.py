@@ -16,7 +16,7 @@ import contextlib
 import os
 import shutil
 import tempfile
-from collections.abc import Callable, Iterable, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -28,7 +28,7 @@ from grader.core.verdict import Verdict
 from grader.formats import expectations as ex
 from grader.formats.kattis.constants import substitute_tree
 from grader.formats.kattis.package_limits import MEASURING_TIME_LIMIT_S
-from grader.formats.load import load_problem
+from grader.formats.load import load_problem, verify_package
 from grader.formats.pkgfs import PackageFS
 from grader.formats.problem import Problem
 from grader.pipeline.ports import Executor
@@ -127,10 +127,17 @@ def _grade(executor: Executor, problem: Problem, exps: Sequence[ex.Expectation],
 
 
 def check_package(root: Path, executor: Executor, *, record: bool = True,
-                  say: Callable[[str], None] = print) -> PackageReport:
-    """Check one package (see the module docstring)."""
+                  say: Callable[[str], None] = print,
+                  faults: Mapping[Path, str] | None = None) -> PackageReport:
+    """Check one package (see the module docstring); ``faults``: what was found wrong
+    with a package before (its validator does not compile), by its path: reported, and
+    nothing of it graded (every run would be a judge error)."""
     problem = load_problem(root, require_time_limit=False)
+    verify_package(problem)
     report = PackageReport(problem)
+    if faults and problem.path in faults:
+        report.errors.append(faults[problem.path])
+        return report
     exps = []
     for e in package_expectations(problem):
         why = skip_reason(problem, e)
@@ -214,5 +221,7 @@ def _record(root: Path, limit: float) -> str:
 
 
 def check_packages(roots: Iterable[Path], executor: Executor, *, record: bool = True,
-                   say: Callable[[str], None] = print) -> list[PackageReport]:
-    return [check_package(root, executor, record=record, say=say) for root in roots]
+                   say: Callable[[str], None] = print,
+                   faults: Mapping[Path, str] | None = None) -> list[PackageReport]:
+    return [check_package(root, executor, record=record, say=say, faults=faults)
+            for root in roots]

@@ -131,7 +131,7 @@ def test_other_accounts_cannot_read_or_plant_submissions(as_other, tmp_path):
     base = Path(tempfile.mkdtemp(prefix="gradeline-spool-", dir="/var/tmp"))
     try:
         base.chmod(0o755)
-        spool = Spool(base / "spool")
+        spool = Spool(base / "spool", create=True)
         src = tmp_path / "a.py"
         src.write_text("print('my own work')\n")
         spool.submit(course="c", assignment="hello", student="alice", path=src)

@@ -67,7 +67,7 @@ def _claim(root: Path, who: str, out: mp.Queue[list[str]],
 
 def test_two_hosts_submit_and_claim_every_submission_exactly_once(mounts, tmp_path):
     a, b = mounts
-    Spool(a / "spool")
+    Spool(a / "spool", create=True)
     src = tmp_path / "sum.py"
     src.write_text("print(sum(map(int, input().split())))\n")
     go, out = CTX.Event(), CTX.Queue()
@@ -132,7 +132,7 @@ def _hold(batch: Path, ready: mp.synchronize.Event) -> None:
 
 def test_a_batch_held_on_one_host_is_busy_on_the_other_until_its_holder_dies(mounts):
     a, b = mounts
-    Spool(a / "spool").claim("b1")
+    Spool(a / "spool", create=True).claim("b1")
     ready = CTX.Event()
     holder = CTX.Process(target=_hold, args=(a / "spool" / "cur" / "b1", ready))
     holder.start()

@@ -85,7 +85,7 @@ def test_kill_9_mid_stream_loses_nothing_and_grades_nothing_twice(tmp_path, slur
     grades them; serve is killed with SIGKILL mid-stream and started again."""
     course = tmp_path / "course"
     entries = generate_course(course, count=160, seed=23)
-    spool = Spool(tmp_path / "spool")
+    spool = Spool(tmp_path / "spool", create=True)
     flood = [e for e in entries if e.assignment == "bigsum"][:1] * 40
     p = start_serve(tmp_path, db, slurm_conf, "--batch-max", "30", "--per-student", "2")
     killed = False
@@ -141,7 +141,7 @@ def test_a_pilot_that_dies_holding_work_loses_nothing(tmp_path, slurm_conf, db):
     its real verdict, once."""
     course = tmp_path / "course"
     entries = generate_course(course, count=12, seed=29)
-    spool = Spool(tmp_path / "spool")
+    spool = Spool(tmp_path / "spool", create=True)
     for e in entries:
         spool.submit(course="c", assignment=e.assignment, student=e.student,
                      path=course / e.path)

@@ -29,7 +29,7 @@ NODES = SLURM_NODES
 def spool_course(tmp_path, count, seed=5):
     course = tmp_path / "course"
     entries = generate_course(course, count=count, seed=seed)
-    spool = Spool(tmp_path / "spool")
+    spool = Spool(tmp_path / "spool", create=True)
     for e in entries:
         spool.submit(course="c", assignment=e.assignment, student=e.student,
                      path=course / e.path, submitted_at=e.submitted_at)

@@ -67,7 +67,7 @@ def _quarantined(spool: Spool) -> list[str]:
 
 def test_every_door_refuses_past_the_limit_and_off_the_roster_alike(
         tmp_path: Path, course: Path, db: str) -> None:
-    spool = Spool(tmp_path / "spool")
+    spool = Spool(tmp_path / "spool", create=True)
     env = {**db_env(db), "GRADELINE_COURSE_FILE": str(course),
            "GRADELINE_SPOOL": str(spool.root)}
     uploads = tmp_path / "uploads"
@@ -124,7 +124,7 @@ def test_a_door_refuses_what_no_override_may_take(tmp_path: Path, course: Path,
                                                   db: str) -> None:
     """An unknown assignment or a student id that could name a path is refused even
     with staff's override, and the spool is left as it was."""
-    spool = Spool(tmp_path / "spool")
+    spool = Spool(tmp_path / "spool", create=True)
     env = {**db_env(db), "GRADELINE_COURSE_FILE": str(course),
            "GRADELINE_SPOOL": str(spool.root)}
     src = tmp_path / "sum.py"

@@ -19,7 +19,7 @@ GOOD = (EXAMPLES / "bigsum/submissions/accepted/sum.cpp").read_bytes()
 
 @pytest.fixture
 def spool(tmp_path):
-    return Spool(tmp_path / "spool")
+    return Spool(tmp_path / "spool", create=True)
 
 
 def submit(spool, tmp_path, name, data=None, *, build=None, assignment="bigsum"):

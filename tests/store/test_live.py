@@ -11,6 +11,7 @@ from datetime import UTC, datetime, timedelta
 import pytest
 
 from grader.adapters.browser import render_check
+from grader.adapters.spool import Spool
 from grader.adapters.store.postgres import Store
 
 from ..conftest import running_web
@@ -62,6 +63,7 @@ def test_live_page_in_headless_chromium(tmp_path, db):
 
 def test_status_once_in_the_terminal(tmp_path, db):
     _stamped(db, 5)
+    Spool(tmp_path / "spool", create=True)  # status reads a spool; it makes none
     env = {**os.environ, "GRADELINE_DB_URL": db, "GRADELINE_COURSE": "c"}
     r = subprocess.run([str(BIN), "status", "--once", "--spool", str(tmp_path / "spool")],
                        env=env, capture_output=True, text=True, timeout=120)

@@ -5,6 +5,7 @@ import subprocess
 
 import pytest
 
+from grader.adapters.spool import Spool
 from grader.adapters.store.postgres import recreate_database
 from grader.adapters.store.server import database_url
 from grader.core.errors import StoreError
@@ -25,6 +26,7 @@ def test_db_start_starts_the_local_server_a_fresh_url_names(server):
     assert s.names(url) and not s.names("postgresql://u@db.example.org:5432/x")
     s.stop()
     env = {**os.environ, "GRADELINE_DB_URL": url, "GRADELINE_STATE_DIR": str(state)}
+    Spool(state / "spool", create=True)  # status reads a spool; it makes none
     st = subprocess.run([str(BIN), "status", "--spool", str(state / "spool")],
                         capture_output=True, text=True, env=env, timeout=120)
     assert "stopped" in st.stdout and "run 'gradeline db start'" in st.stdout

@@ -124,7 +124,7 @@ def test_quarantine_records_are_stored(db):
 @pytest.fixture
 def course(tmp_path, sandbox_factory, db):
     """A spool with 8 submissions: duplicates, all verdict kinds, one bad entry."""
-    spool = Spool(tmp_path / "spool")
+    spool = Spool(tmp_path / "spool", create=True)
     plan = [("alice", "accepted/sum.cpp"), ("bob", "accepted/sum.cpp"),
             ("carol", "accepted/sum.py"), ("dave", "wrong_answer/int32.cpp"),
             ("erin", "run_time_error/fixed_array.c"), ("frank", "compile_error/typo.cpp"),

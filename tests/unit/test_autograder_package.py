@@ -1,6 +1,7 @@
 """A package of type gradescope loads as a problem with the autograder's groups and
 limits; every mistake in its gradeline.yaml is an error naming the file and the fix."""
 import shutil
+import zipfile
 from pathlib import Path
 
 import pytest
@@ -34,8 +35,11 @@ def test_the_bundled_autograder_package_loads(pkg):
 
 
 def test_the_zip_is_found_without_being_named(pkg):
-    shutil.rmtree(pkg / "autograder")
-    (pkg / "autograder.zip").write_bytes(b"PK")  # checked when it is unpacked, not here
+    ag = pkg / "autograder"
+    with zipfile.ZipFile(pkg / "autograder.zip", "w") as z:  # opened and checked here
+        for f in sorted(ag.rglob("*")):
+            z.write(f, f.relative_to(ag).as_posix())
+    shutil.rmtree(ag)
     _yaml(pkg, "type: gradescope\n")
     p = load_problem(pkg)
     assert p.autograder == pkg / "autograder.zip" and p.autograder_max_score is None

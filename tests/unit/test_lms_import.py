@@ -93,7 +93,7 @@ def test_canvas_hand_ins_are_spooled_and_nothing_is_dropped(tmp_path: Path,
     archive = make_zip(tmp_path / "submissions.zip", CANVAS)
     late_at = DEADLINE + timedelta(hours=10)
     plan = plan_import(names(archive), course, "hw1", late_at=late_at)
-    spool = Spool(tmp_path / "spool")
+    spool = Spool(tmp_path / "spool", create=True)
     report = spool_import(archive, plan, spool, course="cs101", assignment="hw1")
     assert (report.spooled, report.quarantined) == (3, 3)
     held = every_payload(spool)
@@ -119,7 +119,7 @@ def test_a_late_hand_in_without_a_time_refuses_the_whole_import(tmp_path: Path,
                                                                 course: Course) -> None:
     archive = make_zip(tmp_path / "submissions.zip", CANVAS)
     plan = plan_import(names(archive), course, "hw1")
-    spool = Spool(tmp_path / "spool")
+    spool = Spool(tmp_path / "spool", create=True)
     with pytest.raises(ConfigError, match=r"1 hand-in\(s\) have no hand-in time: "
                                           r"brownbob_222 \(bob\); give --late-at"):
         spool_import(archive, plan, spool, course="cs101", assignment="hw1")
@@ -131,7 +131,7 @@ def test_moodle_hand_ins_take_the_worksheets_times_and_unpack_for_intake(
     archive = make_zip(tmp_path / "cs101-hw1-42.zip", MOODLE)
     ws = read_worksheet(WORKSHEET, BERLIN, "ws.csv")
     plan = plan_import(names(archive), course, "hw1", worksheet=ws)
-    spool = Spool(tmp_path / "spool")
+    spool = Spool(tmp_path / "spool", create=True)
     report = spool_import(archive, plan, spool, course="cs101", assignment="hw1")
     assert (report.spooled, report.quarantined) == (2, 1)
     entries = {e.meta().student: e for e in spool.new_entries()}

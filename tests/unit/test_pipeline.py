@@ -147,7 +147,7 @@ def bigsum() -> Problem:
 
 @pytest.fixture
 def course(tmp_path: Path) -> Spool:
-    spool = Spool(tmp_path / "spool")
+    spool = Spool(tmp_path / "spool", create=True)
     src = (SUBS / "accepted/sum.cpp").read_text()
     for student, text in [("ann", src), ("bob", src), ("cid", src + "// WRONG\n"),
                           ("dee", src + "// mine\n")]:
@@ -277,7 +277,7 @@ def test_outcomes_an_interrupted_run_left_are_collected_not_regraded(course, big
 
 
 def test_judge_faults_are_je_and_submission_faults_ce(tmp_path, bigsum):
-    spool = Spool(tmp_path / "spool")
+    spool = Spool(tmp_path / "spool", create=True)
     for student, mark in (("gus", "BREAK"), ("hal", "NOLANG")):
         f = tmp_path / student / "sum.cpp"
         f.parent.mkdir()
@@ -438,7 +438,7 @@ def test_a_new_spool_is_private_and_a_shared_one_is_refused(tmp_path):
     from grader.core.errors import ConfigError
 
     root = tmp_path / "course" / "spool"
-    Spool(root)
+    Spool(root, create=True)
     assert root.stat().st_mode & 0o777 == 0o700
     assert (root / "new").stat().st_mode & 0o077 == 0
     (root / "new").chmod(0o777)

@@ -37,7 +37,7 @@ def test_config_is_validated_against_the_schema():
 def test_local_profile_grades_a_batch(tmp_path, request, db, sandbox_factory):
     course = tmp_path / "course"
     entries = generate_course(course, count=6, seed=3)
-    spool = Spool(tmp_path / "spool")
+    spool = Spool(tmp_path / "spool", create=True)
     for e in entries:
         spool.submit(course="wf", assignment=e.assignment, student=e.student,
                      path=course / e.path)

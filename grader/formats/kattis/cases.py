@@ -4,7 +4,7 @@ them, and a loader's walk state with the reading of one test case."""
 from __future__ import annotations
 
 import shlex
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -82,13 +82,25 @@ class CaseLoader:
                 out.append((p.name[:-3], p))
         return out
 
+    def check_pairs(self, entries: Sequence[Path]) -> None:
+        """Refuse an answer without its input: the case would be dropped without a word
+        (every case is found by its ``.in``), so a test the author wrote never runs."""
+        names = {p.name for p in entries}
+        for p in entries:
+            if p.name.endswith(".ans") and p.name[:-4] + ".in" not in names:
+                raise self.fs.error(p, f"has no matching .in file ({p.name[:-4]}.in): a "
+                                       "test case is an .in and an .ans side by side; add "
+                                       "the input, or remove the answer")
+
     def case(self, inp: Path, group: str, ancestors: tuple[str, ...],
              inherited: Mapping[str, Any]) -> TestCase:
         fs = self.fs
         base = inp.name[:-3]
         ans = inp.with_name(base + ".ans")
         if not fs.is_file(ans):
-            raise fs.error(inp, "has no matching .ans file (every test case needs one)")
+            raise fs.error(inp, f"has no matching .ans file ({base}.ans): a test case is an "
+                                ".in and an .ans side by side; add the answer, or remove "
+                                "the input")
         args = flags(fs, inp, inherited.get("args"))
         vflags = tuple(inherited.get("vflags", ()))
         yml = inp.with_name(base + ".yaml")

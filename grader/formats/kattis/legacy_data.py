@@ -69,7 +69,8 @@ class LegacyLoader(CaseLoader):
         inherited = {"vflags": vflags}
         me = (name, *ancestors) if name else ancestors
         items: list[str] = []
-        entries = [p for p in fs.entries(d)]
+        entries = list(fs.entries(d))
+        self.check_pairs(entries)
         cases_here = {p.name[:-3]: p for p in entries if p.name.endswith(".in")
                       and fs.is_file(p)}
         subdirs = [p for p in entries if fs.is_dir(p) and not p.name.endswith(".files")

@@ -122,6 +122,7 @@ class NewLoader(CaseLoader):
         agg, mx, _, req = self.scoring_settings(path, cfg, default_agg, default_max)
         me = (name, *ancestors)
         entries = list(fs.entries(d))
+        self.check_pairs(entries)
         direct = [p for p in entries if p.name.endswith(".in") and fs.is_file(p)]
         dirs = [p for p in entries if fs.is_dir(p) and not p.name.endswith(".files")]
         if name == "secret":
@@ -215,7 +216,9 @@ class NewLoader(CaseLoader):
         """The cases under a directory that only organises a group's cases
         (``dry``: the .in files only, nothing checked yet)."""
         out: list[TestCase] = []
-        for p in self.fs.entries(d):
+        entries = list(self.fs.entries(d))
+        self.check_pairs(entries)
+        for p in entries:
             if p.name.endswith(".in") and self.fs.is_file(p):
                 out.append(TestCase(p.name, group, p, p) if dry else
                            self.case(p, group, ancestors, inherited))
@@ -260,7 +263,9 @@ class NewLoader(CaseLoader):
                     raise fs.error(path, f"{k} is not permitted in sample")
             inherited = self.inherit(path, cfg, top)
             cases = []
-            for p in fs.entries(sample):
+            entries = list(fs.entries(sample))
+            self.check_pairs(entries)
+            for p in entries:
                 if p.name.endswith(".in") and fs.is_file(p):
                     cases.append(self.case(p, "sample", ("sample",), inherited))
                 elif fs.is_dir(p) and not p.name.endswith(".files"):
