@@ -16,7 +16,6 @@ import tempfile
 import time
 from collections.abc import Mapping, Sequence
 from dataclasses import replace
-from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
@@ -36,11 +35,12 @@ from grader.core.runmeta import describe_termination
 from grader.core.submission import Submission, load_submission
 from grader.core.textfile import head, tail
 from grader.core.verdict import Validation, Verdict, determine_verdict, submission_verdict
+from grader.formats.gradescope.autograder import load_setup
 from grader.formats.kattis.runplan import RunPlan
 from grader.formats.load import load_problem
 from grader.formats.problem import OnReject, Problem, TestCase, TestGroup
 from grader.formats.scoring import score_kattis, score_submission
-from grader.judge import parallel
+from grader.judge import parallel, records
 from grader.judge.compile_cache import CompileCache, cache_key
 from grader.judge.gradescope import Autograders
 from grader.judge.kattis import (
@@ -95,6 +95,7 @@ class Judge:
         self.autograders = Autograders(sandbox, workroot, self.cpus,
                                        keep_workdirs=keep_workdirs)
         self._problems: dict[tuple[Path, bool], Problem] = {}
+        self._image_judges: dict[str, Judge] = {}  # a package's own image (setup:)
         self.extra_runtime: dict[str, object] = {}  # e.g. the Slurm task, for the record
         workroot.mkdir(parents=True, exist_ok=True)
         workroot.chmod(0o711)
@@ -121,12 +122,16 @@ class Judge:
 
     def close(self) -> None:
         """End the judge's sandbox (its container, and the validator's own one)."""
+        for judge in self._image_judges.values():
+            judge.close()
         self.passes.close()
         self.autograders.close()
         self.sandbox.close()
 
     def abort(self) -> None:
         """Kill the judge's containers now, runs in progress included (a stop)."""
+        for judge in self._image_judges.values():
+            judge.abort()
         self.passes.abort()
         self.autograders.abort()
         self.sandbox.abort()
@@ -164,6 +169,9 @@ class Judge:
               submitted_at: str | None = None) -> SubmissionResult:
         """Grade a submission (file, directory or loaded Submission); who handed it in
         and when, where known, is for an autograder's submission_metadata.json."""
+        if problem.setup is not None and not problem.graded_by_autograder:
+            return self._on_image(problem).grade(problem, submission, language,
+                                                 student=student, submitted_at=submitted_at)
         t_start = time.monotonic()
         sub = submission if isinstance(submission, Submission) else load_submission(submission)
         if problem.graded_by_autograder:  # the course's autograder or unit tests grade it
@@ -221,6 +229,20 @@ class Judge:
         finally:
             if not self.keep_workdirs:
                 shutil.rmtree(work, ignore_errors=True)
+
+    def _on_image(self, problem: Problem) -> Judge:
+        """A judge like this one on the package's own image (its ``setup:``, built before
+        grading: ``assignment_image``), kept for the next submission of the package."""
+        assert problem.setup is not None
+        digest = load_setup(problem.setup).digest
+        judge = self._image_judges.get(digest)
+        if judge is None:
+            judge = self._image_judges[digest] = Judge(
+                self.sandbox.for_autograder(digest), self.workroot, self.cpus,
+                keep_workdirs=self.keep_workdirs, compile_cache=self.cache,
+                accelerate=self.accelerate, on_reject=self.on_reject)
+            judge.extra_runtime = self.extra_runtime
+        return judge
 
     def _tests(self, problem: Problem, lang: Language, files: Sequence[str],
                entry: str | None, own: Sequence[str], build: Path, out: Path,
@@ -348,11 +370,8 @@ class Judge:
     def _no_tests(self, problem: Problem, sub: Submission, lang: Language, verdict: Verdict,
                   comp: CompileResult, t_start: float,
                   timing: dict[str, float] | None = None) -> SubmissionResult:
-        _, scored = score_submission(problem, [])  # every group, none of them run:
-        groups = tuple(replace(g, verdict=verdict, score=0.0) for g in scored)
-        t = dict(timing or {})
-        t["total_s"] = time.monotonic() - t_start
-        return self._result(problem, sub, lang, verdict, 0.0, comp, [], groups, t)
+        return records.no_tests(problem, sub, lang, verdict, comp, t_start, timing,
+                                self._runtime())
 
     def _runtime(self) -> dict[str, Any]:
         """Where and how a submission is graded, for its record."""
@@ -363,14 +382,5 @@ class Judge:
     def _result(self, problem: Problem, sub: Submission, lang: Language, verdict: Verdict,
                 score: float, comp: CompileResult, tests: list[TestResult],
                 groups: Sequence[GroupResult], timing: dict[str, float]) -> SubmissionResult:
-        runtime = self._runtime()
-        return SubmissionResult(
-            problem=problem.short_name, problem_version=problem.version,
-            submission=str(sub.path), content_hash=sub.content_hash, language=lang.id,
-            verdict=verdict, score=score if verdict is not Verdict.JE else 0.0,
-            max_score=problem.max_score, compile=comp, tests=tuple(tests),
-            groups=tuple(groups),
-            runtime=runtime, timing={k: round(v, 6) for k, v in timing.items()},
-            graded_at=datetime.now(UTC).isoformat(timespec="seconds"),
-        )
-
+        return records.result(problem, sub, lang, verdict, score, comp, tests, groups, timing,
+                              self._runtime())
