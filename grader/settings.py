@@ -189,11 +189,14 @@ class SlurmTask:
     array_job_id: str | None = None
     array_task_id: str | None = None
     node: str | None = None
+    #: the GPUs Slurm gave the job (GRES gpu), as the node numbers them: ``0,2``
+    job_gpus: str | None = None
 
     def record(self) -> dict[str, str]:
         """The ``runtime.slurm`` entry of a result (keys as Slurm's variables, lower case)."""
         pairs = (("slurm_job_id", self.job_id), ("slurm_array_job_id", self.array_job_id),
-                 ("slurm_array_task_id", self.array_task_id), ("slurmd_nodename", self.node))
+                 ("slurm_array_task_id", self.array_task_id), ("slurmd_nodename", self.node),
+                 ("slurm_job_gpus", self.job_gpus))
         return {k: v for k, v in pairs if v is not None}
 
 
@@ -290,7 +293,8 @@ class Settings:
     slurm_conf: Path | None = knob("SLURM_CONF", "Slurm's own: the slurm.conf to talk to",
                                    _path)
     slurm: SlurmTask = knob(
-        "SLURM_JOB_ID, SLURM_ARRAY_JOB_ID, SLURM_ARRAY_TASK_ID, SLURMD_NODENAME",
+        "SLURM_JOB_ID, SLURM_ARRAY_JOB_ID, SLURM_ARRAY_TASK_ID, SLURMD_NODENAME, "
+        "SLURM_JOB_GPUS",
         "set by Slurm inside a job: which task this process is", _slurm, SlurmTask())
 
     @classmethod

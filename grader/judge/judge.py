@@ -57,6 +57,8 @@ from grader.judge.ports import DEFAULT_ENV, RunRequest, Sandbox
 log = logging.getLogger(__name__)
 
 COMPILE_OUTPUT_LIMIT = 8000
+#: the message of a result that was compiled and not run (``GradingJob.compile_only``)
+COMPILED_ONLY = "compiled only: not run"
 
 
 def _language_of(sub: Submission, problem: Problem) -> str | None:
@@ -96,6 +98,7 @@ class Judge:
                                        keep_workdirs=keep_workdirs)
         self._problems: dict[tuple[Path, bool], Problem] = {}
         self._image_judges: dict[str, Judge] = {}  # a package's own image (setup:)
+        self.on_image = False  # this judge's sandbox is a package's own image already
         self.extra_runtime: dict[str, object] = {}  # e.g. the Slurm task, for the record
         workroot.mkdir(parents=True, exist_ok=True)
         workroot.chmod(0o711)
@@ -153,7 +156,7 @@ class Judge:
                 problem = problem.restricted(job.groups)
             result: SubmissionResult | JudgeFault = self.grade(
                 problem, job.source, job.language, student=job.student,
-                submitted_at=job.submitted_at)
+                submitted_at=job.submitted_at, compile_only=job.compile_only)
         except SubmissionError as e:
             result = JudgeFault(str(e), cause="submission")
         except GradelineError as e:
@@ -166,12 +169,15 @@ class Judge:
     # -- one submission --------------------------------------------------------
     def grade(self, problem: Problem, submission: str | Path | Submission,
               language: str | None = None, *, student: str | None = None,
-              submitted_at: str | None = None) -> SubmissionResult:
+              submitted_at: str | None = None, compile_only: bool = False
+              ) -> SubmissionResult:
         """Grade a submission (file, directory or loaded Submission); who handed it in
         and when, where known, is for an autograder's submission_metadata.json."""
-        if problem.setup is not None and not problem.graded_by_autograder:
+        if problem.setup is not None and not problem.graded_by_autograder and \
+                not self.on_image:
             return self._on_image(problem).grade(problem, submission, language,
-                                                 student=student, submitted_at=submitted_at)
+                                                 student=student, submitted_at=submitted_at,
+                                                 compile_only=compile_only)
         t_start = time.monotonic()
         sub = submission if isinstance(submission, Submission) else load_submission(submission)
         if problem.graded_by_autograder:  # the course's autograder or unit tests grade it
@@ -216,6 +222,9 @@ class Judge:
                                "no class declares static void main(String[] args): there "
                                "is nothing to start")
                 return self._no_tests(problem, sub, lang, Verdict.CE, comp, t_start, timing)
+            if compile_only:  # e.g. a GPU assignment's self-check where no GPU is
+                return replace(self._no_tests(problem, sub, lang, Verdict.AC, comp, t_start,
+                                              timing), message=COMPILED_ONLY)
             tests, run_s, validate_s = self._tests(problem, lang, files, entry, sub.files,
                                                    build, out, work)
             timing.update(run_s=run_s, validate_s=validate_s)
@@ -241,7 +250,7 @@ class Judge:
                 self.sandbox.for_autograder(digest), self.workroot, self.cpus,
                 keep_workdirs=self.keep_workdirs, compile_cache=self.cache,
                 accelerate=self.accelerate, on_reject=self.on_reject)
-            judge.extra_runtime = self.extra_runtime
+            judge.extra_runtime, judge.on_image = self.extra_runtime, True
         return judge
 
     def _tests(self, problem: Problem, lang: Language, files: Sequence[str],

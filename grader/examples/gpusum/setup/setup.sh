@@ -6,5 +6,8 @@ set -e
 apt-get install -y -qq --no-install-recommends python3-pip >/dev/null
 pip install -q --no-cache-dir 'nvidia-cuda-nvcc>=13,<14'
 cu=$(python3 -c 'import nvidia, os; print(os.path.join(nvidia.__path__[0], "cu13"))')
-ln -sf "$cu/bin/nvcc" /usr/local/bin/nvcc
+# a wrapper, not a link: nvcc finds its headers and libraries beside the path it was
+# started by (nvcc.profile's $(_HERE_))
+printf '#!/bin/sh\nexec %s/bin/nvcc "$@"\n' "$cu" > /usr/local/bin/nvcc
+chmod 755 /usr/local/bin/nvcc
 nvcc --version | tail -2
