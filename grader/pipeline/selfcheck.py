@@ -188,11 +188,7 @@ def check_package(root: Path, executor: Executor, *, record: bool = True,
         say(f"{problem.short_name}: time limit {limit:g} s ({tl.note})")
     results = _grade(executor, problem, exps, limit)
     for e in exps:
-        r = results[str(e.path)]
-        o = ExampleRun(e, r)
-        o.check = ex.Check(False, (f"judge fault: {r.reason}",)) if isinstance(r, JudgeFault) \
-            else ex.check(e, r, max_score=problem.max_score)
-        report.examples.append(o)
+        report.examples.append(_checked(problem, e, results[str(e.path)]))
     if limit is not None and report.time_limit is not None:
         upper = [e for e in exps if any(ex.bound_kind(r) == "upper" for r in e.rules)]
         if upper:
@@ -230,11 +226,17 @@ def compile_only(problem: Problem, executor: Executor, gpus: int) -> PackageRepo
                 e.whole is not Verdict.CE:
             report.skipped.append((e.path, why))
             continue
-        o = ExampleRun(e, r)
-        o.check = ex.Check(False, (f"judge fault: {r.reason}",)) if isinstance(r, JudgeFault) \
-            else ex.check(e, r, max_score=problem.max_score)
-        report.examples.append(o)
+        report.examples.append(_checked(problem, e, r))
     return report
+
+
+def _checked(problem: Problem, e: ex.Expectation, r: SubmissionResult | JudgeFault
+             ) -> ExampleRun:
+    """An example's run held to its rules (a judge fault is never as expected)."""
+    o = ExampleRun(e, r)
+    o.check = ex.Check(False, (f"judge fault: {r.reason}",)) if isinstance(r, JudgeFault) \
+        else ex.check(e, r, max_score=problem.max_score)
+    return o
 
 
 def _record(root: Path, limit: float) -> str:
