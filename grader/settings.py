@@ -276,6 +276,9 @@ class Settings:
                               "/sys/fs/resctrl)", _path, Path("/sys/fs/resctrl"))
     sysfs_cpu: Path = knob("GRADELINE_SYSFS_CPU", "sysfs CPU tree (default "
                            "/sys/devices/system/cpu)", _path, Path("/sys/devices/system/cpu"))
+    gpu_devices: Path = knob("GRADELINE_GPU_DEVICES", "where the GPUs' device files "
+                             "(nvidiaN) are (default /dev; tests point it at stand-ins)",
+                             _path, Path("/dev"))
     cache_log: Path = knob("GRADELINE_CACHE_LOG", "the prolog/epilog log (default "
                            "/var/log/gradeline/cache.log)", _path,
                            Path("/var/log/gradeline/cache.log"))

@@ -94,7 +94,9 @@ class Context:
 
     def gpus(self) -> list[int]:
         """The GPUs a grading here may use (the Slurm job's, else every one present)."""
-        return gpu_devices.allowed(self.settings.slurm.job_gpus)
+        slurm = self.settings.slurm
+        return gpu_devices.allowed(slurm.job_gpus, in_job=slurm.job_id is not None,
+                                   dev=self.settings.gpu_devices)
 
     # -- grading -----------------------------------------------------------------
     @property

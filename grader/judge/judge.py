@@ -84,10 +84,12 @@ class Judge:
 
     def __init__(self, sandbox: Sandbox, workroot: Path, cpus: Sequence[int] | None = None,
                  *, keep_workdirs: bool = False, compile_cache: CompileCache | None = None,
-                 accelerate: bool = True, on_reject: OnReject | None = None) -> None:
+                 accelerate: bool = True, on_reject: OnReject | None = None,
+                 gpus: Sequence[int] = ()) -> None:
         self.sandbox = sandbox
         self.workroot = workroot
         self.cpus = list(cpus) if cpus is not None else sorted(os.sched_getaffinity(0))
+        self.gpus = list(gpus)  # bound into the sandbox (``adapters.gpus``)
         self.keep_workdirs = keep_workdirs
         self.cache = compile_cache
         self.accelerate = accelerate
@@ -249,7 +251,7 @@ class Judge:
             judge = self._image_judges[digest] = Judge(
                 self.sandbox.for_autograder(digest), self.workroot, self.cpus,
                 keep_workdirs=self.keep_workdirs, compile_cache=self.cache,
-                accelerate=self.accelerate, on_reject=self.on_reject)
+                accelerate=self.accelerate, on_reject=self.on_reject, gpus=self.gpus)
             judge.extra_runtime, judge.on_image = self.extra_runtime, True
         return judge
 
@@ -262,7 +264,8 @@ class Judge:
         run_argv = lang.run_argv(files, problem.compile_flags.get(lang.id),
                                  memory_bytes=limits.memory_bytes, entry=entry,
                                  own=own)
-        env = parallel.run_env(problem.shape, {**DEFAULT_ENV, **lang.env})
+        env = parallel.run_env(problem.shape, {**DEFAULT_ENV, **lang.env},
+                               parallel.run_gpus(problem.shape, self.gpus))
         cpus = parallel.run_cpus(problem.shape, self.cpus)
         tests: list[TestResult] = []
         run_s = validate_s = 0.0
