@@ -16,9 +16,10 @@ from grader.core.errors import SandboxError
 from grader.core.shape import SERIAL, Shape
 from grader.judge import parallel
 
-LDCONFIG = """\
+LIB = "/usr/lib/x86_64-linux-gnu"
+LDCONFIG = f"""\
 1234 libs found in cache `/etc/ld.so.cache'
-\tlibnvidia-ptxjitcompiler.so.1 (libc6,x86-64) => /usr/lib/x86_64-linux-gnu/libnvidia-ptxjitcompiler.so.1
+\tlibnvidia-ptxjitcompiler.so.1 (libc6,x86-64) => {LIB}/libnvidia-ptxjitcompiler.so.1
 \tlibnvidia-ml.so.1 (libc6,x86-64) => /usr/lib/x86_64-linux-gnu/libnvidia-ml.so.1
 \tlibcuda.so.1 (libc6,x86-64) => /usr/lib/x86_64-linux-gnu/libcuda.so.1
 \tlibcuda.so.1 (libc6) => /usr/lib/i386-linux-gnu/libcuda.so.1
