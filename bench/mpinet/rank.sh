@@ -76,7 +76,7 @@ case "${RT:-none}" in
     # drops the rest; the rank runs in a nested user namespace as the job's uid again
     # (the PMIx server checks it), without CAP_NET_ADMIN over that network namespace.
     me=$(ip -4 -o addr show dev eth0 | awk '{print $4}' | cut -d/ -f1)
-    rules=$(mktemp); trap 'rm -f "$rules"' EXIT
+    rules=$(mktemp)                        # removed by the shell that loads it
     cat > "$rules" <<NFT
 table inet gl {
   chain out {
@@ -93,7 +93,7 @@ NFT
     while IFS= read -r v; do envs+=(--setenv "$v" "${!v}"); done < <(passed)
     exec pasta -f -q --config-net -a "$me" -n 24 -g 10.53.0.254 -i eth0 --no-map-gw \
         -t "$me/$lo-$hi" -u none -T "$pport" -U none -- \
-        sh -c 'nft -f "$0" || exit 125; exec "$@"' "$rules" \
+        sh -c 'nft -f "$0" || exit 125; rm -f "$0"; exec "$@"' "$rules" \
         bwrap --ro-bind "$IMG" / --ro-bind "$B" /mnt --proc /proc --dev /dev --tmpfs /tmp \
         --unshare-user --uid "$(id -u)" --gid "$(id -g)" --unshare-pid --unshare-ipc \
         --unshare-uts --die-with-parent --new-session --clearenv "${envs[@]}" \
