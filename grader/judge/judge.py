@@ -261,9 +261,9 @@ class Judge:
         """Every test the run plan keeps, on the shape's cores; a failed one of a parallel
         program run again (``judge.parallel``). (tests, run s, validate s)"""
         limits = lang.limits(problem.limits.slower(lang.time_multiplier))
-        run_argv = lang.run_argv(files, problem.compile_flags.get(lang.id),
-                                 memory_bytes=limits.memory_bytes, entry=entry,
-                                 own=own)
+        run_argv = parallel.run_argv(problem.shape, lang.run_argv(
+            files, problem.compile_flags.get(lang.id), memory_bytes=limits.memory_bytes,
+            entry=entry, own=own))
         env = parallel.run_env(problem.shape, {**DEFAULT_ENV, **lang.env},
                                parallel.run_gpus(problem.shape, self.gpus))
         cpus = parallel.run_cpus(problem.shape, self.cpus)
@@ -286,9 +286,10 @@ class Judge:
 
     def _compile(self, problem: Problem, lang: Language, files: Sequence[str], build: Path,
                  out: Path, own: Sequence[str] = ()) -> CompileResult:
-        argv = lang.compile_argv(files, parallel.compile_flags(
-            problem.shape, lang.id, problem.compile_flags.get(lang.id)),
-            accelerate=self.accelerate, own=own or None)
+        argv = parallel.compile_argv(problem.shape, lang.compile_argv(
+            files, parallel.compile_flags(problem.shape, lang.id,
+                                          problem.compile_flags.get(lang.id)),
+            accelerate=self.accelerate, own=own or None))
         if not argv:
             return CompileResult(ok=True)
         key = None
@@ -336,7 +337,7 @@ class Judge:
                 meta = self.sandbox.run(RunRequest(
                     [*run_argv, *case.args], rundir, limits, stdout=stdout, stderr=stderr,
                     stdin=stdin, cpus=cpus, workdir_writable=problem.allow_file_writing,
-                    env=env, count_threads=not problem.shape.serial))
+                    env=env, count_threads=not problem.shape.serial and not problem.shape.mpi))
                 t0 = time.monotonic()
                 if meta.ok:
                     try:

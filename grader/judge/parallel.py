@@ -26,6 +26,19 @@ RERUN = frozenset({Verdict.WA, Verdict.RE})
 #: languages whose compilers take OpenMP and pthreads flags
 OPENMP_LANGUAGES = {"c": ("-fopenmp", "-pthread"), "cpp": ("-fopenmp", "-pthread"),
                     "fortran": ("-fopenmp", "-pthread")}
+#: an MPI assignment's compilers: Open MPI's wrappers around the languages' own
+MPI_COMPILERS = {"gcc": "mpicc", "g++": "mpicxx", "gfortran": "mpifort"}
+#: how one node's ranks start inside one run (``mpirun``: they share its namespaces,
+#: and shared memory between them works); only rank 0's output is the program's
+RANK0_ONLY = ('if [ "$OMPI_COMM_WORLD_RANK" = 0 ]; then exec "$@"; else exec "$@" '
+              '>/dev/null; fi')
+#: Open MPI inside one run: no remote launcher to look for, ranks may outnumber cores;
+#: ranks talk TCP over the run's loopback, never shared memory (its segment, a file of
+#: megabytes, would meet the run's file-size limit: SIGXFSZ), as across nodes
+MPI_ENV = {"OMPI_MCA_plm_rsh_agent": "false", "OMPI_MCA_rmaps_base_oversubscribe": "1",
+           "OMPI_MCA_btl": "self,tcp", "OMPI_MCA_btl_tcp_if_include": "lo",
+           "OMPI_MCA_oob_tcp_if_include": "lo", "OMPI_MCA_orte_tmpdir_base": "/tmp",
+           "PMIX_MCA_gds": "hash"}
 
 
 def run_cpus(shape: Shape, cpus: Sequence[int]) -> list[int]:
@@ -59,10 +72,28 @@ def run_env(shape: Shape, env: Mapping[str, str], gpus: Sequence[int] = ()) -> d
     out = dict(env)
     if not shape.serial:
         out["OMP_NUM_THREADS"] = str(shape.threads)
+    if shape.mpi:
+        out.update(MPI_ENV)
     if gpus:
         out["CUDA_VISIBLE_DEVICES"] = ",".join(map(str, gpus))
         out["LD_LIBRARY_PATH"] = GPU_LIBRARIES
     return out
+
+
+def compile_argv(shape: Shape, argv: list[str]) -> list[str]:
+    """An MPI shape's compile: the language's compiler through Open MPI's wrapper."""
+    if not shape.mpi or not argv:
+        return argv
+    return [MPI_COMPILERS.get(argv[0], argv[0]), *argv[1:]]
+
+
+def run_argv(shape: Shape, argv: list[str]) -> list[str]:
+    """An MPI shape's run on one node: ``mpirun`` starting its ranks in the run, rank 0's
+    output the program's (the others' dropped), standard input to rank 0."""
+    if not shape.mpi or shape.nodes > 1:
+        return argv
+    return ["mpirun", "-np", str(shape.ranks), "--bind-to", "none", "sh", "-c", RANK0_ONLY,
+            "rank", *argv]
 
 
 def compile_flags(shape: Shape, language: str, flags: Sequence[str] | None
