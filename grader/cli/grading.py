@@ -28,8 +28,10 @@ from grader.pipeline.selfcheck import check_packages
 
 def cmd_grade(args: argparse.Namespace, ctx: Context) -> int:
     problem = load_problem(args.assignment)
-    ctx.prepare_image(problems={problem.short_name: problem})
-    judge = ctx.judge(ctx.cpus(args.cpus), keep_workdirs=args.keep)
+    cpus = ctx.cpus(args.cpus)
+    # it grades here, on these CPUs, whatever a Slurm cluster beside it could give
+    ctx.prepare_image(problems={problem.short_name: problem}, local=cpus)
+    judge = ctx.judge(cpus, keep_workdirs=args.keep)
     try:
         # grade_job, not grade: whatever goes wrong in grading is a JE (or CE) result
         # with its reason, never a crash of the command

@@ -24,6 +24,7 @@ from grader.core.errors import GradelineError, SandboxError, SubmissionError
 from grader.core.jobs import GradingJob, JudgeFault, Outcome, now_iso
 from grader.core.languages import Language, detect_language, get_language
 from grader.core.limits import Limits
+from grader.core.perfresult import Performance
 from grader.core.result import (
     FEEDBACK_LIMIT,
     OUTPUT_LIMIT,
@@ -40,7 +41,7 @@ from grader.formats.kattis.runplan import RunPlan
 from grader.formats.load import load_problem
 from grader.formats.problem import OnReject, Problem, TestCase, TestGroup
 from grader.formats.scoring import score_kattis, score_submission
-from grader.judge import parallel
+from grader.judge import hostfacts, parallel, performance
 from grader.judge.compile_cache import CompileCache, cache_key
 from grader.judge.gradescope import Autograders
 from grader.judge.kattis import (
@@ -94,6 +95,8 @@ class Judge:
         self.passes = Passes(sandbox, self.validators, self.cpus)
         self.autograders = Autograders(sandbox, workroot, self.cpus,
                                        keep_workdirs=keep_workdirs)
+        self.timing = performance.Timing(sandbox, self.validators, workroot, self.cpus,
+                                         self._compile, hostfacts.read_facts)
         self._problems: dict[tuple[Path, bool], Problem] = {}
         self.extra_runtime: dict[str, object] = {}  # e.g. the Slurm task, for the record
         workroot.mkdir(parents=True, exist_ok=True)
@@ -216,8 +219,15 @@ class Judge:
             if problem.scoring_model == "kattis" and problem.legacy_data:
                 verdict = score_kattis(problem, tests)[1] if verdict is not Verdict.JE \
                     else verdict
+            t0 = time.monotonic()
+            perf = self.timing.measure(problem, performance.program(
+                "submission", problem, lang, files, entry, sub.files, build, out), verdict, work)
+            if perf is not None:
+                score += perf.points
+                timing["performance_s"] = time.monotonic() - t0
             timing["total_s"] = time.monotonic() - t_start
-            return self._result(problem, sub, lang, verdict, score, comp, tests, groups, timing)
+            return self._result(problem, sub, lang, verdict, score, comp, tests, groups, timing,
+                                perf)
         finally:
             if not self.keep_workdirs:
                 shutil.rmtree(work, ignore_errors=True)
@@ -362,7 +372,8 @@ class Judge:
 
     def _result(self, problem: Problem, sub: Submission, lang: Language, verdict: Verdict,
                 score: float, comp: CompileResult, tests: list[TestResult],
-                groups: Sequence[GroupResult], timing: dict[str, float]) -> SubmissionResult:
+                groups: Sequence[GroupResult], timing: dict[str, float],
+                perf: Performance | None = None) -> SubmissionResult:
         runtime = self._runtime()
         return SubmissionResult(
             problem=problem.short_name, problem_version=problem.version,
@@ -371,6 +382,6 @@ class Judge:
             max_score=problem.max_score, compile=comp, tests=tuple(tests),
             groups=tuple(groups),
             runtime=runtime, timing={k: round(v, 6) for k, v in timing.items()},
-            graded_at=datetime.now(UTC).isoformat(timespec="seconds"),
+            graded_at=datetime.now(UTC).isoformat(timespec="seconds"), performance=perf,
         )
 
