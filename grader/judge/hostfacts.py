@@ -117,9 +117,7 @@ def _turbo(root: Path) -> Fact:
     return Fact("turbo", "the node does not say", None)
 
 
-def _aslr(root: Path, per_run: bool) -> Fact:
-    if per_run:
-        return Fact("aslr", "off for each timed run", True)
+def _aslr(root: Path) -> Fact:
     v = _read(root / "proc/sys/kernel/randomize_va_space")
     if v is None:
         return Fact("aslr", "the node does not say", None)
@@ -153,12 +151,11 @@ def _load(root: Path, cores: int, online: CpuSet | None) -> Fact:
                 load1 <= max(len(online) - cores, 0) + 1.0)
 
 
-def read_facts(cpus: Sequence[int], root: Path = Path("/"), *, aslr_per_run: bool = False
-               ) -> tuple[Fact, ...]:
+def read_facts(cpus: Sequence[int], root: Path = Path("/")) -> tuple[Fact, ...]:
     """The facts for a timed run on ``cpus`` (in ``core.perfresult.FACTS``' order)."""
     online = _cpus(_read(root / CPU / "online"))
     if online is None and root == Path("/"):
         online = CpuSet(range(os.cpu_count() or 1))
     return (_cores(root, cpus, online), _smt(root, cpus), _l3(root, cpus),
-            _governor(root, cpus), _turbo(root), _aslr(root, aslr_per_run), _thp(root),
+            _governor(root, cpus), _turbo(root), _aslr(root), _thp(root),
             _swap(root), _load(root, len(cpus), online))

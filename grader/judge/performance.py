@@ -40,6 +40,9 @@ from grader.judge.ports import DEFAULT_ENV, RunRequest, Sandbox
 
 #: validators' indices for timed outputs, apart from the tests'
 INDEX_BASE = 1_000_000
+#: a timed run starts without address-space randomisation (the image's util-linux),
+#: so its layout, and what it costs in caches and TLBs, is the same every run
+NO_ASLR = ("setarch", "-R")
 #: compiles a program: (problem, language, files, build, out, own) -> its result
 Compile = Callable[[Problem, Language, Sequence[str], Path, Path, Sequence[str]],
                    CompileResult]
@@ -81,6 +84,7 @@ class Timing:
         self.sandbox, self.validators, self.workroot = sandbox, validators, workroot
         self.cpus, self.compile, self.facts = list(cpus), compile, facts
         self._references: dict[str, Program] = {}
+        self.no_aslr: bool | None = None  # whether the image turns it off (probed once)
 
     def measure(self, problem: Problem, sub: Program, verdict: Verdict, work: Path
                 ) -> Performance | None:
@@ -109,7 +113,8 @@ class Timing:
         spec = problem.performance
         assert spec is not None
         inputs = spec.inputs_at(n)
-        facts = self.facts(cpus)
+        facts = tuple(Fact("aslr", f"off for each timed run ({' '.join(NO_ASLR)})", True)
+                      if f.name == "aslr" and self.no_aslr else f for f in self.facts(cpus))
         times: dict[str, list[float]] = {"reference": [], "submission": []}
         reps = spec.repetitions
         first = True
@@ -140,8 +145,9 @@ class Timing:
         for k, path in enumerate(inputs):
             stdin, stdout = p.out / "perf.in", p.out / "perf.out"
             link_or_copy(path, stdin)
+            argv = [*NO_ASLR, *p.argv] if self.no_aslr else list(p.argv)
             meta = self.sandbox.run(RunRequest(
-                list(p.argv), p.build, p.limits, stdout=stdout, stderr=p.out / "perf.err",
+                argv, p.build, p.limits, stdout=stdout, stderr=p.out / "perf.err",
                 stdin=stdin, cpus=list(cpus), workdir_writable=p.writable, env=env))
             why = "" if meta.ok else describe_termination(meta, p.limits)
             if not why and check:
@@ -197,4 +203,9 @@ class Timing:
         entry = entry_class(lang, files, build, ref.files)
         got = program("reference", problem, lang, files, entry, ref.files, build, out)
         self._references[problem.version] = got
+        if self.no_aslr is None:
+            probe = self.sandbox.run(RunRequest([*NO_ASLR, "true"], build, got.limits,
+                                                stdout=out / "probe.out",
+                                                stderr=out / "probe.err", cpus=self.cpus[:1]))
+            self.no_aslr = probe.ok
         return got

@@ -15,6 +15,7 @@ import yaml
 
 from grader.core.errors import ProblemFormatError, SandboxError
 from grader.core.languages import get_language
+from grader.core.perfresult import Fact
 from grader.core.result import CompileResult
 from grader.core.runmeta import RunMeta, TerminationReason
 from grader.core.verdict import Verdict
@@ -165,14 +166,17 @@ class Scripted:
     runtime = "scripted"
 
     def __init__(self, times: Callable[[str, int, int], float], answer: str = "33860",
-                 fail: str = "") -> None:
-        self.times, self.answer, self.fail = times, answer, fail
+                 fail: str = "", aslr: bool = True) -> None:
+        self.times, self.answer, self.fail, self.aslr = times, answer, fail, aslr
         self.log: list[tuple[str, int, str]] = []
 
     def own(self, path: Path) -> None:
         pass
 
     def run(self, req: RunRequest) -> RunMeta:
+        if list(req.argv) == ["setarch", "-R", "true"]:  # the probe: ASLR can be off
+            return RunMeta(0 if self.aslr else 1, None, 0.0, 0.001)
+        assert (req.argv[0] == "setarch") is self.aslr
         who = "reference" if "references" in req.workdir.parts else "submission"
         cores = len(req.cpus or ())
         k = sum(1 for w, c, _ in self.log if (w, c) == (who, cores))
@@ -192,7 +196,8 @@ def timing(tmp_path: Path, box: Scripted) -> tuple[Timing, Problem, Program]:
     sub = Program("submission", ("./a.out",), work / "sub", work / "sub" / "out",
                   lang.limits(problem.limits), (("PATH", "/bin"),))
     t = Timing(box, Validators(box, work, [0, 1]), work, [0, 1],  # type: ignore[arg-type]
-               lambda *_: CompileResult(ok=True), lambda cpus: ())
+               lambda *_: CompileResult(ok=True),
+               lambda cpus: (Fact("aslr", "on (randomize_va_space 2)", False),))
     return t, problem, sub
 
 
@@ -211,14 +216,16 @@ def test_the_programs_run_interleaved_until_the_ci_is_tight(tmp_path: Path) -> N
     assert one.reference.runs == one.submission.runs == 3  # min, the warm-up discarded
     assert 3.0 not in one.reference.times_s + two.submission.times_s
     assert [i.figure for i in perf.items] == pytest.approx([2.0, 0.5])
+    assert one.facts == (Fact("aslr", "off for each timed run (setarch -R)", True),)
     assert perf.points == 10  # twice the reference's time: 20 % of 50; efficiency 0.5: 0
 
 
 def test_a_noisy_series_runs_to_the_maximum(tmp_path: Path) -> None:
-    box = Scripted(lambda who, n, k: 1.0 + 0.5 * (k % 2))
+    box = Scripted(lambda who, n, k: 1.0 + 0.5 * (k % 2), aslr=False)
     t, problem, sub = timing(tmp_path, box)
     perf = t.measure(problem, sub, Verdict.AC, tmp_path / "work")
     assert perf is not None and [m.submission.runs for m in perf.measurements] == [6, 6]
+    assert perf.not_in_force == ("aslr",)  # an image without setarch: the node's
     assert perf.items[0].figure == pytest.approx(1.0) and perf.points == 50
 
 
