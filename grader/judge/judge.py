@@ -124,6 +124,7 @@ class Judge:
 
     def close(self) -> None:
         """End the judge's sandbox (its container, and the validator's own one)."""
+        self.timing.close()
         self.passes.close()
         self.autograders.close()
         self.sandbox.close()

@@ -17,8 +17,8 @@ full phase times: a problem restricted to some groups has no performance tests.
 
 from __future__ import annotations
 
-import hashlib
 import shutil
+import tempfile
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -85,6 +85,14 @@ class Timing:
         self.cpus, self.compile, self.facts = list(cpus), compile, facts
         self._references: dict[str, Program] = {}
         self.no_aslr: bool | None = None  # whether the image turns it off (probed once)
+        self._dirs: list[Path] = []
+
+    def close(self) -> None:
+        """Remove the references compiled here."""
+        for d in self._dirs:
+            shutil.rmtree(d, ignore_errors=True)
+        self._dirs.clear()
+        self._references.clear()
 
     def measure(self, problem: Problem, sub: Program, verdict: Verdict, work: Path
                 ) -> Performance | None:
@@ -186,11 +194,11 @@ class Timing:
             lang = detect_language(ref.files, problem.languages)
         except SubmissionError as e:
             raise SandboxError(f"{problem.short_name}: the performance reference: {e}") from e
-        root = self.workroot / "references" / hashlib.sha256(
-            problem.version.encode()).hexdigest()[:16]
-        shutil.rmtree(root, ignore_errors=True)
+        # this judge's own directory: others on the node share the work root
+        root = Path(tempfile.mkdtemp(prefix=f"ref-{problem.short_name}-", dir=self.workroot))
+        self._dirs.append(root)
         build, out = root / "build", root / "out"
-        build.mkdir(parents=True, mode=0o755)
+        build.mkdir(mode=0o755)
         out.mkdir(mode=0o700)
         root.chmod(0o711)
         ref.copy_to(build)

@@ -177,7 +177,7 @@ class Scripted:
         if list(req.argv) == ["setarch", "-R", "true"]:  # the probe: ASLR can be off
             return RunMeta(0 if self.aslr else 1, None, 0.0, 0.001)
         assert (req.argv[0] == "setarch") is self.aslr
-        who = "reference" if "references" in req.workdir.parts else "submission"
+        who = "reference" if req.workdir.parent.name.startswith("ref-") else "submission"
         cores = len(req.cpus or ())
         k = sum(1 for w, c, _ in self.log if (w, c) == (who, cores))
         self.log.append((who, cores, req.env["OMP_NUM_THREADS"]))
