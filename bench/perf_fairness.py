@@ -10,10 +10,11 @@ with and without the fairness measures of gradeline's timing protocol:
   grades on every CPU, the timed one included.
 
 The load is other grading: ``gradeline grade`` of bigsum's C solution, in a loop, one
-loop per load CPU (the loop and all it starts pinned there with ``taskset``). The score is one item, the time
-ratio at one core mapped linearly from 100 at 0.5 to 0 at 1.5 (a point per 0.01 of
-ratio: nothing hides a change the way bands do). The package's correctness data are
-cut to its sample (each scoring grades them too, and only the timing is studied).
+loop per load CPU (the loop and all it starts pinned there with ``taskset``). The
+score is one item, the time ratio at one core mapped linearly from 100 at 0.5 to 0 at
+1.5 (a point per 0.01 of ratio: nothing hides a change the way bands do). The
+package's correctness data are cut to its sample (each scoring grades them too, and
+only the timing is studied).
 
     .venv/bin/python bench/perf_fairness.py --scorings 10
 

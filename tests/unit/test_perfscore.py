@@ -4,9 +4,11 @@ series, the stopping rule, the gate, and the record's round trip."""
 
 from __future__ import annotations
 
+import json
 import math
 from dataclasses import replace
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -153,3 +155,42 @@ def test_the_record_round_trips_and_old_records_still_read() -> None:
     assert SubmissionResult.from_dict(d).to_dict() == d
     assert SubmissionResult.from_dict(old).to_dict()["performance"] is None
     assert r.verdict is Verdict.AC
+
+
+def test_the_plan_is_its_formula_on_a_table() -> None:
+    from grader.planning.perfplan import PerfDemand, predict
+
+    spec = replace(SPEC, repetitions=Repetitions(min=3, max=10, warmup=1))
+    demands = [PerfDemand(1, 0.4, 5), PerfDemand(4, 0.12, 2)]  # 2 rounds: min 3 counts
+    plan = predict(spec, demands, students=100, shape_cores=4, cores=10, accepted=0.8,
+                   ratio=1.5, overhead_s=0.03)
+    one = (1 + 5) * (0.4 + 0.6 + 0.06)
+    four = (1 + 3) * (0.12 + 0.18 + 0.06)
+    assert [n for n, _ in plan.by_cores] == [1, 4]
+    assert [t for _, t in plan.by_cores] == pytest.approx([one, four])
+    assert plan.timed == 80 and plan.allocations == 2
+    assert plan.core_hours == pytest.approx(80 * (one + four) * 4 / 3600)
+    assert plan.finish_s == pytest.approx(40 * (one + four))
+    capped = predict(spec, demands, students=1, shape_cores=4, cores=4, ratio=100,
+                     time_limit_s=2.0, overhead_s=0)
+    assert capped.by_cores[0][1] == pytest.approx(6 * (0.4 + 2.0))  # a run ends at the limit
+    with pytest.raises(ValueError, match=r"no measured reference time at \[4\]"):
+        predict(spec, demands[:1], students=1, shape_cores=4, cores=4)
+    with pytest.raises(ValueError, match="cannot hold one allocation"):
+        predict(spec, demands, students=1, shape_cores=4, cores=2)
+
+
+def test_plan_performance_from_given_reference_times(tmp_path: Path, capsys: Any) -> None:
+    from grader.cli import main as cli
+
+    out = tmp_path / "plan.json"
+    pkg = Path(__file__).resolve().parents[2] / "grader/examples/primecount"
+    assert cli.main(["plan", "performance", str(pkg), "--students", "200", "--cores", "64",
+                     "--reference-times", "1:0.2,2:0.1", "--json", str(out)]) == 0
+    plan = json.loads(out.read_text())
+    assert plan["timed"] == 200 and plan["allocations"] == 32 and plan["shape_cores"] == 2
+    assert "finishes in" in capsys.readouterr().out
+    with pytest.raises(SystemExit):
+        cli.main(["plan", "performance", str(pkg), "--students", "2",
+                  "--reference-times", "1:0.2"])
+    assert "no measured reference time at [2]" in capsys.readouterr().err
