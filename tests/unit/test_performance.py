@@ -12,6 +12,8 @@ from typing import Any
 
 import pytest
 import yaml
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
 
 from grader.core.errors import ProblemFormatError, SandboxError
 from grader.core.languages import get_language
@@ -36,7 +38,7 @@ def package(tmp_path: Path, **perf: object) -> Path:
     pkg = tmp_path / "primecount"
     if not pkg.exists():
         shutil.copytree(EXAMPLES / "primecount", pkg)
-    gl = yaml.safe_load((pkg / "gradeline.yaml").read_text())
+    gl = yaml.safe_load((EXAMPLES / "primecount" / "gradeline.yaml").read_text())
     gl["performance"] = {k: v for k, v in {**gl["performance"], **perf}.items()
                          if v is not None}
     (pkg / "gradeline.yaml").write_text(yaml.safe_dump(gl))
@@ -85,15 +87,15 @@ def test_a_bad_performance_block_is_refused_naming_the_key(tmp_path: Path, perf:
 
 
 def test_weak_scaling_reads_inputs_per_core_count(tmp_path: Path) -> None:
-    pkg = package(tmp_path, scaling="weak", inputs={1: "performance/timed.in",
-                                                    2: ["performance/*.in"]},
-                  items=[{"metric": "efficiency", "cores": 2, "points": 10,
-                          "linear": [[0.5, 0], [1, 100]]}])
+    weak = {"scaling": "weak", "inputs": {1: "performance/timed.in",
+                                          2: ["performance/*.in"]}}
+    pkg = package(tmp_path, **weak, items=[{"metric": "efficiency", "cores": 2,
+                                            "points": 10, "linear": [[0.5, 0], [1, 100]]}])
     spec = load_problem(pkg).performance
     assert spec is not None and spec.scaling == "weak"
     assert [p.name for p in spec.inputs_at(2)] == ["timed.in"]
     with pytest.raises(ProblemFormatError, match="speedup is a strong-scaling figure"):
-        load_problem(package(tmp_path, items=[{**ITEM, "metric": "speedup"}]))
+        load_problem(package(tmp_path, **weak, items=[{**ITEM, "metric": "speedup"}]))
 
 
 def test_the_performance_tests_count_in_the_full_phase_only(tmp_path: Path) -> None:
@@ -251,3 +253,30 @@ def test_a_failing_reference_is_the_packages_fault(tmp_path: Path) -> None:
     t, problem, sub = timing(tmp_path, Scripted(lambda who, n, k: 1.0, fail="reference"))
     with pytest.raises(SandboxError, match="performance reference's timed run"):
         t.measure(problem, sub, Verdict.AC, tmp_path / "work")
+
+
+ANY = st.recursive(
+    st.none() | st.booleans() | st.integers(-3, 5) | st.floats() | st.text(max_size=6)
+    | st.sampled_from(["performance/*.in", "performance/timed.in", "time_ratio",
+                       "efficiency", "speedup", "weak", "self", 1e300, 2**64]),
+    lambda inner: st.lists(inner, max_size=3) | st.dictionaries(
+        st.sampled_from(["metric", "cores", "points", "bands", "linear", "baseline", "min",
+                         "max", "ci", "warmup", "1", "2"]), inner, max_size=3),
+    max_leaves=8)
+
+
+@settings(max_examples=120, derandomize=True, database=None, deadline=None,
+          suppress_health_check=[HealthCheck.too_slow, HealthCheck.function_scoped_fixture])
+@given(st.dictionaries(st.sampled_from(["inputs", "cores", "scaling", "repetitions",
+                                        "items", "colour"]), ANY, max_size=3))
+def test_a_performance_block_of_any_data_loads_or_names_its_place(tmp_path: Path,
+                                                                   perf: dict[str, Any]
+                                                                   ) -> None:
+    pkg = package(tmp_path, **perf)
+    try:
+        p = load_problem(pkg)
+    except ProblemFormatError as e:
+        assert "gradeline.yaml" in str(e) and "performance" in str(e), str(e)
+    else:
+        assert p.performance is not None and p.performance.items
+        assert all(i.cores in p.performance.cores for i in p.performance.items)
