@@ -177,8 +177,8 @@ def main() -> None:
             box = open_sandbox(config, work, slot=100 + args.cpu, cpus=cpus)  # not the load's
             judge = Judge(box, work, cpus)
             if protocol == "naive":
-                t = judge.timing
-                judge.timing = Naive(t.sandbox, t.validators, t.workroot, cpus, t.compile,
+                t = judge.perf
+                judge.perf = Naive(t.sandbox, t.validators, t.workroot, cpus, t.compile,
                                      t.facts)
             try:
                 for state in ("idle", "loaded"):

@@ -6,6 +6,7 @@ import argparse
 import json
 import os
 import time
+from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
@@ -66,12 +67,15 @@ def cmd_check(args: argparse.Namespace, ctx: Context) -> int:
     cpus = ctx.cpus(args.cpus)
     packages = [Path(a).resolve() for a in args.assignments]
     loadable = _loadable(packages)
-    ctx.prepare_image(problems=loadable, local=cpus)
+    gpus = len(ctx.gpus())  # a GPU assignment without one here is compiled only
+    ctx.prepare_image(problems={n: replace(p, shape=replace(p.shape, gpus=0))
+                                if p.shape.gpus > gpus else p for n, p in loadable.items()},
+                      local=cpus)
     t0 = time.monotonic()
     with ctx.validator_check(cpus) as fault_of:  # before any grading, its sandbox gone
         faults = {p.path: why for p in loadable.values() if (why := fault_of(p))}
     reports = check_packages(packages, ctx.local_executor(cpus, "checking"),
-                             record=not args.no_record, faults=faults)
+                             record=not args.no_record, faults=faults, gpus=gpus)
     total = bad = 0
     for rep in reports:
         for o in rep.examples:

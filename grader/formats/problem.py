@@ -80,6 +80,8 @@ class Problem:
     #: a failed test is run this many times more before its verdict stands (a data
     #: race fails some runs only: ``formats.resources``)
     reruns: int = 0
+    #: a Kattis package's own image: a directory with the setup.sh that makes it
+    setup: Path | None = None
     #: the performance tests (``gradeline.yaml`` ``performance:``), measured in the full
     #: phase only: a problem restricted to some groups has none
     performance: PerformanceSpec | None = None

@@ -16,7 +16,6 @@ import tempfile
 import time
 from collections.abc import Mapping, Sequence
 from dataclasses import replace
-from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
@@ -24,7 +23,6 @@ from grader.core.errors import GradelineError, SandboxError, SubmissionError
 from grader.core.jobs import GradingJob, JudgeFault, Outcome, now_iso
 from grader.core.languages import Language, detect_language, get_language
 from grader.core.limits import Limits
-from grader.core.perfresult import Performance
 from grader.core.result import (
     FEEDBACK_LIMIT,
     OUTPUT_LIMIT,
@@ -37,11 +35,12 @@ from grader.core.runmeta import describe_termination
 from grader.core.submission import Submission, load_submission
 from grader.core.textfile import head, tail
 from grader.core.verdict import Validation, Verdict, determine_verdict, submission_verdict
+from grader.formats.gradescope.autograder import load_setup
 from grader.formats.kattis.runplan import RunPlan
 from grader.formats.load import load_problem
 from grader.formats.problem import OnReject, Problem, TestCase, TestGroup
 from grader.formats.scoring import score_kattis, score_submission
-from grader.judge import hostfacts, parallel, performance
+from grader.judge import parallel, performance, records
 from grader.judge.compile_cache import CompileCache, cache_key
 from grader.judge.gradescope import Autograders
 from grader.judge.kattis import (
@@ -58,6 +57,8 @@ from grader.judge.ports import DEFAULT_ENV, RunRequest, Sandbox
 log = logging.getLogger(__name__)
 
 COMPILE_OUTPUT_LIMIT = 8000
+#: the message of a result that was compiled and not run (``GradingJob.compile_only``)
+COMPILED_ONLY = "compiled only: not run"
 
 
 def _language_of(sub: Submission, problem: Problem) -> str | None:
@@ -83,10 +84,12 @@ class Judge:
 
     def __init__(self, sandbox: Sandbox, workroot: Path, cpus: Sequence[int] | None = None,
                  *, keep_workdirs: bool = False, compile_cache: CompileCache | None = None,
-                 accelerate: bool = True, on_reject: OnReject | None = None) -> None:
+                 accelerate: bool = True, on_reject: OnReject | None = None,
+                 gpus: Sequence[int] = ()) -> None:
         self.sandbox = sandbox
         self.workroot = workroot
         self.cpus = list(cpus) if cpus is not None else sorted(os.sched_getaffinity(0))
+        self.gpus = list(gpus)  # bound into the sandbox (``adapters.gpus``)
         self.keep_workdirs = keep_workdirs
         self.cache = compile_cache
         self.accelerate = accelerate
@@ -95,9 +98,10 @@ class Judge:
         self.passes = Passes(sandbox, self.validators, self.cpus)
         self.autograders = Autograders(sandbox, workroot, self.cpus,
                                        keep_workdirs=keep_workdirs)
-        self.timing = performance.Timing(sandbox, self.validators, workroot, self.cpus,
-                                         self._compile, hostfacts.read_facts)
+        self.perf = performance.Timing(sandbox, self.validators, workroot, self.cpus, self._compile)
         self._problems: dict[tuple[Path, bool], Problem] = {}
+        self._image_judges: dict[str, Judge] = {}  # a package's own image (setup:)
+        self.on_image = False  # this judge's sandbox is a package's own image already
         self.extra_runtime: dict[str, object] = {}  # e.g. the Slurm task, for the record
         workroot.mkdir(parents=True, exist_ok=True)
         workroot.chmod(0o711)
@@ -124,13 +128,16 @@ class Judge:
 
     def close(self) -> None:
         """End the judge's sandbox (its container, and the validator's own one)."""
-        self.timing.close()
+        for judge in self._image_judges.values():
+            judge.close()
         self.passes.close()
         self.autograders.close()
         self.sandbox.close()
 
     def abort(self) -> None:
         """Kill the judge's containers now, runs in progress included (a stop)."""
+        for judge in self._image_judges.values():
+            judge.abort()
         self.passes.abort()
         self.autograders.abort()
         self.sandbox.abort()
@@ -152,7 +159,7 @@ class Judge:
                 problem = problem.restricted(job.groups)
             result: SubmissionResult | JudgeFault = self.grade(
                 problem, job.source, job.language, student=job.student,
-                submitted_at=job.submitted_at)
+                submitted_at=job.submitted_at, compile_only=job.compile_only)
         except SubmissionError as e:
             result = JudgeFault(str(e), cause="submission")
         except GradelineError as e:
@@ -165,9 +172,15 @@ class Judge:
     # -- one submission --------------------------------------------------------
     def grade(self, problem: Problem, submission: str | Path | Submission,
               language: str | None = None, *, student: str | None = None,
-              submitted_at: str | None = None) -> SubmissionResult:
+              submitted_at: str | None = None, compile_only: bool = False
+              ) -> SubmissionResult:
         """Grade a submission (file, directory or loaded Submission); who handed it in
         and when, where known, is for an autograder's submission_metadata.json."""
+        if problem.setup is not None and not problem.graded_by_autograder and \
+                not self.on_image:
+            return self._on_image(problem).grade(problem, submission, language,
+                                                 student=student, submitted_at=submitted_at,
+                                                 compile_only=compile_only)
         t_start = time.monotonic()
         sub = submission if isinstance(submission, Submission) else load_submission(submission)
         if problem.graded_by_autograder:  # the course's autograder or unit tests grade it
@@ -212,6 +225,9 @@ class Judge:
                                "no class declares static void main(String[] args): there "
                                "is nothing to start")
                 return self._no_tests(problem, sub, lang, Verdict.CE, comp, t_start, timing)
+            if compile_only:  # e.g. a GPU assignment's self-check where no GPU is
+                return replace(self._no_tests(problem, sub, lang, Verdict.AC, comp, t_start,
+                                              timing), message=COMPILED_ONLY)
             tests, run_s, validate_s = self._tests(problem, lang, files, entry, sub.files,
                                                    build, out, work)
             timing.update(run_s=run_s, validate_s=validate_s)
@@ -220,18 +236,26 @@ class Judge:
             if problem.scoring_model == "kattis" and problem.legacy_data:
                 verdict = score_kattis(problem, tests)[1] if verdict is not Verdict.JE \
                     else verdict
-            t0 = time.monotonic()
-            perf = self.timing.measure(problem, performance.program(
-                "submission", problem, lang, files, entry, sub.files, build, out), verdict, work)
-            if perf is not None:
-                score += perf.points
-                timing["performance_s"] = time.monotonic() - t0
             timing["total_s"] = time.monotonic() - t_start
-            return self._result(problem, sub, lang, verdict, score, comp, tests, groups, timing,
-                                perf)
+            result = self._result(problem, sub, lang, verdict, score, comp, tests, groups, timing)
+            return self.perf.measured(problem, result, lang, files, entry, sub.files, work)
         finally:
             if not self.keep_workdirs:
                 shutil.rmtree(work, ignore_errors=True)
+
+    def _on_image(self, problem: Problem) -> Judge:
+        """A judge like this one on the package's own image (its ``setup:``, built before
+        grading: ``assignment_image``), kept for the next submission of the package."""
+        assert problem.setup is not None
+        digest = load_setup(problem.setup).digest
+        judge = self._image_judges.get(digest)
+        if judge is None:
+            judge = self._image_judges[digest] = Judge(
+                self.sandbox.for_autograder(digest), self.workroot, self.cpus,
+                keep_workdirs=self.keep_workdirs, compile_cache=self.cache,
+                accelerate=self.accelerate, on_reject=self.on_reject, gpus=self.gpus)
+            judge.extra_runtime, judge.on_image = self.extra_runtime, True
+        return judge
 
     def _tests(self, problem: Problem, lang: Language, files: Sequence[str],
                entry: str | None, own: Sequence[str], build: Path, out: Path,
@@ -242,7 +266,8 @@ class Judge:
         run_argv = lang.run_argv(files, problem.compile_flags.get(lang.id),
                                  memory_bytes=limits.memory_bytes, entry=entry,
                                  own=own)
-        env = parallel.run_env(problem.shape, {**DEFAULT_ENV, **lang.env})
+        env = parallel.run_env(problem.shape, {**DEFAULT_ENV, **lang.env},
+                               parallel.run_gpus(problem.shape, self.gpus))
         cpus = parallel.run_cpus(problem.shape, self.cpus)
         tests: list[TestResult] = []
         run_s = validate_s = 0.0
@@ -359,11 +384,8 @@ class Judge:
     def _no_tests(self, problem: Problem, sub: Submission, lang: Language, verdict: Verdict,
                   comp: CompileResult, t_start: float,
                   timing: dict[str, float] | None = None) -> SubmissionResult:
-        _, scored = score_submission(problem, [])  # every group, none of them run:
-        groups = tuple(replace(g, verdict=verdict, score=0.0) for g in scored)
-        t = dict(timing or {})
-        t["total_s"] = time.monotonic() - t_start
-        return self._result(problem, sub, lang, verdict, 0.0, comp, [], groups, t)
+        return records.no_tests(problem, sub, lang, verdict, comp, t_start, timing,
+                                self._runtime())
 
     def _runtime(self) -> dict[str, Any]:
         """Where and how a submission is graded, for its record."""
@@ -373,16 +395,6 @@ class Judge:
 
     def _result(self, problem: Problem, sub: Submission, lang: Language, verdict: Verdict,
                 score: float, comp: CompileResult, tests: list[TestResult],
-                groups: Sequence[GroupResult], timing: dict[str, float],
-                perf: Performance | None = None) -> SubmissionResult:
-        runtime = self._runtime()
-        return SubmissionResult(
-            problem=problem.short_name, problem_version=problem.version,
-            submission=str(sub.path), content_hash=sub.content_hash, language=lang.id,
-            verdict=verdict, score=score if verdict is not Verdict.JE else 0.0,
-            max_score=problem.max_score, compile=comp, tests=tuple(tests),
-            groups=tuple(groups),
-            runtime=runtime, timing={k: round(v, 6) for k, v in timing.items()},
-            graded_at=datetime.now(UTC).isoformat(timespec="seconds"), performance=perf,
-        )
-
+                groups: Sequence[GroupResult], timing: dict[str, float]) -> SubmissionResult:
+        return records.result(problem, sub, lang, verdict, score, comp, tests, groups, timing,
+                              self._runtime())

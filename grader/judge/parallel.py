@@ -18,6 +18,7 @@ from grader.core.errors import SandboxError
 from grader.core.result import FEEDBACK_LIMIT, TestResult
 from grader.core.shape import Shape
 from grader.core.verdict import Verdict
+from grader.judge.ports import GPU_LIBRARIES
 
 #: verdicts a data race can give; a run that timed out is not run again (it costs a
 #: whole wall limit each time)
@@ -39,12 +40,28 @@ def run_cpus(shape: Shape, cpus: Sequence[int]) -> list[int]:
     return list(cpus)[:shape.cores]
 
 
-def run_env(shape: Shape, env: Mapping[str, str]) -> dict[str, str]:
+def run_gpus(shape: Shape, gpus: Sequence[int]) -> list[int]:
+    """The GPUs a run of ``shape`` uses: the first ``shape.gpus`` of the worker's.
+
+    :raises SandboxError: when the worker has fewer (a placement fault: JE, never the
+        student's "no CUDA-capable device").
+    """
+    if len(gpus) < shape.gpus:
+        raise SandboxError(f"this worker has {len(gpus)} GPU(s) but the assignment's shape "
+                           f"is {shape.describe()}: it was placed where its GPU is not")
+    return list(gpus)[:shape.gpus]
+
+
+def run_env(shape: Shape, env: Mapping[str, str], gpus: Sequence[int] = ()) -> dict[str, str]:
     """A run's environment: OpenMP told the shape's threads (a program may ask for more
-    itself; the feedback then says it oversubscribed its cores)."""
+    itself; the feedback then says it oversubscribed its cores); CUDA told its GPUs and
+    where the driver's libraries are bound in (``adapters.gpus``)."""
     out = dict(env)
     if not shape.serial:
         out["OMP_NUM_THREADS"] = str(shape.threads)
+    if gpus:
+        out["CUDA_VISIBLE_DEVICES"] = ",".join(map(str, gpus))
+        out["LD_LIBRARY_PATH"] = GPU_LIBRARIES
     return out
 
 

@@ -19,8 +19,10 @@ from __future__ import annotations
 
 import shutil
 import tempfile
+import time
+import weakref
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 
 from grader.core.errors import SandboxError, SubmissionError
@@ -28,12 +30,12 @@ from grader.core.languages import Language, detect_language
 from grader.core.limits import Limits
 from grader.core.perfresult import Fact, Measurement, Performance, Series
 from grader.core.perfscore import enough, score
-from grader.core.result import CompileResult
+from grader.core.result import CompileResult, SubmissionResult
 from grader.core.runmeta import describe_termination
 from grader.core.submission import load_submission
 from grader.core.verdict import Verdict
 from grader.formats.problem import Problem, TestCase, TestGroup
-from grader.judge import parallel
+from grader.judge import hostfacts, parallel
 from grader.judge.kattis import add_included, entry_class, link_or_copy
 from grader.judge.kattis_validators import Validators
 from grader.judge.ports import DEFAULT_ENV, RunRequest, Sandbox
@@ -80,7 +82,8 @@ class Timing:
     """
 
     def __init__(self, sandbox: Sandbox, validators: Validators, workroot: Path,
-                 cpus: Sequence[int], compile: Compile, facts: Facts) -> None:
+                 cpus: Sequence[int], compile: Compile,
+                 facts: Facts = hostfacts.read_facts) -> None:
         self.sandbox, self.validators, self.workroot = sandbox, validators, workroot
         self.cpus, self.compile, self.facts = list(cpus), compile, facts
         self._references: dict[str, Program] = {}
@@ -93,6 +96,24 @@ class Timing:
             shutil.rmtree(d, ignore_errors=True)
         self._dirs.clear()
         self._references.clear()
+
+    def measured(self, problem: Problem, result: SubmissionResult, lang: Language,
+                 files: Sequence[str], entry: str | None, own: Sequence[str], work: Path
+                 ) -> SubmissionResult:
+        """``result`` with its performance section and points (as it is when the problem
+        has none or this is a part phase); the submission was built in the judge's
+        ``work/build``, its outputs go to ``work/out``."""
+        t0 = time.monotonic()
+        sub = program("submission", problem, lang, files, entry, own, work / "build",
+                      work / "out")
+        perf = self.measure(problem, sub, result.verdict, work)
+        if perf is None:
+            return result
+        took = time.monotonic() - t0
+        timing = {**result.timing, "performance_s": round(took, 6),
+                  "total_s": round(result.timing.get("total_s", 0.0) + took, 6)}
+        return replace(result, score=result.score + perf.points, performance=perf,
+                       timing=timing)
 
     def measure(self, problem: Problem, sub: Program, verdict: Verdict, work: Path
                 ) -> Performance | None:
@@ -197,6 +218,7 @@ class Timing:
         # this judge's own directory: others on the node share the work root
         root = Path(tempfile.mkdtemp(prefix=f"ref-{problem.short_name}-", dir=self.workroot))
         self._dirs.append(root)
+        weakref.finalize(self, shutil.rmtree, root, True)  # when the judge goes
         build, out = root / "build", root / "out"
         build.mkdir(mode=0o755)
         out.mkdir(mode=0o700)

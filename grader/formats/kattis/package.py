@@ -47,7 +47,7 @@ from grader.formats.kattis.testdata import load_testdata
 from grader.formats.performance import read_performance, versioned
 from grader.formats.pkgfs import PackageFS
 from grader.formats.problem import Problem, package_version
-from grader.formats.resources import read_reruns, read_shape, shaped_limits
+from grader.formats.resources import read_reruns, read_setup, read_shape, shaped_limits
 from grader.formats.tree import TestCase, TestGroup
 
 
@@ -88,6 +88,7 @@ def load_kattis(fs: PackageFS, *, require_time_limit: bool = True) -> Problem:
                            "submissions, as the spec says, and records it in .timelimit), "
                            "or set time_limit_s in gradeline.yaml")
     shape = read_shape(fs, gl, gl_path)
+    setup = read_setup(fs, root, gl, gl_path)
     perf = read_performance(fs, gl, gl_path, shape, languages,
                             interactive=bool(types & {"interactive", "multi-pass"}))
     return Problem(
@@ -102,7 +103,8 @@ def load_kattis(fs: PackageFS, *, require_time_limit: bool = True) -> Problem:
         allow_file_writing=allow_writing,
         ordered_cases=_ordered(td.cases, groups), nodes=td.nodes, score_root=td.root,
         scoring_model="kattis" if scoring else "points", validator_scores=v.scores,
-        shape=shape, reruns=read_reruns(fs, gl, gl_path, shape), performance=perf)
+        shape=shape, reruns=read_reruns(fs, gl, gl_path, shape), setup=setup,
+        autograder_image="assignment" if setup is not None else "base", performance=perf)
 
 
 def _read_problem_yaml(fs: PackageFS, py: Path) -> tuple[str, dict[str, Any]]:
