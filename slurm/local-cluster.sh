@@ -253,6 +253,10 @@ start_daemons() {
         if ! alive "$STATE/slurmd-$n.pid"; then
             rm -f "$STATE/slurmd-$n.pid"
             mkdir -p "$STATE/slurmd-$n"     # its spool (a fresh state directory has none)
+            # its TmpFS (slurm.conf: TmpFS=$STATE/tmp-%n), where the PMIx plugin makes each
+            # step's client directory spmix_appdir_<uid>_<job>.<step>: one /tmp for every
+            # fake node fails the second node's MPI step with "pmixp_mkdir ... File exists"
+            mkdir -p "$STATE/tmp-$n"; chmod 1777 "$STATE/tmp-$n"
             if [ "$(node_names | wc -l)" -gt 1 ]; then slurmd -f "$CONF" -N "$n"; else slurmd -f "$CONF"; fi
         fi
     done

@@ -188,6 +188,10 @@ def read_performance(fs: PackageFS, gl: dict[str, Any], gl_path: Path, shape: Sh
     if interactive:
         raise r.fail("reference", "performance tests time a program reading its input; "
                                   "an interactive or multi-pass problem has none to time")
+    if shape.mpi or shape.nodes > 1 or shape.gpus:
+        raise r.fail("", f"performance tests time threads on one node's cores so far; "
+                         f"this shape is {shape.describe()} (MPI and GPU timing are not "
+                         "there yet)")
     spec = r.mapping("", raw, PERFORMANCE_KEYS)
     missing = [k for k in ("reference", "inputs", "items") if k not in spec]
     if missing:

@@ -86,6 +86,15 @@ def test_a_bad_performance_block_is_refused_naming_the_key(tmp_path: Path, perf:
     assert (pkg / "gradeline.yaml").read_text() == before
 
 
+def test_mpi_and_gpu_shapes_have_no_performance_tests_yet(tmp_path: Path) -> None:
+    pkg = package(tmp_path)
+    gl = yaml.safe_load((pkg / "gradeline.yaml").read_text())
+    gl["resources"] = {"cores": 2, "nodes": 2, "ranks": 2}
+    (pkg / "gradeline.yaml").write_text(yaml.safe_dump(gl))
+    with pytest.raises(ProblemFormatError, match=r"performance: .*\(MPI and GPU timing"):
+        load_problem(pkg)
+
+
 def test_weak_scaling_reads_inputs_per_core_count(tmp_path: Path) -> None:
     weak = {"scaling": "weak", "inputs": {1: "performance/timed.in",
                                           2: ["performance/*.in"]}}
