@@ -30,7 +30,10 @@ from grader.pipeline.selfcheck import check_packages
 def cmd_grade(args: argparse.Namespace, ctx: Context) -> int:
     problem = load_problem(args.assignment)
     cpus = ctx.cpus(args.cpus)
-    ctx.prepare_image(problems={problem.short_name: problem}, local=cpus)
+    # it grades here, on these CPUs, whatever a Slurm cluster beside it could give (a
+    # multi-node assignment's ranks on this machine)
+    ctx.prepare_image(problems={problem.short_name: replace(
+        problem, shape=problem.shape.on_one_node())}, local=cpus)
     judge = ctx.judge(cpus, keep_workdirs=args.keep)
     try:
         # grade_job, not grade: whatever goes wrong in grading is a JE (or CE) result
@@ -66,10 +69,11 @@ def cmd_check(args: argparse.Namespace, ctx: Context) -> int:
     cpus = ctx.cpus(args.cpus)
     packages = [Path(a).resolve() for a in args.assignments]
     loadable = _loadable(packages)
-    gpus = len(ctx.gpus())  # a GPU assignment without one here is compiled only
-    ctx.prepare_image(problems={n: replace(p, shape=replace(p.shape, gpus=0))
-                                if p.shape.gpus > gpus else p for n, p in loadable.items()},
-                      local=cpus)
+    gpus = len(ctx.gpus())  # a GPU assignment without one here is compiled only, and a
+    # multi-node one runs its ranks on this machine
+    ctx.prepare_image(problems={n: replace(p, shape=replace(
+        p.shape.on_one_node(), gpus=min(gpus, p.shape.gpus))) for n, p in loadable.items()},
+        local=cpus)
     t0 = time.monotonic()
     with ctx.validator_check(cpus) as fault_of:  # before any grading, its sandbox gone
         faults = {p.path: why for p in loadable.values() if (why := fault_of(p))}

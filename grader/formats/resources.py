@@ -17,6 +17,7 @@ from typing import Any
 from grader.core.limits import MIB, Limits
 from grader.core.shape import EXCLUSIVE, SERIAL, Shape
 from grader.formats.pkgfs import PackageFS
+from grader.formats.problem import Problem
 
 RESOURCE_KEYS = ("cores", "nodes", "ranks", "threads", "gpus", "memory_mib", "exclusive")
 #: a failed test of a parallel program is run this many times more (a data race
@@ -106,3 +107,16 @@ def read_setup(fs: PackageFS, root: Path, gl: dict[str, Any], gl_path: Path) -> 
         raise fs.error(gl_path, f"setup {value}: no setup.sh there (the script that makes "
                                 "the package's image)")
     return path
+
+
+def on_one_node(problem: Problem) -> Problem:
+    """``problem`` graded with all its ranks on one node (``Shape.on_one_node``): its CPU
+    guard grows with the cores the one run then holds; the wall limit stays."""
+    shape = problem.shape
+    if shape.nodes == 1:
+        return problem
+    one = shape.on_one_node()
+    lim = problem.limits
+    return replace(problem, shape=one, limits=replace(
+        lim, cpu_time_s=lim.cpu_time_s * one.cores / shape.cores, cpu_time_hard_s=None,
+        cores=one.cores))

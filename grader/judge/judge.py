@@ -33,14 +33,15 @@ from grader.core.result import (
 )
 from grader.core.runmeta import describe_termination
 from grader.core.submission import Submission, load_submission
-from grader.core.textfile import head, tail
+from grader.core.textfile import head
 from grader.core.verdict import Validation, Verdict, determine_verdict, submission_verdict
 from grader.formats.gradescope.autograder import load_setup
 from grader.formats.kattis.runplan import RunPlan
 from grader.formats.load import load_problem
 from grader.formats.problem import OnReject, Problem, TestCase, TestGroup
+from grader.formats.resources import on_one_node
 from grader.formats.scoring import score_kattis, score_submission
-from grader.judge import parallel, records
+from grader.judge import parallel, performance, records
 from grader.judge.compile_cache import CompileCache, cache_key
 from grader.judge.gradescope import Autograders
 from grader.judge.kattis import (
@@ -48,6 +49,7 @@ from grader.judge.kattis import (
     case_points,
     entry_class,
     link_or_copy,
+    not_accepted,
     with_test_files,
 )
 from grader.judge.kattis_passes import Passes
@@ -85,11 +87,12 @@ class Judge:
     def __init__(self, sandbox: Sandbox, workroot: Path, cpus: Sequence[int] | None = None,
                  *, keep_workdirs: bool = False, compile_cache: CompileCache | None = None,
                  accelerate: bool = True, on_reject: OnReject | None = None,
-                 gpus: Sequence[int] = ()) -> None:
+                 gpus: Sequence[int] = (), nodes: int = 1) -> None:
         self.sandbox = sandbox
         self.workroot = workroot
         self.cpus = list(cpus) if cpus is not None else sorted(os.sched_getaffinity(0))
         self.gpus = list(gpus)  # bound into the sandbox (``adapters.gpus``)
+        self.nodes = nodes  # of its allocation: a shape of more runs its ranks on one
         self.keep_workdirs = keep_workdirs
         self.cache = compile_cache
         self.accelerate = accelerate
@@ -98,6 +101,7 @@ class Judge:
         self.passes = Passes(sandbox, self.validators, self.cpus)
         self.autograders = Autograders(sandbox, workroot, self.cpus,
                                        keep_workdirs=keep_workdirs)
+        self.perf = performance.Timing(sandbox, self.validators, workroot, self.cpus, self._compile)
         self._problems: dict[tuple[Path, bool], Problem] = {}
         self._image_judges: dict[str, Judge] = {}  # a package's own image (setup:)
         self.on_image = False  # this judge's sandbox is a package's own image already
@@ -175,6 +179,8 @@ class Judge:
               ) -> SubmissionResult:
         """Grade a submission (file, directory or loaded Submission); who handed it in
         and when, where known, is for an autograder's submission_metadata.json."""
+        if problem.shape.nodes > self.nodes:  # no allocation of its nodes: ranks on this one
+            problem = on_one_node(problem)
         if problem.setup is not None and not problem.graded_by_autograder and \
                 not self.on_image:
             return self._on_image(problem).grade(problem, submission, language,
@@ -188,16 +194,9 @@ class Judge:
                 student=student, submitted_at=submitted_at)
         lang = get_language(language) if language else \
             detect_language(sub.files, problem.languages)
-        if problem.languages is not None and lang.id not in problem.languages:
-            return self._no_tests(problem, sub, lang, Verdict.CE, CompileResult(
-                ok=False, output=f"language {lang.id} is not accepted for this assignment "
-                                 f"(accepted: {', '.join(problem.languages)})"), t_start)
-        size = sub.size_bytes()
-        if problem.code_limit_bytes is not None and size > problem.code_limit_bytes:
-            return self._no_tests(problem, sub, lang, Verdict.CE, CompileResult(
-                ok=False, output=f"the submission is {size / 1024:.1f} KiB, over the "
-                                 f"{problem.code_limit_bytes / 1024:g} KiB code limit"),
-                t_start)
+        refused = not_accepted(problem, sub, lang)
+        if refused is not None:
+            return self._no_tests(problem, sub, lang, Verdict.CE, refused, t_start)
         work = Path(tempfile.mkdtemp(prefix="sub-", dir=self.workroot))
         try:
             work.chmod(0o711)
@@ -236,7 +235,8 @@ class Judge:
                 verdict = score_kattis(problem, tests)[1] if verdict is not Verdict.JE \
                     else verdict
             timing["total_s"] = time.monotonic() - t_start
-            return self._result(problem, sub, lang, verdict, score, comp, tests, groups, timing)
+            result = self._result(problem, sub, lang, verdict, score, comp, tests, groups, timing)
+            return self.perf.measured(problem, result, lang, files, entry, sub.files, work)
         finally:
             if not self.keep_workdirs:
                 shutil.rmtree(work, ignore_errors=True)
@@ -359,17 +359,8 @@ class Judge:
             points, why = case_points(problem, case, validation)
             if why:
                 verdict, validation = Verdict.JE, Validation(None, judge_error=why)
-        note = parallel.oversubscribed(problem.shape, meta.threads_peak)
-        if validation is not None:
-            feedback = validation.judge_error or validation.feedback
-            feedback = f"{note}; {feedback}" if note and feedback else note or feedback
-        else:
-            feedback = describe_termination(meta, limits)
-            err = tail(stderr, 400).strip()
-            if err and verdict is Verdict.RE:
-                feedback += f"; stderr: {err}"
-            if note:
-                feedback = f"{note}; {feedback}" if feedback else note
+        feedback = parallel.feedback(problem.shape, meta, limits, validation, verdict,
+                                     stderr)
         return TestResult(
             name=case.name, group=case.group, verdict=verdict, cpu_time_s=meta.cpu_time_s,
             wall_time_s=meta.wall_time_s, memory_bytes=meta.memory_bytes,

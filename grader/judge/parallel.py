@@ -11,13 +11,19 @@ fault of ours (judge error), never the student's.
 
 from __future__ import annotations
 
+import re
+import signal
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import replace
+from pathlib import Path
 
 from grader.core.errors import SandboxError
+from grader.core.limits import Limits
 from grader.core.result import FEEDBACK_LIMIT, TestResult
+from grader.core.runmeta import RunMeta, describe_termination
 from grader.core.shape import Shape
-from grader.core.verdict import Verdict
+from grader.core.textfile import head, tail
+from grader.core.verdict import Validation, Verdict
 from grader.judge.ports import GPU_LIBRARIES
 
 #: verdicts a data race can give; a run that timed out is not run again (it costs a
@@ -134,3 +140,44 @@ def oversubscribed(shape: Shape, threads_peak: int | None) -> str:
         return ""
     return (f"ran {threads_peak} threads on {shape.cores} core(s): oversubscribed, so "
             "they took turns (slower than one per core)")
+
+
+#: what Open MPI's launcher says of a rank that died, and of MPI_Abort
+RANK_SIGNAL = re.compile(r"process rank (\d+) with PID \S+ on node \S+ exited on signal "
+                         r"(\d+)")
+RANK_ABORT = re.compile(r"MPI_ABORT was invoked on rank (\d+) in communicator \S+\s+with "
+                        r"errorcode (-?\d+)")
+
+
+def rank_failure(stderr: str) -> str:
+    """Which rank ended an MPI program, in words ("" when the launcher said nothing)."""
+    m = RANK_ABORT.search(stderr)
+    if m:
+        return f"rank {m.group(1)} called MPI_Abort with error code {m.group(2)}"
+    m = RANK_SIGNAL.search(stderr)
+    if m:
+        try:
+            name = signal.Signals(int(m.group(2))).name
+        except ValueError:
+            name = f"signal {m.group(2)}"
+        return f"rank {m.group(1)} was killed by {name}"
+    return ""
+
+
+def feedback(shape: Shape, meta: RunMeta, limits: Limits, validation: Validation | None,
+             verdict: Verdict, stderr: Path) -> str:
+    """A test's feedback: the validator's (or why the run ended, with the end of its
+    standard error for a run-time error), after what a parallel program needs said:
+    that it oversubscribed its cores, which MPI rank ended it."""
+    notes = [oversubscribed(shape, meta.threads_peak)]
+    if validation is not None:
+        text = validation.judge_error or validation.feedback
+    else:
+        text = describe_termination(meta, limits)
+        if verdict is Verdict.RE:
+            if shape.mpi:
+                notes.append(rank_failure(head(stderr, 16000)))
+            err = tail(stderr, 400).strip()
+            if err:
+                text += f"; stderr: {err}"
+    return "; ".join(n for n in [*notes, text] if n)

@@ -170,8 +170,8 @@ class LocalExecutor:
         if not jobs:
             return
         by_cores: dict[int, list[GradingJob]] = {}
-        for shape, group in by_shape(jobs).items():
-            by_cores.setdefault(shape.cores, []).extend(group)
+        for shape, group in by_shape(jobs).items():  # one machine: every rank on it
+            by_cores.setdefault(shape.on_one_node().cores, []).extend(group)
         done, total = 0, len(jobs)
         for cores, group in sorted(by_cores.items()):
             if cores > len(self.cpus):
