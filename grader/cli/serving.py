@@ -59,7 +59,7 @@ def cmd_run(args: argparse.Namespace, ctx: Context) -> int:
     spool = ctx.spool()  # first: a path without a spool is refused before any work
     cpus = ctx.cpus(args.cpus)
     problems = ctx.problems(live=True)
-    ctx.prepare_image(problems=problems)
+    ctx.prepare_image(problems=problems, waiting=spool)
     opener: StoreOpener | None
     try:
         url = ctx.db_url()
@@ -104,7 +104,7 @@ def cmd_serve(args: argparse.Namespace, ctx: Context) -> int:
     spool = ctx.spool(create=True)  # the service a course's hand-ins go to makes it
     cpus = ctx.cpus(args.cpus)
     problems = ctx.problems(live=True)
-    ctx.prepare_image(problems=problems)
+    ctx.prepare_image(problems=problems, waiting=spool)
     url = ctx.db_url()  # serving without a database would leave students without results
     factory = ctx.executor_factory(cpus, serving=True)
     closeable: dict[int, Any] = {}  # the local pool (one for all batches); arrays need none

@@ -186,7 +186,7 @@ def test_request_translates_paths_escapes_and_hides(tmp_path):
                      stdout=work / "sub/out/0.out", stderr=work / "sub/out/0.err",
                      stdin=work / "sub/out/0", cpus=[1, 3],
                      binds=(Bind(work / "sub/judge", "/judge/data"),))
-    lines = box._request(req).splitlines()
+    lines = box.request_text(req).splitlines()
     assert lines[:3] == ["argv sh", "argv -c", r"argv echo a\tb\nc\\d"]
     assert "workdir /gl/work/sub/build" in lines and "stdin /gl/work/sub/out/0" in lines
     assert r"bind /gl/work/sub/judge\t/judge/data\t0" in lines
@@ -198,11 +198,11 @@ def test_request_translates_paths_escapes_and_hides(tmp_path):
     # backstop as much again plus the language's reserve
     assert {f"data {128 * MIB}", f"as {128 * MIB}"} <= set(lines)
     java = req.limits.for_runtime(512 * MIB, 4096 * MIB)
-    jl = box._request(RunRequest(req.argv, req.workdir, java, req.stdout, req.stderr))
+    jl = box.request_text(RunRequest(req.argv, req.workdir, java, req.stdout, req.stderr))
     assert {f"data {640 * MIB}", f"as {4736 * MIB}"} <= set(jl.splitlines())
     assert lines[-1] == "run"
     box.runner_is_root = False  # a site's runner is the user: no uid to map to
-    assert not any(ln.startswith("uid ") for ln in box._request(req).splitlines())
+    assert not any(ln.startswith("uid ") for ln in box.request_text(req).splitlines())
     with pytest.raises(SandboxError, match="outside the work root"):
         box.inside(tmp_path / "elsewhere")
     with pytest.raises(SandboxError, match="outside the work root"):
