@@ -219,13 +219,13 @@ def test_reply_becomes_run_meta(tmp_path):
     base = {"status": "ok", "cpu-time-s": "0.2", "wall-time-s": "0.3",
             "max-rss-bytes": "5000000", "oom-killed": "0", "wall-timed-out": "0",
             "stdout-bytes": "7", "stderr-bytes": "40", "cgroup": "0"}
-    meta = box._meta(req, {**base, "signal": "6"})
+    meta = box.meta(req, {**base, "signal": "6"})
     assert meta.signal == 6 and meta.termination == "memory"  # no cgroup: the program said
     assert meta.memory_bytes == 5000000
-    cg = box._meta(req, {**base, "cgroup": "1", "memory-peak-bytes": "9000000",
+    cg = box.meta(req, {**base, "cgroup": "1", "memory-peak-bytes": "9000000",
                          "exit-code": "0"})
     assert cg.ok and cg.memory_bytes == 9000000
-    missing = box._meta(req, {**base, "exit-code": "127", "exec-error": "No such file"})
+    missing = box.meta(req, {**base, "exit-code": "127", "exec-error": "No such file"})
     assert missing.exit_code == 127 and "cannot execute ./sol: No such file" in missing.message
 
 
