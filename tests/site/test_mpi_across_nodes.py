@@ -1,8 +1,8 @@
 """MPI ranks across nodes, as a site runs them: gradeline as an ordinary account, a
 pilot that holds two nodes of the local cluster, each test's ranks started by `srun
 --mpi=pmix` in a sandbox of their own on their node (bubblewrap and Apptainer). A probe
-program's ranks report different nodes and cannot reach slurmctld on their node's
-loopback; the example's accepted program is AC, its deadlock TLE, and its crashing rank
+program's ranks report different nodes, cannot reach slurmctld on their node's loopback
+and cannot write beside the worker's other submissions; the example's accepted program is AC, its deadlock TLE, and its crashing rank
 RE naming the rank; nothing is left running."""
 
 from __future__ import annotations
