@@ -17,8 +17,8 @@ from grader.adapters.scheduler.base import SchedulerError
 from grader.adapters.scheduler.slurm import SlurmCLI
 from grader.cli.common import lazy
 from grader.compose.context import Context
+from grader.core.cpuset import CpuSet
 from grader.core.errors import GradelineError
-from grader.cpuset import CpuSet
 
 
 def cmd_metrics(args: argparse.Namespace, ctx: Context) -> int:

@@ -19,11 +19,11 @@ from grader.adapters.store.postgres import Store
 from grader.cli.common import spool_options
 from grader.cli.format import verdict_table
 from grader.compose.context import Context
+from grader.core.cpuset import CpuSet
 from grader.core.errors import GradelineError
 from grader.core.jobs import now_iso
 from grader.course.spec import BulkSpec
 from grader.course.staffview import regrade_changes
-from grader.cpuset import CpuSet
 from grader.formats.problem import Problem
 from grader.pipeline.deadline import DeadlineWatcher, after_deadline
 from grader.pipeline.ports import StoreOpener

@@ -21,12 +21,12 @@ from grader.adapters.store.postgres import Store
 from grader.adapters.store.server import LocalServer, database_url
 from grader.compose import worker
 from grader.compose.options import Options
+from grader.core.cpuset import CpuSet
 from grader.core.errors import ConfigError, GradelineError, RefusedError
 from grader.core.shape import Capacity, refusal
 from grader.course.load import Course, load_course
 from grader.course.spec import BulkSpec, SlurmSpec
 from grader.course.visibility import visible_groups
-from grader.cpuset import CpuSet
 from grader.examples import example_dirs
 from grader.formats.load import load_problem
 from grader.formats.problem import Problem

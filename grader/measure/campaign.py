@@ -26,8 +26,8 @@ from grader.adapters.metrics import check_all
 from grader.adapters.metrics.base import MetricsSource, counting
 from grader.adapters.procfs import Monitor
 from grader.adapters.resctrl import Resctrl
+from grader.core.cpuset import CpuSet
 from grader.core.errors import GradelineError
-from grader.cpuset import CpuSet
 from grader.examples import example_dirs
 from grader.measure import schema
 from grader.measure.corpus import shared_course

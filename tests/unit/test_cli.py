@@ -4,9 +4,9 @@ import pytest
 
 from grader.cli import main as cli
 from grader.compose.context import Context
+from grader.core.cpuset import CpuSet
 from grader.core.jobs import JudgeFault, Outcome
 from grader.core.verdict import Verdict
-from grader.cpuset import CpuSet
 from grader.settings import Settings
 
 from .test_result_export import make_result

@@ -13,8 +13,8 @@ from pathlib import Path
 import pytest
 
 from grader.adapters.scheduler.base import SchedulerError, TaskState
+from grader.core.cpuset import CpuSet
 from grader.core.jobs import GradingJob, JudgeFault, Outcome
-from grader.cpuset import CpuSet
 from grader.formats.load import load_problem
 from grader.formats.problem import Problem
 from grader.pipeline.slurm.node.pilot import idle_poll_s, run_pilot

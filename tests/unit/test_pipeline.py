@@ -12,13 +12,13 @@ from pathlib import Path
 import pytest
 
 from grader.adapters.spool import Spool
+from grader.core.cpuset import CpuSet
 from grader.core.errors import StoreError
 from grader.core.jobs import GradingJob, JudgeFault, Outcome
 from grader.core.record import SubmissionRecord
 from grader.core.result import SubmissionResult
 from grader.core.samples import Sample, ShardSample
 from grader.core.verdict import Verdict
-from grader.cpuset import CpuSet
 from grader.formats.load import load_problem
 from grader.formats.problem import Problem
 from grader.formats.scoring import score_submission
