@@ -30,7 +30,7 @@ from typing import Any
 
 from grader.core.result import SubmissionResult, TestResult
 from grader.core.verdict import Verdict
-from grader.course.limits import allowance
+from grader.course.handin_limits import allowance
 from grader.course.load import Course
 from grader.course.policy import Attempt, counting, lateness
 from grader.course.visibility import group_visibility
