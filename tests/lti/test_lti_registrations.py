@@ -30,7 +30,7 @@ from grader.adapters.web.lti.registrations import load_registrations
 from grader.adapters.web.lti.services import Posting, SyncReport, post_grades
 from grader.adapters.web.lti.state import LtiState
 
-from ..conftest import EXAMPLES, free_port
+from ..support import EXAMPLES, free_port
 from . import world
 from .world import admin, id_token, launch, login, pem, post, resigned, running, why
 

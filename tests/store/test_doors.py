@@ -27,8 +27,7 @@ from grader.core.upload import Upload
 from grader.course.load import load_course
 from grader.views.desk import Desk
 
-from ..conftest import ALICE, BOB, EXAMPLES
-from ..support import db_env, gl
+from ..support import ALICE, BOB, EXAMPLES, db_env, gl
 
 DUE = datetime.now(UTC).replace(microsecond=0) + timedelta(days=3)
 PAST_LIMIT = "bigsum: you have handed in 1 of the 1 submissions allowed; no more " \

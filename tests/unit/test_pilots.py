@@ -24,8 +24,7 @@ from grader.pipeline.slurm.submit.pool import PilotExecutor, PilotPool, ticket_s
 from grader.pipeline.slurm.tickets import PilotSpec, SickReports, Tickets, read_spec
 from grader.settings import SlurmTask
 
-from ..conftest import EXAMPLES
-from .test_pipeline import FakeExecutor
+from ..support import EXAMPLES, FakeExecutor
 
 
 @pytest.fixture

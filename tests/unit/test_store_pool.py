@@ -6,7 +6,7 @@ import pytest
 from grader.core.errors import StoreError
 from grader.pipeline.store_pool import StorePool
 
-from .test_pipeline import MemoryStore
+from ..support import MemoryStore
 
 
 class Counted(MemoryStore):

@@ -50,3 +50,15 @@ def test_the_architecture_page_names_every_top_level_package() -> None:
     assert len(packages) > 10
     missing = [p for p in packages if f"  {p}/" not in page]
     assert not missing, f"not on docs/pages/reference/architecture.md: {missing}"
+
+
+def test_test_helpers_have_one_home() -> None:
+    """Helpers live in tests/support.py: no test module imports another test module or a
+    conftest (which holds fixtures, found by pytest, never imported)."""
+    bad = []
+    for p in sorted((ROOT / "tests").rglob("*.py")):
+        for node in ast.walk(ast.parse(p.read_text())):
+            if isinstance(node, ast.ImportFrom) and node.module and \
+                    node.module.split(".")[-1].startswith(("test_", "conftest")):
+                bad.append(f"{p.relative_to(ROOT)}:{node.lineno} from {node.module}")
+    assert not bad, bad

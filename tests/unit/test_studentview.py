@@ -16,7 +16,7 @@ from grader.core.verdict import Verdict
 from grader.course.load import load_course
 from grader.course.studentview import SHOWN_BYTES, Submitted, student_view
 
-from .test_course import at, course_file
+from ..support import course_at, course_yaml
 
 AC, WA = Verdict.AC, Verdict.WA
 RULES = {"sample": "visible", "secret/a": "after_deadline", "secret/b": "after_release",
@@ -43,16 +43,16 @@ FULL = _record(["sample", "secret/a", "secret/b", "secret/h"], "v1")
 
 def _view(tmp_path: Path, student: str, now_day: int, released: bool,
           subs: list[Submitted] | None = None) -> dict[str, object]:
-    course = load_course(course_file(tmp_path, assignments=[
+    course = load_course(course_yaml(tmp_path, assignments=[
         {"name": "hw1", "package": "pk/hw1", "deadline": "2026-12-01 23:59",
          "visibility": RULES}]))
     subs = subs if subs is not None else [
-        Submitted("s1", "hw1", at(1, 10), "graded", visible=VISIBLE, full=FULL),
-        Submitted("s2", "hw1", at(1, 12), "quarantined", reason="an empty archive"),
-        Submitted("s3", "hw1", at(1, 13), "waiting", sha256="ab" * 32)]
+        Submitted("s1", "hw1", course_at(1, 10), "graded", visible=VISIBLE, full=FULL),
+        Submitted("s2", "hw1", course_at(1, 12), "quarantined", reason="an empty archive"),
+        Submitted("s3", "hw1", course_at(1, 13), "waiting", sha256="ab" * 32)]
     return student_view(course, student, subs,
-                        released={"hw1": at(3, 9) if released else None},
-                        now=at(now_day, 12),
+                        released={"hw1": course_at(3, 9) if released else None},
+                        now=course_at(now_day, 12),
                         case_data=lambda a, t: (f"IN:{t}" * 400, f"ANS:{t}"))
 
 
@@ -108,7 +108,7 @@ def test_a_compile_error_shows_the_compiler_and_no_groups(tmp_path: Path) -> Non
                           CompileResult(ok=False, output="a.cpp:1: error"), (),
                           (GroupResult("sample", Verdict.CE, 0.0, 0.0, "sum", 0, 1),))
     view = _view(tmp_path, "alice", 1, False,
-                 [Submitted("s1", "hw1", at(1, 10), "graded", visible=ce)])
+                 [Submitted("s1", "hw1", course_at(1, 10), "graded", visible=ce)])
     _, sub = _shown(view)
     assert (sub["verdict"], sub["score"], sub["groups"], sub["compile_output"]) == \
         ("CE", 0.0, [], "a.cpp:1: error")
@@ -129,16 +129,16 @@ def test_a_receipt_checks_and_a_changed_one_is_refused() -> None:
 
 
 def test_a_link_opens_until_it_expires_and_an_edited_one_never() -> None:
-    t = token(KEY, {"student": "alice", "course": "c", "expires": at(1, 13).isoformat()})
-    assert open_token(KEY, t, at(1, 12))["student"] == "alice"
+    t = token(KEY, {"student": "alice", "course": "c", "expires": course_at(1, 13).isoformat()})
+    assert open_token(KEY, t, course_at(1, 12))["student"] == "alice"
     with pytest.raises(RefusedError, match="expired"):
-        open_token(KEY, t, at(1, 13) + timedelta(seconds=1))
+        open_token(KEY, t, course_at(1, 13) + timedelta(seconds=1))
     body, mac = t.split(".")
-    bob = token(OTHER, {"student": "bob", "course": "c", "expires": at(1, 13).isoformat()})
+    bob = token(OTHER, {"student": "bob", "course": "c", "expires": course_at(1, 13).isoformat()})
     for forged in (f"{bob.split('.')[0]}.{mac}", f"{body}.{'0' * 64}", "garbage", "",
                    bob):
         with pytest.raises(RefusedError, match="not a link"):
-            open_token(KEY, forged, at(1, 12))
+            open_token(KEY, forged, course_at(1, 12))
 
 
 def test_similarity_keeps_pairs_above_the_threshold_in_a_stable_order() -> None:
