@@ -6,7 +6,8 @@ from __future__ import annotations
 import argparse
 from typing import Any
 
-from grader.adapters.store.postgres import Store, recreate_database
+from grader.adapters.store.connections import recreate_database
+from grader.adapters.store.postgres import Store
 from grader.cli.checkenv import checks
 from grader.cli.images import cmd_image
 from grader.compose.context import Context

@@ -15,6 +15,7 @@ from typing import Any
 
 from grader.adapters import prometheus
 from grader.adapters.spool import Spool
+from grader.adapters.store.connections import Connections
 from grader.adapters.store.postgres import Store
 from grader.cli.common import spool_options
 from grader.cli.format import verdict_table
@@ -31,7 +32,6 @@ from grader.pipeline.regrade import grade_again, preview, regrade
 from grader.pipeline.run import Pipeline
 from grader.pipeline.serve import ARRAYS_SUBMIT_INTERVAL_S, ServePolicy, Server, submit_interval
 from grader.pipeline.slurm.tickets import PilotSpec
-from grader.pipeline.store_pool import StorePool
 from grader.views.observe import Observer
 from grader.views.staff import preview_path
 
@@ -115,8 +115,8 @@ def cmd_serve(args: argparse.Namespace, ctx: Context) -> int:
             closeable[id(ex)] = ex
         return ex
 
-    stores = StorePool(functools.partial(Store, url))  # kept open between batches
-    pipe = Pipeline(spool, problems, open_store=stores,
+    stores = Connections(url)  # kept open between batches
+    pipe = Pipeline(spool, problems, open_store=functools.partial(Store, stores),
                     executor=executor, dedupe=not args.no_dedupe)
     server = Server(pipe, ServePolicy(
         batch_max=args.batch_max, in_flight=args.in_flight,

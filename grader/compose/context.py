@@ -17,6 +17,7 @@ from grader.adapters.sandbox.assignment_image import ensure_assignment_images
 from grader.adapters.scheduler.base import SchedulerError
 from grader.adapters.scheduler.slurm import SlurmCLI, detect_scheduler, local_cluster_conf
 from grader.adapters.spool import Spool, shared_dir_problem
+from grader.adapters.store.connections import Connections
 from grader.adapters.store.postgres import Store
 from grader.adapters.store.server import LocalServer, database_url
 from grader.compose import worker
@@ -37,7 +38,6 @@ from grader.pipeline.ports import ExecutorFactory
 from grader.pipeline.slurm.submit.arrays import ArraySpec, SlurmExecutor
 from grader.pipeline.slurm.submit.pool import PilotFactory, PilotPool
 from grader.pipeline.slurm.tickets import PilotSpec
-from grader.pipeline.store_pool import StorePool
 from grader.settings import Settings
 from grader.views.ports import ReadsOpener
 
@@ -328,13 +328,13 @@ class Context:
         return Store(self.db_url(start=start))
 
     @functools.cached_property
-    def _pool(self) -> StorePool:
-        return StorePool(functools.partial(Store, self.db_url()), keep=16)
+    def _connections(self) -> Connections:
+        return Connections(self.db_url(), keep=16)
 
     def reads(self) -> ReadsOpener:
         """The read side's store: connections kept open between requests (a desk at a
         deadline answers hundreds a second), each checked before it is lent again."""
-        return self._pool
+        return functools.partial(Store, self._connections)
 
 
 def _charged(charge: SlurmSpec) -> str:

@@ -6,7 +6,7 @@ import subprocess
 import pytest
 
 from grader.adapters.spool import Spool
-from grader.adapters.store.postgres import recreate_database
+from grader.adapters.store.connections import recreate_database
 from grader.adapters.store.server import database_url
 from grader.core.errors import StoreError
 
