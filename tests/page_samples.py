@@ -1,5 +1,5 @@
 """Every web page rendered from realistic data (made up, shaped as ``course.staffview``,
-``course.studentview``, ``views.live`` and the desk's receipts make it), for the tests
+``course.studentview``, ``views.snapshot`` and the desk's receipts make it), for the tests
 that check the pages' markup and, in a browser, their accessibility."""
 
 from __future__ import annotations
@@ -7,7 +7,8 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Any
 
-from grader.adapters.web import live, pages, student
+from grader.adapters.web import live_page as live
+from grader.adapters.web import pages, student
 
 ASSIGNMENTS = ["bigsum", "primes", "wordfreq"]
 #: (student, name, attempts, last verdict, status, counting, late h, final %, points)

@@ -1,4 +1,4 @@
-"""Asking the student desk (``adapters.desk``) over its Unix socket: what ``gradeline
+"""Asking the student desk (``adapters.desk_socket``) over its Unix socket: what ``gradeline
 hand-in``/``mine`` and every front end that runs as the student (the Open OnDemand app)
 use. The wire: one JSON line (at most ``MAX_HEADER`` bytes), the file's bytes after it
 when the line says ``"size"``, one JSON object back. Apart from the server so a front

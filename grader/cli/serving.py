@@ -33,7 +33,7 @@ from grader.pipeline.run import Pipeline
 from grader.pipeline.serve import ARRAYS_SUBMIT_INTERVAL_S, ServePolicy, Server, submit_interval
 from grader.pipeline.slurm.tickets import PilotSpec
 from grader.views.observe import Observer
-from grader.views.staff import preview_path
+from grader.views.staff_pages import preview_path
 
 log = logging.getLogger("gradeline")
 SERVE = ServePolicy()  # the defaults

@@ -11,8 +11,8 @@ from grader.adapters import jplag
 from grader.cli.common import spool_options
 from grader.compose.context import Context
 from grader.core.errors import GradelineError
-from grader.course.similarity import DEFAULT_THRESHOLD
-from grader.pipeline.similarity import Runner, make_report, slurm_runner
+from grader.course.similarity_pairs import DEFAULT_THRESHOLD
+from grader.pipeline.similarity_jobs import Runner, make_report, slurm_runner
 
 
 def cmd_similarity(args: argparse.Namespace, ctx: Context) -> int:

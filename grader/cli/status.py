@@ -1,6 +1,6 @@
 """``gradeline status | web | results``: where a course's submissions are, the live and
 staff pages, and the current results exported (the web stack loads only for ``web``
-and ``status --watch``: ``cli.live``)."""
+and ``status --watch``: ``cli.web``)."""
 
 from __future__ import annotations
 
@@ -20,7 +20,7 @@ from grader.views.status import STATES, course_status
 
 def cmd_status(args: argparse.Namespace, ctx: Context) -> int:
     if args.watch or args.once:
-        return lazy("grader.cli.live", "cmd_watch")(args, ctx)
+        return lazy("grader.cli.web", "cmd_watch")(args, ctx)
     spool = ctx.spool()
     course = ctx.course()
     note = ""
@@ -85,7 +85,7 @@ def register(sub: Any) -> None:
                    help="where the live and staff pages answer the course's staff (the "
                         "course file's staff: accounts, groups), by the kernel's word on "
                         "who connects (default <state>/web/staff.sock)")
-    w.set_defaults(func=lazy("grader.cli.live", "cmd_web"))
+    w.set_defaults(func=lazy("grader.cli.web", "cmd_web"))
 
     rs = sub.add_parser("results", help="export the current results of an assignment")
     spool_options(rs)

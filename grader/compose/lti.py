@@ -29,8 +29,8 @@ from grader.course.load import ROSTER_OPTIONAL, ROSTER_REQUIRED, Course, Student
 from grader.course.policy import grade_course
 from grader.formats.load import load_problem
 from grader.formats.problem import Problem
-from grader.views.desk import Desk, desk_key
-from grader.views.staff import StaffPages
+from grader.views.staff_pages import StaffPages
+from grader.views.student_desk import Desk, desk_key
 
 log = logging.getLogger(__name__)
 

@@ -1,4 +1,4 @@
-"""The desk's socket (``adapters.desk``): the kernel names the peer, a file arrives
+"""The desk's socket (``adapters.desk_socket``): the kernel names the peer, a file arrives
 streamed and checked, and bad or greedy clients get an answer or are dropped within
 the desk's bounds, never a hung or crashed desk."""
 
@@ -14,11 +14,11 @@ from pathlib import Path
 
 import pytest
 
-from grader.adapters import desk, desk_client
+from grader.adapters import desk_client, desk_socket
 from grader.adapters.peercred import Peer
 from grader.core.errors import ConfigError, GradelineError, RefusedError
 
-BOUNDS = desk.Bounds(connections=6, per_account=3, deadline_s=1.0)
+BOUNDS = desk_socket.Bounds(connections=6, per_account=3, deadline_s=1.0)
 
 
 @pytest.fixture
@@ -26,7 +26,7 @@ def served(tmp_path: Path):
     seen: list[Peer] = []
     release = threading.Event()
 
-    def handler(peer: Peer, req: dict[str, object], body: desk.Body | None
+    def handler(peer: Peer, req: dict[str, object], body: desk_socket.Body | None
                 ) -> dict[str, object]:
         seen.append(peer)
         if req.get("op") == "refuse":
@@ -41,7 +41,7 @@ def served(tmp_path: Path):
         return {"echo": req}
 
     path = tmp_path / "d" / "desk.sock"
-    server = desk.listen(path, handler, BOUNDS)
+    server = desk_socket.listen(path, handler, BOUNDS)
     t = threading.Thread(target=server.serve_forever, daemon=True)
     t.start()
     yield path, seen, release, server
@@ -84,8 +84,8 @@ def test_malformed_refused_oversized_and_short_requests_get_a_reason(served) -> 
     assert "not a JSON object" in _raw(path, b"[1, 2]\n")["error"]
     assert _raw(path, json.dumps({"op": "refuse"}).encode() + b"\n") == \
         {"ok": False, "error": "no"}
-    assert "KiB" in _raw(path, b"x" * (desk.MAX_HEADER + desk.CHUNK))["error"]
-    too_big = json.dumps({"op": "x", "size": desk.MAX_BODY + 1}).encode() + b"\n"
+    assert "KiB" in _raw(path, b"x" * (desk_client.MAX_HEADER + desk_client.CHUNK))["error"]
+    too_big = json.dumps({"op": "x", "size": desk_socket.MAX_BODY + 1}).encode() + b"\n"
     assert "at most 16 MiB" in _raw(path, too_big)["error"]
     short = json.dumps({"op": "x", "size": 10}).encode() + b"\nabc"
     assert "ended after 3 of 10 bytes" in _raw(path, short)["error"]
@@ -139,18 +139,18 @@ def test_a_second_desk_on_the_same_socket_is_refused_and_a_dead_ones_socket_reus
         served, tmp_path: Path) -> None:
     path, _, _, _ = served
     with pytest.raises(ConfigError, match="already answers"):
-        desk.listen(path, lambda p, r, b: {})
+        desk_socket.listen(path, lambda p, r, b: {})
     dead = tmp_path / "dead.sock"
     s = socket.socket(socket.AF_UNIX)
     s.bind(str(dead))
     s.close()  # the file stays, nobody listens
-    desk.listen(dead, lambda p, r, b: {}).server_close()
+    desk_socket.listen(dead, lambda p, r, b: {}).server_close()
     with pytest.raises(GradelineError, match="no grading desk answers"):
         desk_client.ask(tmp_path / "none.sock", {})
 
 
 def test_a_desk_closed_before_its_thread_starts_stops_quietly(tmp_path: Path) -> None:
     """A stop can win the race with the acceptor thread; the thread must end, not raise."""
-    server = desk.listen(tmp_path / "early.sock", lambda p, r, b: {})
+    server = desk_socket.listen(tmp_path / "early.sock", lambda p, r, b: {})
     server.server_close()
     server.serve_forever()  # returns at once; raised "Invalid file descriptor: -1" before

@@ -25,7 +25,7 @@ from grader.adapters.store.postgres import Store
 from grader.core.errors import RefusedError
 from grader.core.upload import Upload
 from grader.course.load import load_course
-from grader.views.desk import Desk
+from grader.views.student_desk import Desk
 
 from ..support import ALICE, BOB, EXAMPLES, db_env, gl
 

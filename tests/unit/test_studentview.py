@@ -142,7 +142,7 @@ def test_a_link_opens_until_it_expires_and_an_edited_one_never() -> None:
 
 
 def test_similarity_keeps_pairs_above_the_threshold_in_a_stable_order() -> None:
-    from grader.course.similarity import flagged, side_by_side
+    from grader.course.similarity_pairs import flagged, side_by_side
     span = {"file": "a.cpp", "start": 2, "end": 3}
     pairs = [{"first": "zed", "second": "amy", "similarity": 0.9,
               "matches": [{"first": span, "second": {**span, "start": 5, "end": 6},

@@ -18,7 +18,7 @@ from urllib.parse import unquote
 import pytest
 
 from grader.adapters.web import design as d
-from grader.adapters.web import live, pages, student
+from grader.adapters.web import live_page, pages, student
 from grader.core.verdict import Verdict
 
 from ..page_samples import PAGES, RECEIPT, VIEW
@@ -217,7 +217,7 @@ def test_the_live_charts_are_named_and_reload_only_when_asked() -> None:
     snap = {"course": "c", "waiting": 0, "in_progress": 0, "window_s": 600.0, "stored": 0,
             "throughput_per_min": 0.0, "p50_s": None, "p95_s": None, "series": [],
             "verdicts": {}, "by_node": {}, "failures": []}
-    auto = live.page(snap, 5, auto=True)
+    auto = live_page.page(snap, 5, auto=True)
     assert 'http-equiv="refresh" content="5"' in auto and "no data yet" in auto
 
 

@@ -13,7 +13,7 @@ from typing import Any
 from grader.adapters import web
 from grader.adapters.peercred import Peer
 from grader.adapters.web.design import CSP
-from grader.adapters.web.live import span
+from grader.adapters.web.live_page import span
 from grader.adapters.web.serving import PEER
 from grader.core.errors import RefusedError
 

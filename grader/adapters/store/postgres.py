@@ -24,8 +24,8 @@ from psycopg import sql
 
 from grader import faults
 from grader.adapters.store.connections import Connections, answers, connect, reusable
-from grader.adapters.store.course import CourseQueries
-from grader.adapters.store.staff import StaffQueries
+from grader.adapters.store.course_queries import CourseQueries
+from grader.adapters.store.staff_queries import StaffQueries
 from grader.core.errors import StoreError
 from grader.core.finished import Finished
 from grader.core.finished import epoch as e

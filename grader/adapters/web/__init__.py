@@ -41,12 +41,12 @@ from starlette.routing import Route
 from grader.adapters.peercred import Peer
 from grader.adapters.web import pages
 from grader.adapters.web.design import CSP, REFRESH_QUERY, layout, link
-from grader.adapters.web.live import page
+from grader.adapters.web.live_page import page
 from grader.adapters.web.serving import peer_in
 from grader.adapters.web.student import MINE_RELOAD_S, mine_page
 from grader.core.errors import RefusedError
 
-#: Returns the current snapshot (``views.live.Snapshot.to_dict()``).
+#: Returns the current snapshot (``views.snapshot.Snapshot.to_dict()``).
 Provider = Callable[[], Mapping[str, Any]]
 #: A student link's token -> that student's view; :raises RefusedError:
 StudentSource = Callable[[str], Mapping[str, Any]]

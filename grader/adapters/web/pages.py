@@ -1,6 +1,6 @@
 """The staff pages (an assignment, a student, one submission, a regrade preview, the
 similarity report and one pair, the cluster use), rendered on the server from the plain
-data of ``course.staffview`` and ``views.staff``: what is on a page is decided there,
+data of ``course.staffview`` and ``views.staff_pages``: what is on a page is decided there,
 how it looks here (in the shared design, ``design``)."""
 
 from __future__ import annotations

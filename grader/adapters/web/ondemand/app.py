@@ -33,7 +33,7 @@ from python_multipart.exceptions import FormParserError
 
 from grader.adapters.desk_client import ask
 from grader.adapters.web.design import CSP, esc, layout, message_page, rebase
-from grader.adapters.web.ondemand.staff import staff_get
+from grader.adapters.web.ondemand.staff_socket import staff_get
 from grader.adapters.web.student import handin_page
 from grader.core.errors import ConfigError, GradelineError, RefusedError
 from grader.core.upload import MAX_UPLOAD_BYTES, form_length_refusal

@@ -16,7 +16,7 @@ from grader.course.policy import Grade, grade_course
 from grader.course.staffview import assignment_table, student_history, submission_page
 from grader.formats.problem import Problem
 from grader.views.ports import CourseReads, ReadsOpener
-from grader.views.similarity import pair_view, read_report
+from grader.views.similarity_report import pair_view, read_report
 
 
 def preview_path(spool: Spool, assignment: str) -> Path:

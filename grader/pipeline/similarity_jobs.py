@@ -26,7 +26,7 @@ from grader.adapters.spool import Entry, Spool, similarity_dir
 from grader.core.jobs import now_iso
 from grader.course.load import Course
 from grader.course.policy import grade_course
-from grader.course.similarity import flagged
+from grader.course.similarity_pairs import flagged
 from grader.course.spec import BulkSpec
 from grader.formats.problem import Problem
 from grader.pipeline.intake import Rejected, prepare

@@ -1,7 +1,7 @@
 """The student desk: hand-in with a signed receipt, one's own results, a link to one's
 own page, and the choice of the submission that counts.
 
-Who asks is the kernel's word (``adapters.desk``: the socket's peer), never the
+Who asks is the kernel's word (``adapters.desk_socket``: the socket's peer), never the
 request's; what they may see is ``course.studentview``'s. The desk runs as the
 grading account (it writes the spool and reads the store), not as root.
 """

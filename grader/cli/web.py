@@ -19,9 +19,9 @@ from grader.adapters.store.postgres import Store
 from grader.adapters.web import serving
 from grader.compose.context import Context
 from grader.core.errors import GradelineError
-from grader.views.desk import Desk, desk_key
-from grader.views.live import Snapshot, snapshot, text
-from grader.views.staff import StaffPages
+from grader.views.snapshot import Snapshot, snapshot, text
+from grader.views.staff_pages import StaffPages
+from grader.views.student_desk import Desk, desk_key
 
 
 def provider(args: argparse.Namespace, ctx: Context) -> web.Provider:

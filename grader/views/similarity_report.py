@@ -1,4 +1,4 @@
-"""A similarity report as staff read it: the report ``pipeline.similarity`` wrote, and
+"""A similarity report as staff read it: the report ``pipeline.similarity_jobs`` wrote, and
 one of its pairs side by side with both students' files."""
 
 from __future__ import annotations
@@ -8,7 +8,7 @@ from typing import Any
 
 from grader.adapters.spool import Spool, similarity_dir
 from grader.core.errors import GradelineError
-from grader.course.similarity import side_by_side
+from grader.course.similarity_pairs import side_by_side
 
 
 def read_report(spool: Spool, assignment: str) -> dict[str, Any] | None:

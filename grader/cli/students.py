@@ -12,13 +12,12 @@ from datetime import timedelta
 from pathlib import Path
 from typing import Any
 
-from grader.adapters import desk as transport
-from grader.adapters import desk_client
+from grader.adapters import desk_client, desk_socket
 from grader.cli.common import spool_options
 from grader.compose.context import Context
 from grader.core.errors import GradelineError
 from grader.core.signing import check
-from grader.views.desk import Desk, desk_key
+from grader.views.student_desk import Desk, desk_key
 
 CUT = 400  # characters of a failed test's input, answer and output on a terminal
 
@@ -39,7 +38,7 @@ def cmd_desk(args: argparse.Namespace, ctx: Context) -> int:
         raise GradelineError("--link-minutes: give a positive number of minutes")
     desk = Desk(course, ctx.spool(create=True), ctx.reads(), ctx.problems(), key,
                 page_url=args.page_url, link_ttl=timedelta(minutes=args.link_minutes))
-    server = transport.listen(path, desk.handle)
+    server = desk_socket.listen(path, desk.handle)
     signal.signal(signal.SIGTERM, lambda *_: sys.exit(0))
     print(f"gradeline desk for course {course.name} on {path}; students run:\n"
           f"  export GRADELINE_DESK_SOCKET={path}\n"
