@@ -9,6 +9,7 @@ from typing import Any
 
 from grader.adapters.web import live_page as live
 from grader.adapters.web import pages, student
+from grader.course.shown import Receipt, StudentView
 
 ASSIGNMENTS = ["bigsum", "primes", "wordfreq"]
 #: (student, name, attempts, last verdict, status, counting, late h, final %, points)
@@ -182,7 +183,7 @@ def _mine_sub(sid: str, **kw: Any) -> dict[str, Any]:
     return {**base, **kw}
 
 
-VIEW: dict[str, Any] = {
+VIEW = StudentView.from_json({
     "student": "berg02", "course": "Programming 1 (spring 2025)",
     "now": "2025-03-21T10:00:00+02:00",
     "assignments": [
@@ -196,9 +197,10 @@ VIEW: dict[str, Any] = {
              _mine_sub("2025-03-14T21-05-12-7c1e", counts=True, verdict="WA", score=7.0,
                        max_score=10.0, message="", complete=True, tests=_mine_tests(),
                        groups=[{"name": "sample", "verdict": "AC", "points": 2.0,
-                                "max_points": 2.0, "passed": 2, "total": 2},
+                                "max_points": 2.0, "passed": 2, "total": 2, "phase": "full"},
                                {"name": "small", "verdict": "WA", "points": 5.0,
-                                "max_points": 8.0, "passed": 4, "total": 5}])]},
+                                "max_points": 8.0, "passed": 4, "total": 5,
+                                "phase": "full"}])]},
         {"name": "primes", "deadline": "2025-03-29T23:59:00+02:00", "released": None,
          "limits": {"used": 3, "left": 7, "next_at": "2025-03-21T10:05:00+02:00",
                     "why": "at most one hand-in every 5 min", "deferring": True},
@@ -213,15 +215,15 @@ VIEW: dict[str, Any] = {
                        groups=[], message="not graded yet")]},
         {"name": "wordfreq", "deadline": "2025-04-12T23:59:00+03:00", "released": None,
          "limits": {"used": 0, "left": 10, "next_at": None, "why": "", "deferring": False},
-         "submissions": []}]}
+         "submissions": []}]})
 
-RECEIPT = {"submission": "2025-03-21T10-00-03-5b6c", "course": "prog1-2025",
+RECEIPT = Receipt.from_json({"submission": "2025-03-21T10-00-03-5b6c", "course": "prog1-2025",
            "assignment": "primes", "student": "berg02", "file": "sieve.cpp",
            "received_at": "2025-03-21T10:00:03+02:00", "size": 1834,
            "sha256": "9f2c4e7b1d0a5c3e8f6b2a9d4c7e1f0a3b5d8c2e6f9a1b4c7d0e3f6a9b2ce1a0",
            "deadline": "2025-03-29T23:59:00+02:00", "late": False, "deferred": True,
            "limit": "at most one hand-in every 5 min", "left": 6,
-           "signature": "4be1c0d2a7f95e3b6c8d0a1f2e4b7c9d3a5f8e0b1c6d2a4f7e9b3c5d8a0f1e2d"}
+           "signature": "4be1c0d2a7f95e3b6c8d0a1f2e4b7c9d3a5f8e0b1c6d2a4f7e9b3c5d8a0f1e2d"})
 
 
 def mine() -> str:

@@ -8,7 +8,6 @@ import csv
 import io
 import logging
 import threading
-from collections.abc import Mapping
 from dataclasses import replace
 from pathlib import Path
 from typing import Any
@@ -27,6 +26,7 @@ from grader.course.lms_mapping import NOBODY, Roster
 from grader.course.lms_scores import lms_scores
 from grader.course.load import ROSTER_OPTIONAL, ROSTER_REQUIRED, Course, Student, load_course
 from grader.course.policy import grade_course
+from grader.course.shown import Receipt, StudentView
 from grader.formats.load import load_problem
 from grader.formats.problem import Problem
 from grader.views.staff_pages import StaffPages
@@ -75,15 +75,12 @@ class Courses:
     def course(self, course_file: str) -> Course:
         return self._get(course_file)[0]
 
-    def view(self, course_file: str, student: str) -> Mapping[str, Any]:
-        view: Mapping[str, Any] = self._get(course_file)[1].view(student)["view"]
-        return view
+    def view(self, course_file: str, student: str) -> StudentView:
+        return self._get(course_file)[1].view(student)
 
     def hand_in(self, course_file: str, student: str, assignment: str, name: str,
-                body: Upload) -> Mapping[str, Any]:
-        receipt: Mapping[str, Any] = self._get(course_file)[1].hand_in(
-            student, assignment, name, body)["receipt"]
-        return receipt
+                body: Upload) -> Receipt:
+        return self._get(course_file)[1].hand_in(student, assignment, name, body)
 
     def max_points(self, course_file: str, assignment: str) -> float:
         course, _, _, problems = self._get(course_file)

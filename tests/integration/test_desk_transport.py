@@ -7,6 +7,7 @@ from __future__ import annotations
 import hashlib
 import json
 import os
+import pwd
 import socket
 import threading
 import time
@@ -17,6 +18,8 @@ import pytest
 from grader.adapters import desk_client, desk_socket
 from grader.adapters.peercred import Peer
 from grader.core.errors import ConfigError, GradelineError, RefusedError
+from grader.core.upload import Upload
+from grader.course.shown import AssignmentView, Link, Receipt, StudentView, SubmissionView
 
 BOUNDS = desk_socket.Bounds(connections=6, per_account=3, deadline_s=1.0)
 
@@ -154,3 +157,65 @@ def test_a_desk_closed_before_its_thread_starts_stops_quietly(tmp_path: Path) ->
     server = desk_socket.listen(tmp_path / "early.sock", lambda p, r, b: {})
     server.server_close()
     server.serve_forever()  # returns at once; raised "Invalid file descriptor: -1" before
+
+
+class Desk:
+    """A desk that answers with fixed values and remembers what it was asked."""
+
+    def __init__(self) -> None:
+        self.asked: list[tuple[object, ...]] = []
+
+    def on_roster(self, student: str) -> None:
+        if student == "nobody":
+            raise RefusedError("nobody is not on the roster")
+
+    def hand_in(self, student: str, assignment: object, name: object,
+                body: Upload | None) -> Receipt:
+        assert body is not None
+        self.asked.append(("hand-in", student, assignment, name, body.path.read_bytes()))
+        return Receipt("s1", "c", str(assignment), student, str(name), "t", body.size,
+                       "ab", "d", False, left=2, signature="f" * 64)
+
+    def view(self, student: str, assignment: object = None) -> StudentView:
+        self.asked.append(("mine", student, assignment))
+        return StudentView(student, "c", "now", (AssignmentView(
+            "hw1", "d", None, (SubmissionView("s1", "t", 1.5, True, "graded",
+                                              verdict="WA", score=1.0),)),))
+
+    def link(self, student: str) -> Link:
+        return Link(f"https://x/me/{student}", "soon")
+
+    def choose(self, student: str, assignment: object, submission: object) -> str:
+        if submission == "bad":
+            raise RefusedError("bad is no submission of yours")
+        return str(submission)
+
+
+def test_the_desks_requests_and_values_go_through_the_socket_whole(tmp_path: Path) -> None:
+    """Each op of the wire (``desk_client``) reaches its call of the desk as the peer the
+    kernel names and comes back as the value it gave; a refusal comes back as one."""
+    desk, me = Desk(), pwd.getpwuid(os.geteuid()).pw_name
+    path = tmp_path / "d" / "desk.sock"
+    server = desk_socket.listen(path, desk_socket.answering(desk), BOUNDS)
+    t = threading.Thread(target=server.serve_forever, daemon=True)
+    t.start()
+    try:
+        f = tmp_path / "sum.py"
+        f.write_bytes(b"print(1)\n")
+        receipt = desk_client.hand_in(path, "hw1", f)
+        assert receipt == desk.hand_in(me, "hw1", "sum.py", Upload(f, 9))
+        assert desk.asked[0] == ("hand-in", me, "hw1", "sum.py", b"print(1)\n")
+        view = desk_client.mine(path, "hw1")
+        assert view == desk.view(me, "hw1") and view.assignments[0].submissions[0].counts
+        assert desk_client.link(path) == Link(f"https://x/me/{me}", "soon")
+        assert desk_client.choose(path, "hw1", "s7") == "s7"
+        with pytest.raises(desk_client.DeskRefusal, match="no submission of yours"):
+            desk_client.choose(path, "hw1", "bad")
+        for req, why in (({"op": "mine", "student": "someone-else"}, "answers no request"),
+                         ({"op": "steal"}, "no such request 'steal'")):
+            reply = desk_client.ask(path, req)
+            assert reply["ok"] is False and why in str(reply["error"]), reply
+    finally:
+        server.shutdown()
+        server.server_close()
+        t.join(5)

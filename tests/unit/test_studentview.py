@@ -14,6 +14,7 @@ from grader.core.result import GroupResult, SubmissionResult, TestResult
 from grader.core.signing import check, open_token, signed, token
 from grader.core.verdict import Verdict
 from grader.course.load import load_course
+from grader.course.shown import StudentView
 from grader.course.studentview import SHOWN_BYTES, Submitted, student_view
 
 from ..support import course_at, course_yaml
@@ -50,10 +51,12 @@ def _view(tmp_path: Path, student: str, now_day: int, released: bool,
         Submitted("s1", "hw1", course_at(1, 10), "graded", visible=VISIBLE, full=FULL),
         Submitted("s2", "hw1", course_at(1, 12), "quarantined", reason="an empty archive"),
         Submitted("s3", "hw1", course_at(1, 13), "waiting", sha256="ab" * 32)]
-    return student_view(course, student, subs,
+    view = student_view(course, student, subs,
                         released={"hw1": course_at(3, 9) if released else None},
                         now=course_at(now_day, 12),
                         case_data=lambda a, t: (f"IN:{t}" * 400, f"ANS:{t}"))
+    assert StudentView.from_json(json.loads(json.dumps(view.to_json()))) == view
+    return view.to_json()  # what every front end is given, in the form they read
 
 
 def _shown(view: dict[str, object]) -> tuple[list[str], dict[str, object]]:

@@ -251,7 +251,7 @@ def test_the_handin_page_shows_the_receipt_and_the_error() -> None:
     doc = PAGES["handin-receipt"]()
     assert 'download="receipt-primes-2025-03-21T10-00-03-5b6c.json"' in doc
     assert '<option value="primes" selected>' in doc and "Past the assignment's" in doc
-    assert RECEIPT["signature"] in doc and "Your deadlines and hand-in limits" in doc
+    assert RECEIPT.signature in doc and "Your deadlines and hand-in limits" in doc
     err = PAGES["handin-error"]()
     assert 'role="alert"' in err and 'aria-invalid="true"' in err
     assert "larger than 16 MiB" in err

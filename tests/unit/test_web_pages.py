@@ -16,6 +16,7 @@ from grader.adapters.web.design import CSP
 from grader.adapters.web.live_page import span
 from grader.adapters.web.serving import PEER
 from grader.core.errors import RefusedError
+from grader.course.shown import StudentView
 
 SNAPSHOT = {"course": "c", "waiting": 0, "in_progress": 0, "window_s": 100_000.0,
             "stored": 0, "throughput_per_min": 0.0, "p50_s": None, "p95_s": None,
@@ -53,10 +54,10 @@ class Staff:
             {"account": "cs101", "qos": "bulk", "jobs": 9, "core_hours": 1.5}]}
 
 
-def student(token: str) -> Mapping[str, Any]:
+def student(token: str) -> StudentView:
     if token != "good":
         raise RefusedError("not a link this service made")
-    return {"student": "alice", "course": "c", "now": "", "assignments": []}
+    return StudentView("alice", "c", "", ())
 
 
 TA, ALICE = Peer(1, 5001, 5001, "ta1"), Peer(2, 5002, 5002, "alice")

@@ -45,11 +45,12 @@ from grader.adapters.web.live_page import page
 from grader.adapters.web.serving import peer_in
 from grader.adapters.web.student import MINE_RELOAD_S, mine_page
 from grader.core.errors import RefusedError
+from grader.course.shown import StudentView
 
 #: Returns the current snapshot (``views.snapshot.Snapshot.to_dict()``).
 Provider = Callable[[], Mapping[str, Any]]
 #: A student link's token -> that student's view; :raises RefusedError:
-StudentSource = Callable[[str], Mapping[str, Any]]
+StudentSource = Callable[[str], StudentView]
 #: whether a kernel-named account is staff of the course (``peercred.is_one_of``)
 StaffCheck = Callable[[Peer], bool]
 

@@ -31,12 +31,14 @@ import yaml
 from python_multipart import parse_form
 from python_multipart.exceptions import FormParserError
 
-from grader.adapters.desk_client import ask
+from grader.adapters import desk_client
+from grader.adapters.desk_client import DeskRefusal
 from grader.adapters.web.design import CSP, esc, layout, message_page, rebase
 from grader.adapters.web.ondemand.staff_socket import staff_get
 from grader.adapters.web.student import handin_page
 from grader.core.errors import ConfigError, GradelineError, RefusedError
 from grader.core.upload import MAX_UPLOAD_BYTES, form_length_refusal
+from grader.course.shown import Receipt
 
 StartResponse = Callable[[str, list[tuple[str, str]]], object]
 #: same-origin: the browser names this page's origin on its own form's post (with
@@ -134,19 +136,13 @@ class App:
             items.append(f"<li>{link}{extra}</li>")
         return layout(self.title, f"<ul>{''.join(items)}</ul>", site_href=f"{base}/")
 
-    def _view(self, course: CourseDoors) -> Mapping[str, Any] | str:
-        reply = ask(course.desk, {"op": "mine"})
-        if not reply.get("ok"):
-            return str(reply.get("error", "the desk refused"))
-        view: Mapping[str, Any] = reply["view"]
-        return view
-
-    def _student(self, course: CourseDoors, here: str, receipt: Mapping[str, Any] | None = None,
+    def _student(self, course: CourseDoors, here: str, receipt: Receipt | None = None,
                  error: str | None = None) -> str:
-        view = self._view(course)
-        if isinstance(view, str):
-            return message_page(course.name, view)
-        return handin_page(view, [a["name"] for a in view["assignments"]],
+        try:
+            view = desk_client.mine(course.desk)
+        except DeskRefusal as e:
+            return message_page(course.name, str(e))
+        return handin_page(view, [a.name for a in view.assignments],
                            action=f"{here}/hand-in", csrf_token=self._csrf(course.name),
                            max_mib=MAX_UPLOAD_BYTES >> 20, receipt=receipt, error=error,
                            results=True)
@@ -167,11 +163,12 @@ class App:
                                                 "in again from this page"))
             if file is None:
                 return Reply(400, self._student(course, here, error="choose a file to hand in"))
-            reply = ask(course.desk, {"op": "hand-in", "assignment": fields.get("assignment"),
-                                      "name": file[1]}, file[0])
-        if not reply.get("ok"):
-            return Reply(400, self._student(course, here, error=str(reply.get("error"))))
-        return Reply(200, self._student(course, here, receipt=reply["receipt"]))
+            try:
+                receipt = desk_client.hand_in(course.desk, fields.get("assignment", ""),
+                                              file[0], name=file[1])
+            except DeskRefusal as e:
+                return Reply(400, self._student(course, here, error=str(e)))
+        return Reply(200, self._student(course, here, receipt=receipt))
 
     def _staff(self, course: CourseDoors, path: str, here: str) -> Reply:
         if course.staff is None:
