@@ -24,7 +24,7 @@ from grader.core.cpuset import CpuSet
 from grader.core.errors import GradelineError
 from grader.core.jobs import now_iso
 from grader.course.spec import BulkSpec
-from grader.course.staffview import regrade_changes
+from grader.course.staffview import RegradeChange, RegradePreview, regrade_changes
 from grader.formats.problem import Problem
 from grader.pipeline.deadline import DeadlineWatcher, after_deadline
 from grader.pipeline.ports import StoreOpener
@@ -250,15 +250,15 @@ def cmd_regrade(args: argparse.Namespace, ctx: Context) -> int:
 
 
 def _previewed(spool: Spool, assignment: str, problem: Problem,
-               changes: list[dict[str, Any]]) -> int:
+               changes: list[RegradeChange]) -> int:
     path = preview_path(spool, assignment)
     path.parent.mkdir(parents=True, exist_ok=True)
-    path.write_text(json.dumps({"assignment": assignment, "new_version": problem.version,
-                                "made": now_iso(), "changes": changes}, indent=1))
-    moved = [c for c in changes if c["changed"]]
+    preview = RegradePreview(assignment, problem.version, now_iso(), tuple(changes))
+    path.write_text(json.dumps(preview.to_json(), indent=1))
+    moved = [c for c in changes if c.changed]
     for c in moved:
-        print(f"{c['student']}\t{c['id']}\t{c['old_verdict']} {c['old_score']:g} -> "
-              f"{c['new_verdict']} {c['new_score']:g}")
+        print(f"{c.student}\t{c.id}\t{c.old_verdict} {c.old_score or 0.0:g} -> "
+              f"{c.new_verdict} {c.new_score:g}")
     print(f"a regrade would change {len(moved)} of {len(changes)} submissions of "
           f"{assignment} (nothing stored; staff page: /a/{assignment}/preview; apply: "
           f"gradeline regrade --assignment {assignment})", file=sys.stderr)

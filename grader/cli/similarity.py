@@ -32,12 +32,12 @@ def cmd_similarity(args: argparse.Namespace, ctx: Context) -> int:
     with ctx.store() as store:
         report = make_report(course, args.assignment, problem, ctx.spool(), store, lib,
                              runner, threshold=args.threshold, min_tokens=args.min_tokens)
-    for p in report["pairs"]:
-        print(f"{p['similarity']:.2f}\t{p['a']}\t{p['b']}\t{p['language']}")
-    for why in report["skipped"]:
+    for p in report.pairs:
+        print(f"{p.similarity:.2f}\t{p.a}\t{p.b}\t{p.language}")
+    for why in report.skipped:
         print(f"left out: {why}", file=sys.stderr)
-    print(f"{len(report['pairs'])} pair(s) of {report['students']} students at or above "
-          f"{args.threshold:g} ({report['tool'] or 'nothing compared'}); staff page: "
+    print(f"{len(report.pairs)} pair(s) of {report.students} students at or above "
+          f"{args.threshold:g} ({report.tool or 'nothing compared'}); staff page: "
           f"/a/{args.assignment}/similarity", file=sys.stderr)
     return 0
 

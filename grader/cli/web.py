@@ -7,10 +7,9 @@ import argparse
 import socket
 import sys
 import time
-from collections.abc import Callable, Mapping
+from collections.abc import Callable
 from datetime import UTC, datetime
 from pathlib import Path
-from typing import Any
 
 from grader.adapters import web
 from grader.adapters.peercred import Peer, is_one_of
@@ -19,7 +18,8 @@ from grader.adapters.store.postgres import Store
 from grader.adapters.web import serving
 from grader.compose.context import Context
 from grader.core.errors import GradelineError
-from grader.views.snapshot import Snapshot, snapshot, text
+from grader.course.staffview import Snapshot
+from grader.views.snapshot import snapshot, text
 from grader.views.staff_pages import StaffPages
 from grader.views.student_desk import Desk, desk_key
 
@@ -29,7 +29,7 @@ def provider(args: argparse.Namespace, ctx: Context) -> web.Provider:
     spool, course = ctx.spool(), ctx.course()
     url = ctx.db_url()
 
-    def current() -> Mapping[str, Any]:
+    def current() -> Snapshot:
         since = datetime.fromtimestamp(time.time() - args.window - 3600, UTC)
         try:
             with Store(url) as store:
@@ -40,7 +40,7 @@ def provider(args: argparse.Namespace, ctx: Context) -> web.Provider:
         waiting = len(spool.new_entries())
         in_progress = sum(len(spool.batch_entries(b)) for b in spool.batches())
         return snapshot(course, rows, waiting=waiting, in_progress=in_progress,
-                        window_s=args.window).to_dict()
+                        window_s=args.window)
 
     return current
 
@@ -96,7 +96,7 @@ def cmd_watch(args: argparse.Namespace, ctx: Context) -> int:
     current = provider(args, ctx)
     try:
         while True:
-            s = Snapshot(**current())
+            s = current()
             if sys.stdout.isatty():
                 print("\033[H\033[2J", end="")
             print(text(s), flush=True)

@@ -1,31 +1,34 @@
-"""A similarity report as staff read it: the report ``pipeline.similarity_jobs`` wrote, and
-one of its pairs side by side with both students' files."""
+"""A similarity report as staff read it: the report ``pipeline.similarity_jobs`` wrote,
+and one of its pairs side by side with both students' files."""
 
 from __future__ import annotations
 
 import json
-from typing import Any
+
+from pydantic import ValidationError
 
 from grader.adapters.spool import Spool, similarity_dir
 from grader.core.errors import GradelineError
-from grader.course.similarity_pairs import side_by_side
+from grader.course.similarity_pairs import PairView, SimilarityReport, side_by_side
 
 
-def read_report(spool: Spool, assignment: str) -> dict[str, Any] | None:
+def read_report(spool: Spool, assignment: str) -> SimilarityReport | None:
+    """The assignment's report (None: none made yet, or one this version cannot read:
+    made again, it is)."""
     try:
         data = json.loads((similarity_dir(spool, assignment) / "report.json").read_text())
-    except (OSError, ValueError):
+        return SimilarityReport.from_json(data)
+    except (OSError, ValueError, ValidationError):
         return None
-    return data if isinstance(data, dict) else None
 
 
-def pair_view(spool: Spool, assignment: str, index: int) -> dict[str, Any] | None:
+def pair_view(spool: Spool, assignment: str, index: int) -> PairView | None:
     """Pair ``index`` of the report side by side (None: no such pair)."""
     report = read_report(spool, assignment)
-    if report is None or not 0 <= index < len(report["pairs"]):
+    if report is None or not 0 <= index < len(report.pairs):
         return None
-    p = report["pairs"][index]
-    subs = similarity_dir(spool, assignment) / "work" / p["language"] / "subs"
+    p = report.pairs[index]
+    subs = similarity_dir(spool, assignment) / "work" / p.language / "subs"
 
     def files(student: str) -> dict[str, str]:
         root = subs / student
@@ -34,4 +37,4 @@ def pair_view(spool: Spool, assignment: str, index: int) -> dict[str, Any] | Non
         return {str(f.relative_to(root)): f.read_text(errors="replace")
                 for f in sorted(root.rglob("*")) if f.is_file()}
 
-    return side_by_side(p, files(p["a"]), files(p["b"]))
+    return side_by_side(p, files(p.a), files(p.b))

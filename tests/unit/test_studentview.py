@@ -153,9 +153,9 @@ def test_similarity_keeps_pairs_above_the_threshold_in_a_stable_order() -> None:
              {"first": "bo", "second": "cy", "similarity": 0.5, "matches": []},
              {"first": "bo", "second": "dee", "similarity": 0.49, "matches": []}]
     out = flagged(pairs, 0.5)
-    assert [(p["a"], p["b"]) for p in out] == [("amy", "zed"), ("bo", "cy")]
+    assert [(p.a, p.b) for p in out] == [("amy", "zed"), ("bo", "cy")]
     # names sorted within a pair: the sides of its matches swap with them
-    assert out[0]["matches"][0]["first"]["start"] == 5
+    assert out[0].matches[0].first.start == 5
     view = side_by_side(out[0], {"a.cpp": "1\n2\n3\n4\n5\n6\n"}, {"a.cpp": "x\ny\nz\n"})
-    assert [ln["match"] for ln in view["left"][0]["lines"]] == [0, 0, 0, 0, 1, 1]
-    assert [ln["match"] for ln in view["right"][0]["lines"]] == [0, 1, 1]
+    assert [ln.match for ln in view.left[0].lines] == [0, 0, 0, 0, 1, 1]
+    assert [ln.match for ln in view.right[0].lines] == [0, 1, 1]
