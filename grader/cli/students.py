@@ -16,11 +16,11 @@ from typing import Any
 from grader.adapters import desk_client, desk_socket
 from grader.adapters.desk_client import DeskRefusal
 from grader.cli.common import spool_options
+from grader.compose import read_side
 from grader.compose.context import Context
 from grader.core.errors import GradelineError
 from grader.core.signing import check
 from grader.course.shown import StudentView, SubmissionView
-from grader.views.student_desk import Desk, desk_key
 
 CUT = 400  # characters of a failed test's input, answer and output on a terminal
 
@@ -36,11 +36,10 @@ def cmd_desk(args: argparse.Namespace, ctx: Context) -> int:
     path = socket_path(args, ctx)
     with ctx.store() as store:
         store.migrate()
-    key = desk_key(ctx.state_dir / "desk.key")
     if args.link_minutes <= 0:
         raise GradelineError("--link-minutes: give a positive number of minutes")
-    desk = Desk(course, ctx.spool(create=True), ctx.reads(), ctx.problems(), key,
-                page_url=args.page_url, link_ttl=timedelta(minutes=args.link_minutes))
+    desk = read_side.student_desk(ctx, course, page_url=args.page_url,
+                                  link_ttl=timedelta(minutes=args.link_minutes))
     server = desk_socket.listen(path, desk_socket.answering(desk))
     signal.signal(signal.SIGTERM, lambda *_: sys.exit(0))
     print(f"gradeline desk for course {course.name} on {path}; students run:\n"
@@ -162,7 +161,7 @@ def cmd_receipt(args: argparse.Namespace, ctx: Context) -> int:
         raise GradelineError(f"{args.file}: not a receipt ({e})") from None
     if not isinstance(receipt, dict):
         raise GradelineError(f"{args.file}: not a receipt")
-    fields = check(desk_key(ctx.state_dir / "desk.key"), receipt)
+    fields = check(read_side.key(ctx), receipt)
     print(f"genuine: {fields['student']} handed in {fields['file']} for "
           f"{fields['assignment']} at {fields['received_at']} (submission "
           f"{fields['submission']}, sha256 {fields['sha256']})")
