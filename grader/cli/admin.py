@@ -6,8 +6,6 @@ from __future__ import annotations
 import argparse
 from typing import Any
 
-from grader.adapters.store.connections import recreate_database
-from grader.adapters.store.postgres import Store
 from grader.cli.checkenv import checks
 from grader.cli.images import cmd_image
 from grader.compose.context import Context
@@ -24,7 +22,7 @@ def cmd_db(args: argparse.Namespace, ctx: Context) -> int:
         return url if args.show_password else redact_url(url)
     if args.action == "start":
         url = ctx.db_url()
-        with Store(url) as s:
+        with ctx.store() as s:
             applied = s.migrate()
         print(redact_url(url) +
               (f"  (migrations applied: {', '.join(applied)})" if applied else ""))
@@ -35,7 +33,7 @@ def cmd_db(args: argparse.Namespace, ctx: Context) -> int:
     elif args.action == "fresh":
         if not args.name:
             raise GradelineError("db fresh needs a database NAME (letters, digits, _)")
-        print(show(recreate_database(ctx.db_url(), args.name)))
+        print(show(ctx.fresh_database(args.name)))
     else:
         up = server.running()
         print(f"local server {'running' if up else 'stopped'} at {server.data}")

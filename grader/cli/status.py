@@ -37,7 +37,7 @@ def cmd_status(args: argparse.Namespace, ctx: Context) -> int:
         print("quarantined:")
         for a, sid, code, msg in st.reasons:
             print(f"  {a:<12} {sid}: {code}: {msg}")
-    for h in SickReports(spool.root / "pilots").handled():
+    for h in SickReports(spool.pilots).handled():
         done = "drained" if h.get("drained") else f"NOT drained ({h.get('error')}): ask an admin"
         print(f"sick node {h['node']}: {done}; {h['reason']} -- its judge errors: "
               "gradeline regrade --judge-errors")

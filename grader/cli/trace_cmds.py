@@ -85,7 +85,7 @@ def cmd_capture(args: argparse.Namespace, ctx: Context) -> int:
     out = Path(args.out)
 
     def ref(r: Finished) -> str:
-        payload = spool.dir("done") / str(r.spool_id) / "payload"
+        payload = spool.done(str(r.spool_id)).payload
         files = sorted(payload.iterdir()) if payload.is_dir() else []
         return os.path.relpath(files[0], out.parent.resolve()) if files else \
             f"spool:{r.spool_id}"

@@ -12,12 +12,13 @@ from collections.abc import Callable, Iterator, Mapping
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 
+from grader.adapters.private_dirs import shared_dir_problem
 from grader.adapters.sandbox import SandboxConfig, choose_runtime, open_sandbox
 from grader.adapters.sandbox.assignment_image import ensure_assignment_images
 from grader.adapters.scheduler.base import SchedulerError
 from grader.adapters.scheduler.slurm import SlurmCLI, detect_scheduler, local_cluster_conf
-from grader.adapters.spool import Spool, shared_dir_problem
-from grader.adapters.store.connections import Connections
+from grader.adapters.spool import Spool
+from grader.adapters.store.connections import Connections, recreate_database
 from grader.adapters.store.postgres import Store
 from grader.adapters.store.server import LocalServer, database_url
 from grader.compose import worker
@@ -228,7 +229,7 @@ class Context:
                                        account=charge.account, qos=charge.qos)
                     self.say(f"executor: Slurm ({sched.name}), up to {pilots.pilots} pilot "
                              "tasks pulling work" + _charged(charge))
-                    return PilotFactory(PilotPool(sched, self.spool().root / "pilots",
+                    return PilotFactory(PilotPool(sched, self.spool().pilots,
                                                   pilots), progress)
                 self.say(f"executor: Slurm ({sched.name}), one array job per batch"
                          + _charged(charge))
@@ -326,6 +327,10 @@ class Context:
 
     def store(self, *, start: bool = True) -> Store:
         return Store(self.db_url(start=start))
+
+    def fresh_database(self, name: str) -> str:
+        """An empty database ``name`` (dropped first) on the server of ``db_url``: its URL."""
+        return recreate_database(self.db_url(), name)
 
     @functools.cached_property
     def _connections(self) -> Connections:

@@ -22,7 +22,7 @@ from pathlib import Path
 from grader.adapters import jplag
 from grader.adapters.scheduler.base import Scheduler, SchedulerError
 from grader.adapters.scheduler.script import ArrayRequest, array_script
-from grader.adapters.spool import Entry, Spool, similarity_dir
+from grader.adapters.spool import Spool
 from grader.core.jobs import now_iso
 from grader.course.load import Course
 from grader.course.policy import grade_course
@@ -55,7 +55,7 @@ def stage(spool: Spool, problem: Problem, picks: Mapping[str, str], work: Path,
     counts: dict[str, int] = {}
     skipped = []
     for student, sid in sorted(picks.items()):
-        entry = spool.find(sid) or Entry(sid, spool.dir("done") / sid)
+        entry = spool.find(sid) or spool.done(sid)
         try:
             prep = prepare(entry, {problem.short_name: problem})
         except (Rejected, OSError) as e:
@@ -117,7 +117,7 @@ def make_report(course: Course, assignment: str, problem: Problem, spool: Spool,
                 store: CourseRows, lib: Path, runner: Runner, *, threshold: float,
                 min_tokens: int) -> SimilarityReport:
     """Compare, keep the pairs at or above ``threshold``, write ``report.json``."""
-    work = similarity_dir(spool, assignment)
+    work = spool.similarity(assignment)
     picks = chosen(course, assignment, store)
     counts, skipped = stage(spool, problem, picks, work / "work",
                             course.assignments[assignment].starter)

@@ -7,7 +7,7 @@ import json
 
 from pydantic import ValidationError
 
-from grader.adapters.spool import Spool, similarity_dir
+from grader.adapters.spool import Spool
 from grader.core.errors import GradelineError
 from grader.course.similarity_pairs import PairView, SimilarityReport, side_by_side
 
@@ -16,7 +16,7 @@ def read_report(spool: Spool, assignment: str) -> SimilarityReport | None:
     """The assignment's report (None: none made yet, or one this version cannot read:
     made again, it is)."""
     try:
-        data = json.loads((similarity_dir(spool, assignment) / "report.json").read_text())
+        data = json.loads((spool.similarity(assignment) / "report.json").read_text())
         return SimilarityReport.from_json(data)
     except (OSError, ValueError, ValidationError):
         return None
@@ -28,10 +28,8 @@ def pair_view(spool: Spool, assignment: str, index: int) -> PairView | None:
     if report is None or not 0 <= index < len(report.pairs):
         return None
     p = report.pairs[index]
-    subs = similarity_dir(spool, assignment) / "work" / p.language / "subs"
-
     def files(student: str) -> dict[str, str]:
-        root = subs / student
+        root = spool.compared(assignment, p.language, student)
         if not root.is_dir():
             raise GradelineError(f"{root}: gone (run the report again)")
         return {str(f.relative_to(root)): f.read_text(errors="replace")

@@ -6,7 +6,6 @@ from __future__ import annotations
 import json
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import replace
-from pathlib import Path
 
 from pydantic import ValidationError
 
@@ -30,11 +29,6 @@ from grader.course.staffview import (
 from grader.formats.problem import Problem
 from grader.views.ports import CourseReads, ReadsOpener
 from grader.views.similarity_report import pair_view, read_report
-
-
-def preview_path(spool: Spool, assignment: str) -> Path:
-    """Where the latest regrade preview of an assignment is kept."""
-    return spool.root / "regrades" / f"preview-{assignment}.json"
 
 
 class StaffPages:
@@ -80,7 +74,7 @@ class StaffPages:
         """The latest regrade preview (None: none yet, or one this version cannot read)."""
         try:
             return RegradePreview.from_json(json.loads(
-                preview_path(self.spool, name).read_text()))
+                self.spool.regrade_preview(name).read_text()))
         except (OSError, ValueError, ValidationError):
             return None
 
