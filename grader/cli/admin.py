@@ -4,9 +4,9 @@ and what the courses used of the cluster."""
 from __future__ import annotations
 
 import argparse
-from typing import Any
 
 from grader.cli.checkenv import checks
+from grader.cli.common import Commands
 from grader.cli.images import cmd_image
 from grader.compose.context import Context
 from grader.core.errors import GradelineError
@@ -84,7 +84,7 @@ def cmd_usage(args: argparse.Namespace, ctx: Context) -> int:
     return 0
 
 
-def register(sub: Any) -> None:
+def register(sub: Commands) -> None:
     d = sub.add_parser("db", help="the local PostgreSQL server (unless GRADELINE_DB_URL)")
     d.add_argument("action", choices=["start", "stop", "status", "url", "fresh"],
                    help="fresh NAME: an empty database NAME on the local server; prints its URL")

@@ -8,9 +8,8 @@ import argparse
 import getpass
 from datetime import UTC, datetime
 from pathlib import Path
-from typing import Any
 
-from grader.cli.common import spool_options
+from grader.cli.common import Commands, spool_options
 from grader.compose import grading
 from grader.compose.context import Context
 from grader.core.errors import (
@@ -180,7 +179,7 @@ def _course_file_option(sp: argparse.ArgumentParser) -> None:
                     help="the course file (default $GRADELINE_COURSE_FILE)")
 
 
-def register(sub: Any) -> None:
+def register(sub: Commands) -> None:
     c = sub.add_parser("course", help="check a course file (deadlines, late policy, "
                                       "extensions, visibility) against its packages")
     cs = c.add_subparsers(dest="course_command", required=True)

@@ -8,9 +8,8 @@ import logging
 import signal
 import sys
 from pathlib import Path
-from typing import Any
 
-from grader.cli.common import spool_options
+from grader.cli.common import Commands, spool_options
 from grader.cli.format import verdict_table
 from grader.compose import grading
 from grader.compose.context import Context
@@ -146,12 +145,12 @@ def _previewed(p: RegradePreview) -> int:
     return 0
 
 
-def register(sub: Any) -> None:
+def register(sub: Commands) -> None:
     _register_grading(sub)
     _register_regrade(sub)
 
 
-def _register_grading(sub: Any) -> None:
+def _register_grading(sub: Commands) -> None:
     """Grading: run (a batch), serve (continuously)."""
     r = sub.add_parser("run", help="grade everything in the spool and store the results")
     spool_options(r)
@@ -216,7 +215,7 @@ def _register_grading(sub: Any) -> None:
     sv.set_defaults(func=cmd_serve)
 
 
-def _register_regrade(sub: Any) -> None:
+def _register_regrade(sub: Commands) -> None:
     """Grading again what a changed package or a judge error affects."""
     rg = sub.add_parser("regrade", help="regrade what a changed assignment package affects")
     spool_options(rg)

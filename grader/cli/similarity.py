@@ -5,10 +5,9 @@ from __future__ import annotations
 
 import argparse
 import sys
-from typing import Any
 
 from grader.adapters import jplag
-from grader.cli.common import spool_options
+from grader.cli.common import Commands, spool_options
 from grader.compose.context import Context
 from grader.core.errors import GradelineError
 from grader.course.similarity_pairs import DEFAULT_THRESHOLD
@@ -42,7 +41,7 @@ def cmd_similarity(args: argparse.Namespace, ctx: Context) -> int:
     return 0
 
 
-def register(sub: Any) -> None:
+def register(sub: Commands) -> None:
     s = sub.add_parser("similarity", help="after the deadline: pairs of students whose "
                                           "counting submissions are alike (JPlag)")
     s.add_argument("assignment")

@@ -7,9 +7,8 @@ from __future__ import annotations
 import argparse
 import json
 from pathlib import Path
-from typing import Any
 
-from grader.cli.common import lazy, spool_options
+from grader.cli.common import Commands, lazy, spool_options
 from grader.cli.format import state_table
 from grader.compose.context import Context
 from grader.core.errors import GradelineError
@@ -62,7 +61,7 @@ def live_options(p: argparse.ArgumentParser) -> None:
     p.add_argument("--refresh", type=int, default=5, help="seconds between refreshes")
 
 
-def register(sub: Any) -> None:
+def register(sub: Commands) -> None:
     """What staff look at: status, the live page and the staff pages, results."""
     st = sub.add_parser("status", help="per assignment: new, claimed, graded, quarantined; "
                                        "--watch: the live view in the terminal")

@@ -11,11 +11,10 @@ import sys
 from collections.abc import Iterator
 from datetime import timedelta
 from pathlib import Path
-from typing import Any
 
 from grader.adapters import desk_client, desk_socket
 from grader.adapters.desk_client import DeskRefusal
-from grader.cli.common import spool_options
+from grader.cli.common import Commands, spool_options
 from grader.compose import read_side
 from grader.compose.context import Context
 from grader.core.errors import GradelineError
@@ -173,7 +172,7 @@ def _desk_option(sp: argparse.ArgumentParser) -> None:
                     help="the desk's socket (default $GRADELINE_DESK_SOCKET)")
 
 
-def register(sub: Any) -> None:
+def register(sub: Commands) -> None:
     d = sub.add_parser("desk", help="the student desk: students hand in and see their own "
                                     "results through a socket that knows who they are")
     spool_options(d)

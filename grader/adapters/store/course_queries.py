@@ -6,9 +6,9 @@ from __future__ import annotations
 
 from contextlib import AbstractContextManager
 from datetime import datetime
-from typing import Any
 
 import psycopg
+from psycopg.rows import TupleRow
 from psycopg.types.json import Jsonb
 
 from grader.core.errors import StoreError
@@ -22,7 +22,7 @@ class CourseQueries:
     """Queries over ``submissions``, ``results``, ``releases``, ``choices`` and
     ``receipts``."""
 
-    def _tx(self) -> AbstractContextManager[psycopg.Cursor[Any]]:
+    def _tx(self) -> AbstractContextManager[psycopg.Cursor[TupleRow]]:
         raise NotImplementedError
 
     def attempts(self, course: str) -> list[Attempt]:

@@ -17,10 +17,10 @@ from collections.abc import Iterable, Iterator, Mapping, Sequence
 from contextlib import contextmanager
 from datetime import datetime
 from importlib import resources
-from typing import Any
 
 import psycopg
 from psycopg import sql
+from psycopg.rows import TupleRow
 
 from grader import faults
 from grader.adapters.store.connections import Connections, answers, connect, reusable
@@ -34,6 +34,7 @@ from grader.core.result import SubmissionResult
 from grader.core.samples import ShardSample
 
 log = logging.getLogger(__name__)
+Row = tuple[object, ...]  # of a table, in its columns' order
 
 SUB_COLUMNS = ("spool_id", "course", "assignment", "student", "submitted_at", "content_hash",
                "language", "batch_id", "state", "quarantine_code", "quarantine_reason",
@@ -82,7 +83,7 @@ class Store(CourseQueries, StaffQueries):
         self.close()
 
     @contextmanager
-    def _tx(self) -> Iterator[psycopg.Cursor[Any]]:
+    def _tx(self) -> Iterator[psycopg.Cursor[TupleRow]]:
         try:
             with self.conn.transaction(), self.conn.cursor() as cur:
                 yield cur
@@ -243,21 +244,22 @@ class Store(CourseQueries, StaffQueries):
                     cp.write_row(row)
         return len(rows)
 
-    def count(self, sql: str, params: tuple[Any, ...] = ()) -> int:
+    def count(self, sql: str, params: tuple[object, ...] = ()) -> int:
         """A single number (tests and benchmarks)."""
         with self._tx() as cur:
             cur.execute(sql, params)
             row = cur.fetchone()
         return int(row[0]) if row else 0
 
-    def save_campaign(self, campaign_id: str, meta: Mapping[str, Any],
-                      tables: Mapping[str, tuple[Sequence[str], Sequence[Sequence[Any]]]]
+    def save_campaign(self, campaign_id: str, meta: Mapping[str, object],
+                      tables: Mapping[str, tuple[Sequence[str], Sequence[Sequence[object]]]]
                       ) -> int:
         """Store a campaign (its meta and rows per table); re-saving replaces it.
 
         :param tables: table -> (columns, rows), in the columns' order.
         """
-        m = meta.get("machine", {})
+        machine = meta.get("machine")
+        m = machine if isinstance(machine, Mapping) else {}
         n = 0
         with self._tx() as cur:
             cur.execute("DELETE FROM campaigns WHERE id = %s", (campaign_id,))
@@ -369,11 +371,11 @@ _FINISH_SQL = """
 
 
 def _stage_rows(records: Iterable[SubmissionRecord]
-                ) -> tuple[list[tuple[Any, ...]], list[tuple[Any, ...]], list[tuple[Any, ...]]]:
+                ) -> tuple[list[Row], list[Row], list[Row]]:
     """(submissions, results, tests) rows of the staging tables."""
-    subs: list[tuple[Any, ...]] = []
-    res: list[tuple[Any, ...]] = []
-    tests: list[tuple[Any, ...]] = []
+    subs: list[Row] = []
+    res: list[Row] = []
+    tests: list[Row] = []
     for r in records:
         subs.append(tuple(getattr(r, c) for c in SUB_COLUMNS))
         result = r.result

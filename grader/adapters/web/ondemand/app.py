@@ -24,12 +24,14 @@ from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass
 from http import HTTPStatus
 from pathlib import Path
-from typing import Any, NamedTuple
+from typing import NamedTuple
 from urllib.parse import quote
+from wsgiref.types import WSGIEnvironment
 
 import yaml
 from python_multipart import parse_form
 from python_multipart.exceptions import FormParserError
+from python_multipart.multipart import Field, File
 
 from grader.adapters import desk_client
 from grader.adapters.desk_client import DeskRefusal
@@ -98,7 +100,7 @@ class App:
     def _csrf(self, course: str) -> str:
         return hmac.new(self.key, f"{os.getuid()}:{course}".encode(), hashlib.sha256).hexdigest()
 
-    def __call__(self, environ: dict[str, Any], start: StartResponse) -> Iterable[bytes]:
+    def __call__(self, environ: WSGIEnvironment, start: StartResponse) -> Iterable[bytes]:
         base, path = app_paths(environ)
         try:
             status, body, ctype = self._route(environ, base, path)
@@ -109,7 +111,7 @@ class App:
               [("Content-Type", ctype), ("Content-Length", str(len(data))), *HEADERS])
         return [data]
 
-    def _route(self, environ: dict[str, Any], base: str, path: str) -> Reply:
+    def _route(self, environ: WSGIEnvironment, base: str, path: str) -> Reply:
         parts = path.strip("/").split("/")
         if path in ("", "/"):
             return Reply(200, self._home(base))
@@ -147,7 +149,7 @@ class App:
                            max_mib=MAX_UPLOAD_BYTES >> 20, receipt=receipt, error=error,
                            results=True)
 
-    def _hand_in(self, environ: dict[str, Any], course: CourseDoors, here: str) -> Reply:
+    def _hand_in(self, environ: WSGIEnvironment, course: CourseDoors, here: str) -> Reply:
         origin = environ.get("HTTP_ORIGIN")
         host = environ.get("HTTP_X_FORWARDED_HOST") or environ.get("HTTP_HOST", "")
         if origin and origin.split("://", 1)[-1] != host:
@@ -185,7 +187,7 @@ class App:
 _OOD_BASE = re.compile(r"^/pun/(?:sys/[^/]+|dev/[^/]+|usr/[^/]+/[^/]+)")
 
 
-def app_paths(environ: Mapping[str, Any]) -> tuple[str, str]:
+def app_paths(environ: WSGIEnvironment) -> tuple[str, str]:
     """(the app's base URI, the path under it). OnDemand's nginx sets SCRIPT_NAME (its
     passenger_base_uri); Passenger standalone has no base URI, so the app finds its
     own in the path, by OnDemand's URL layout."""
@@ -196,7 +198,7 @@ def app_paths(environ: Mapping[str, Any]) -> tuple[str, str]:
     return base, path
 
 
-def read_form(environ: Mapping[str, Any], into: Path
+def read_form(environ: WSGIEnvironment, into: Path
               ) -> tuple[dict[str, str], tuple[Path, str] | None]:
     """A multipart form's fields and its file: (where it was written under ``into``, the
     name the browser gave, which the desk judges), within the hand-in's size.
@@ -209,10 +211,10 @@ def read_form(environ: Mapping[str, Any], into: Path
     fields: dict[str, str] = {}
     saved: list[tuple[Path, str]] = []
 
-    def on_field(f: Any) -> None:
-        fields[f.field_name.decode()] = (f.value or b"").decode(errors="replace")
+    def on_field(f: Field) -> None:
+        fields[(f.field_name or b"").decode()] = (f.value or b"").decode(errors="replace")
 
-    def on_file(f: Any) -> None:
+    def on_file(f: File) -> None:
         name = Path((f.file_name or b"").decode(errors="replace")).name
         if not name:
             return
