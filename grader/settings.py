@@ -189,11 +189,14 @@ class SlurmTask:
     array_job_id: str | None = None
     array_task_id: str | None = None
     node: str | None = None
+    #: the GPUs Slurm gave the job (GRES gpu), as the node numbers them: ``0,2``
+    job_gpus: str | None = None
 
     def record(self) -> dict[str, str]:
         """The ``runtime.slurm`` entry of a result (keys as Slurm's variables, lower case)."""
         pairs = (("slurm_job_id", self.job_id), ("slurm_array_job_id", self.array_job_id),
-                 ("slurm_array_task_id", self.array_task_id), ("slurmd_nodename", self.node))
+                 ("slurm_array_task_id", self.array_task_id), ("slurmd_nodename", self.node),
+                 ("slurm_job_gpus", self.job_gpus))
         return {k: v for k, v in pairs if v is not None}
 
 
@@ -273,6 +276,9 @@ class Settings:
                               "/sys/fs/resctrl)", _path, Path("/sys/fs/resctrl"))
     sysfs_cpu: Path = knob("GRADELINE_SYSFS_CPU", "sysfs CPU tree (default "
                            "/sys/devices/system/cpu)", _path, Path("/sys/devices/system/cpu"))
+    gpu_devices: Path = knob("GRADELINE_GPU_DEVICES", "where the GPUs' device files "
+                             "(nvidiaN) are (default /dev; tests point it at stand-ins)",
+                             _path, Path("/dev"))
     cache_log: Path = knob("GRADELINE_CACHE_LOG", "the prolog/epilog log (default "
                            "/var/log/gradeline/cache.log)", _path,
                            Path("/var/log/gradeline/cache.log"))
@@ -290,7 +296,8 @@ class Settings:
     slurm_conf: Path | None = knob("SLURM_CONF", "Slurm's own: the slurm.conf to talk to",
                                    _path)
     slurm: SlurmTask = knob(
-        "SLURM_JOB_ID, SLURM_ARRAY_JOB_ID, SLURM_ARRAY_TASK_ID, SLURMD_NODENAME",
+        "SLURM_JOB_ID, SLURM_ARRAY_JOB_ID, SLURM_ARRAY_TASK_ID, SLURMD_NODENAME, "
+        "SLURM_JOB_GPUS",
         "set by Slurm inside a job: which task this process is", _slurm, SlurmTask())
 
     @classmethod

@@ -2,7 +2,7 @@
 # A one-node (or N fake-node) local Slurm cluster without systemd, for development,
 # tests and the demo. On a real cluster none of this runs: the site's Slurm is used.
 #
-#   slurm/local-cluster.sh start [NODES] [--accounting] [--oversubscribe K]
+#   slurm/local-cluster.sh start [NODES] [--accounting] [--oversubscribe K] [--gpu]
 #                                          install if missing, write slurm.conf, start
 #                                          munge, slurmctld, slurmd; wait until idle.
 #                                          --accounting: also MariaDB and slurmdbd, the
@@ -12,6 +12,8 @@
 #                                          core (memory per CPU divided by K): many
 #                                          pilots on few cores, for measuring the
 #                                          control plane (bench/control_plane.py)
+#                                          --gpu: the first node has a GPU (GRES gpu:1,
+#                                          gpu_generic on /dev/null: scheduling only)
 #   slurm/local-cluster.sh stop            stop the daemons, clean stale pid files
 #   slurm/local-cluster.sh status          what runs; the SLURM_CONF to export
 #   slurm/local-cluster.sh conf            print the SLURM_CONF path
@@ -27,12 +29,14 @@ export SLURM_CONF=$CONF
 NODES=${GRADELINE_SLURM_NODES:-1}
 ACCOUNTING=${GRADELINE_SLURM_ACCOUNTING:-0}
 SHARE=${GRADELINE_SLURM_OVERSUBSCRIBE:-1}
+GPU=${GRADELINE_SLURM_GPU:-0}
 args=("${@:2}")
 for ((i = 0; i < ${#args[@]}; i++)); do
     a=${args[i]}
     case "$a" in
         --accounting) ACCOUNTING=1 ;;
         --oversubscribe) i=$((i + 1)); SHARE=${args[i]:-} ;;
+        --gpu) GPU=1 ;;
         [0-9]*) NODES=$a ;;
         *) echo "local-cluster: unknown argument $a" >&2; exit 2 ;;
     esac
@@ -128,10 +132,23 @@ write_conf() {
     local acct=""
     [ "$ACCOUNTING" = 1 ] && acct=$(sed -e "s|@DBD_PORT@|$DBD_PORT|" \
         "$REPO/slurm/accounting.conf.in")
-    python3 - "$CONF.tmp" "$nodes_conf" "$acct" <<'PY'
+    # A GPU (GRES) on the first node, for scheduling tests: Debian's Slurm has only
+    # gpu_generic, which needs a device file; /dev/null stands in for one (a missing file
+    # stops slurmd), and the job gets SLURM_JOB_GPUS and CUDA_VISIBLE_DEVICES as for a GPU.
+    if [ "$GPU" = 1 ]; then
+        local first; first=$(sed -n 's/^NodeName=\([^ ]*\).*/\1/p' <<<"$nodes_conf" | head -1)
+        nodes_conf=$(sed "0,/^NodeName=$first /s//NodeName=$first Gres=gpu:1 /" <<<"$nodes_conf")
+        printf '%s\n' "# written by slurm/local-cluster.sh" \
+            "NodeName=$first Name=gpu File=/dev/null" > "$STATE/gres.conf"
+    else
+        rm -f "$STATE/gres.conf"
+    fi
+    python3 - "$CONF.tmp" "$nodes_conf" "$acct" "$GPU" <<'PY'
 import sys
-p, nodes, acct = sys.argv[1], sys.argv[2].strip(), sys.argv[3].strip()
+p, nodes, acct, gpu = sys.argv[1], sys.argv[2].strip(), sys.argv[3].strip(), sys.argv[4]
 text = open(p).read().replace("@NODES@", nodes)
+if gpu == "1":
+    text = text.replace("ClusterName=gradeline\n", "ClusterName=gradeline\nGresTypes=gpu\n")
 if acct:  # accounting replaces the completion log
     text = text.replace("JobCompType=jobcomp/filetxt", "JobCompType=jobcomp/none")
     text += acct + "\n"
@@ -253,6 +270,10 @@ start_daemons() {
         if ! alive "$STATE/slurmd-$n.pid"; then
             rm -f "$STATE/slurmd-$n.pid"
             mkdir -p "$STATE/slurmd-$n"     # its spool (a fresh state directory has none)
+            # its TmpFS (slurm.conf: TmpFS=$STATE/tmp-%n), where the PMIx plugin makes each
+            # step's client directory spmix_appdir_<uid>_<job>.<step>: one /tmp for every
+            # fake node fails the second node's MPI step with "pmixp_mkdir ... File exists"
+            mkdir -p "$STATE/tmp-$n"; chmod 1777 "$STATE/tmp-$n"
             if [ "$(node_names | wc -l)" -gt 1 ]; then slurmd -f "$CONF" -N "$n"; else slurmd -f "$CONF"; fi
         fi
     done

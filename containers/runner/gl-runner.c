@@ -20,7 +20,10 @@
  *     whatever it left in the namespace and reaps it: nothing survives a run;
  *   - in the program: a new session, rlimits (CPU, file size, stack, core, open
  *     files, processes; data and address space only without a memory cgroup), no new privileges,
- *     no capabilities (it execs as a non-root uid), CPU affinity.
+ *     no capabilities (it execs as a non-root uid), CPU affinity;
+ *   - with "net_mpi 1" (an MPI rank's run, its container on the node's network): the
+ *     network confinement of mpinet.c, a seccomp filter in the program whose
+ *     supervisor is the run's init, and Landlock where the kernel has it.
  * The wall-clock limit is enforced here (poll on the report pipe); hitting it makes the init
  * kill the run and report (SIGUSR1), then kills the PID namespace. So is the CPU limit to the millisecond ("cpu_hard_ms") where the run has
  * a cgroup whose CPU time we can read: RLIMIT_CPU counts whole seconds, so a run that
@@ -36,13 +39,24 @@
  *            "cpu_hard_s N" "cpu_hard_ms N" "wall_ms N" "memory N" "stack N" "procs N" "fsize N"
  *            "tmpfs N", and without a memory cgroup "data N" (RLIMIT_DATA) "as N"
  *            (RLIMIT_AS; default memory + 64 MiB) (bytes; absent: not limited), then "run".
+ *            An MPI rank's run (see CONTRACT.md, "MPI ranks") may add "env_pass PREFIX"
+ *            (repeated: our own variables named PREFIX... join the program's, after the
+ *            request's "env", which win), "net_mpi 1" (the network confinement of
+ *            mpinet.c) and "net_peer ADDR" (repeated, IPv4: the step's nodes); "%r" in
+ *            "stdout" and "stderr" is our SLURM_PROCID (the rank).
  *   reply:   "key: value" lines, then an empty line: status (ok | error), error,
  *            exit-code, signal, cpu-time-s, wall-time-s, max-rss-bytes, exited-at
  *            (CLOCK_MONOTONIC when the run's init saw the program exit),
  *            memory-peak-bytes, oom-killed, wall-timed-out, cpu-timed-out, stdout-bytes,
- *            stderr-bytes, cgroup, exec-error.
- * Options: --cgroup-v1 CTRL=DIR (repeated) or --cgroup-v2 DIR: the shard's cgroup.
- * Exit: 0 on EOF; 2 when it cannot go on (the judge then reports JE).
+ *            stderr-bytes, cgroup, exec-error; rank (our SLURM_PROCID, where set); with
+ *            net_mpi: net-confinement (supervisor, supervisor+landlock4 or
+ *            supervisor+landlock6: what was in force) and net-refused (calls refused).
+ * Options: --cgroup-v1 CTRL=DIR (repeated) or --cgroup-v2 DIR: the shard's cgroup;
+ *          --once FILE: run the one request in FILE, print its reply (no "ready" line).
+ * Every descriptor we inherit above 2 is closed at start (an srun task inherits the
+ * stepd's listening socket).
+ * Exit: 0 on EOF (--once: after the reply); 2 when it cannot go on (the judge then
+ * reports JE), or (--once) when the reply is an error.
  */
 #define _GNU_SOURCE
 #include <dirent.h>
@@ -69,6 +83,8 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "mpinet.h"
+
 #define MAXV 256
 #define MAXB 8
 #define MAXCG 6
@@ -88,9 +104,13 @@ struct req {
     long long data, as;  /* RLIMIT_DATA, RLIMIT_AS: applied only without a memory cgroup */
     long long uid, gid;
     int threads;  /* count the run's threads (a parallel program's oversubscription) */
+    char *env_pass[MAXB]; int nenv_pass;
+    char **envp;  /* env and the passed variables (NULL: env alone) */
+    int net_mpi;
+    char *net_peer[NET_MAXPEERS]; int npeers;
 };
 struct report { int status; long long cpu_us, maxrss_kb; int exec_errno; double exited_at;
-                int threads_peak; };
+                int threads_peak; int net_level, net_refused; };
 struct cgroup { char ctrl[32]; char dir[PATH_MAX]; };
 
 static double now_s(void);
@@ -125,6 +145,63 @@ static char *unescape(const char *s) {
     return out;
 }
 
+/* "%r" in a path: the rank (our SLURM_PROCID), so that every rank writes its own
+   files; 0, or -1 when there is no rank to put there. */
+static int expand_rank(char **path) {
+    if (!strstr(*path, "%r")) return 0;
+    const char *rank = getenv("SLURM_PROCID");
+    if (!rank || !*rank) return -1;
+    size_t n = strlen(*path) + 1;
+    for (const char *p = *path; (p = strstr(p, "%r")); p += 2) n += strlen(rank);
+    char *out = malloc(n), *o = out;
+    if (!out) die("out of memory");
+    for (const char *p = *path; *p;) {
+        if (p[0] == '%' && p[1] == 'r') { o = stpcpy(o, rank); p += 2; }
+        else *o++ = *p++;
+    }
+    *o = 0;
+    free(*path);
+    *path = out;
+    return 0;
+}
+
+/* The request's env, then our own variables that start with an env_pass prefix and
+   that the request does not set. */
+static void pass_env(struct req *r) {
+    size_t n = 0;
+    for (char **e = environ; *e; e++) n++;
+    r->envp = malloc((n + (size_t)r->envc + 1) * sizeof *r->envp);
+    if (!r->envp) die("out of memory");
+    memcpy(r->envp, r->env, (size_t)r->envc * sizeof *r->envp);
+    size_t k = (size_t)r->envc;
+    for (char **e = environ; *e; e++) {
+        int match = 0;
+        for (int i = 0; i < r->nenv_pass && !match; i++)
+            match = !strncmp(*e, r->env_pass[i], strlen(r->env_pass[i]));
+        size_t name = strcspn(*e, "=");
+        for (int i = 0; i < r->envc && match; i++)
+            if (!strncmp(r->env[i], *e, name + 1)) match = 0;  /* the request's wins */
+        if (match) r->envp[k++] = *e;
+    }
+    r->envp[k] = NULL;
+}
+
+/* What a complete request still needs: its ranks, passed variables, peers. */
+static int complete_req(struct req *r, const char **why) {
+    if (expand_rank(&r->out) || expand_rank(&r->err)) {
+        *why = "%r in stdout or stderr, but no SLURM_PROCID";
+        return -1;
+    }
+    if (r->nenv_pass) pass_env(r);
+    if (r->npeers && !r->net_mpi) { *why = "net_peer without net_mpi 1"; return -1; }
+    if (r->net_mpi && !net_supported()) { *why = "net_mpi: not on this CPU architecture"; return -1; }
+    struct net_allow probe;
+    memset(&probe, 0, sizeof probe);
+    for (int i = 0; i < r->npeers; i++)
+        if (net_add_peer(&probe, r->net_peer[i])) { *why = "net_peer wants an IPv4 address"; return -1; }
+    return 1;
+}
+
 /* Reads one request; 1 when complete, 0 on EOF, -1 (with *why) when malformed. */
 static int read_req(FILE *in, struct req *r, const char **why) {
     static char *line;
@@ -138,7 +215,7 @@ static int read_req(FILE *in, struct req *r, const char **why) {
         if (line[n - 1] == '\n') line[--n] = 0;
         if (!strcmp(line, "run")) {
             if (!r->argc || !r->workdir || !r->out || !r->err) { *why = "incomplete request"; return -1; }
-            return 1;
+            return complete_req(r, why);
         }
         char *sp = strchr(line, ' ');
         if (!sp) { *why = "malformed line"; return -1; }
@@ -161,10 +238,21 @@ static int read_req(FILE *in, struct req *r, const char **why) {
         if (!strcmp(k, "stdout")) { r->out = v; continue; }
         if (!strcmp(k, "stderr")) { r->err = v; continue; }
         if (!strcmp(k, "cpus")) { r->cpus = v; continue; }
+        if (!strcmp(k, "env_pass") && r->nenv_pass < MAXB) {
+            if (!*v) { free(v); *why = "env_pass wants a prefix"; return -1; }
+            r->env_pass[r->nenv_pass++] = v;
+            continue;
+        }
+        if (!strcmp(k, "net_peer")) {
+            if (r->npeers == NET_MAXPEERS) { free(v); *why = "too many net_peer lines"; return -1; }
+            r->net_peer[r->npeers++] = v;
+            continue;
+        }
         free(v);
         if (!strcmp(k, "writable")) r->writable = (int)num;
         else if (!strcmp(k, "fifo")) r->fifo = (int)num;
         else if (!strcmp(k, "threads")) r->threads = (int)num;
+        else if (!strcmp(k, "net_mpi")) r->net_mpi = (int)num;
         else if (!strcmp(k, "uid")) r->uid = num;
         else if (!strcmp(k, "gid")) r->gid = num;
         else if (!strcmp(k, "cpu_hard_s")) r->cpu_hard_s = num;
@@ -182,12 +270,23 @@ static int read_req(FILE *in, struct req *r, const char **why) {
     return 0;
 }
 
+static int once;  /* --once FILE: one request, from FILE */
+static int replied_error;  /* --once: the exit status says so */
+
+static void print_rank(void) {  /* an srun task's rank, for the replies srun gathers */
+    const char *rank = getenv("SLURM_PROCID");
+    if (rank && *rank) printf("rank: %s\n", rank);
+}
+
 static void reply_error(const char *fmt, ...) {
+    replied_error = 1;
     va_list ap;
     va_start(ap, fmt);
     printf("status: error\nerror: ");
     vprintf(fmt, ap);
-    printf("\n\n");
+    printf("\n");
+    print_rank();
+    printf("\n");
     va_end(ap);
     fflush(stdout);
 }
@@ -402,6 +501,10 @@ static void cg_remove(const struct cgset *c) {
 /* --- the run's namespaces ----------------------------------------------------- */
 
 static int fail_pipe = -1;
+/* net_mpi: what the run may reach, and the program's channel to its supervisor (the
+   run's init) for the seccomp listener. */
+static struct net_allow net_allow;
+static int net_chan[2] = {-1, -1};
 
 /* In the run's namespaces: report why setup failed and end (the judge says JE). */
 static void setup_fail(const char *what) {
@@ -425,7 +528,7 @@ static unsigned long flags_of(const char *path) {
     return f;
 }
 
-static void bind(const char *src, const char *dst, int rw) {
+static void bind_mount(const char *src, const char *dst, int rw) {
     if (mount(src, dst, NULL, MS_BIND | MS_REC, NULL)) setup_fail(dst);
     if (!rw && mount(NULL, dst, NULL, MS_REMOUNT | MS_BIND | MS_RDONLY | flags_of(dst), NULL))
         setup_fail(dst);
@@ -481,7 +584,9 @@ static void seal_mounts(const struct req *r) {
     fclose(f);
 }
 
-static void write_id_maps(pid_t pid, long long inner, long long outer_uid, long long outer_gid) {
+/* The run's uid and gid, each the same number inside as outside: an MPI rank's PMIx
+   client tells its server its uid and gid, which must be its job's. */
+static void write_id_maps(pid_t pid, long long uid, long long gid) {
     char path[64], map[64];
     /* An unprivileged writer must deny setgroups before writing gid_map; root keeps it,
        so that the run can drop root's supplementary groups with setgroups(0). */
@@ -491,10 +596,10 @@ static void write_id_maps(pid_t pid, long long inner, long long outer_uid, long 
         if (fd >= 0) { if (write(fd, "deny", 4) < 0) {} close(fd); }
     }
     snprintf(path, sizeof path, "/proc/%d/uid_map", (int)pid);
-    snprintf(map, sizeof map, "%lld %lld 1", inner, outer_uid);
+    snprintf(map, sizeof map, "%lld %lld 1", uid, uid);
     if (write_file("/", path + 1, map)) die("uid_map: %s", strerror(errno));
     snprintf(path, sizeof path, "/proc/%d/gid_map", (int)pid);
-    snprintf(map, sizeof map, "%lld %lld 1", inner, outer_gid);
+    snprintf(map, sizeof map, "%lld %lld 1", gid, gid);
     if (write_file("/", path + 1, map)) die("gid_map: %s", strerror(errno));
 }
 
@@ -535,7 +640,8 @@ static void exec_program(const struct req *r, int in, int out, int err, int memo
     }
     prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0);
     prctl(PR_SET_PDEATHSIG, SIGKILL, 0, 0, 0);
-    environ = (char **)r->env;
+    if (r->net_mpi && net_confine(&net_allow, net_chan[1])) setup_fail("net_mpi");
+    environ = r->envp ? r->envp : (char **)r->env;
     execvp(r->argv[0], (char *const *)r->argv);
     /* exec failed: the program's own problem (no such file), reported as exit 127 */
     int e = errno;
@@ -559,7 +665,9 @@ static void on_stop(int sig, siginfo_t *si, void *ctx) {
 /* Threads of every process of the run but its init, from the run's own /proc (what
    oversubscribes its cores); counted between reaps, on a tick, only where asked. */
 #define THREAD_TICK_US 20000
-static void on_tick(int sig) { (void)sig; }
+static volatile sig_atomic_t ticked;
+static void on_tick(int sig) { (void)sig; ticked = 1; }
+static void on_child(int sig) { (void)sig; }  /* net_mpi: wakes the supervisor's ppoll */
 
 static int count_threads(void) {
     DIR *d = opendir("/proc");
@@ -584,6 +692,54 @@ static int count_threads(void) {
     return total;
 }
 
+/* Reap the program and everything it left (orphans come to PID 1), measuring them;
+   with net_mpi, answer the program's network calls meanwhile (mpinet.c). */
+static void reap_all(const struct req *r, pid_t prog, struct report *rep) {
+    int st;
+    struct rusage ru;
+    pid_t p;
+    sigset_t wait_mask;  /* net_mpi: SIGCHLD is blocked but while we wait (ppoll) */
+    if (r->net_mpi) {
+        close(net_chan[1]);
+        rep->net_level = net_supervise(net_chan[0], &net_allow);
+        close(net_chan[0]);
+        struct sigaction child;
+        memset(&child, 0, sizeof child);
+        child.sa_handler = on_child;  /* no SA_RESTART: ppoll returns EINTR */
+        sigaction(SIGCHLD, &child, NULL);
+        sigset_t block;
+        sigemptyset(&block);
+        sigaddset(&block, SIGCHLD);
+        sigprocmask(SIG_BLOCK, &block, &wait_mask);
+    }
+    if (r->threads) {  /* a tick that interrupts wait4, to count threads between reaps */
+        struct sigaction tick;
+        memset(&tick, 0, sizeof tick);
+        tick.sa_handler = on_tick;  /* no SA_RESTART: wait4 returns EINTR */
+        sigaction(SIGALRM, &tick, NULL);
+        struct itimerval iv = {{0, THREAD_TICK_US}, {0, THREAD_TICK_US / 10}};
+        setitimer(ITIMER_REAL, &iv, NULL);
+    }
+    for (;;) {
+        p = wait4(-1, &st, r->net_mpi ? WNOHANG : 0, &ru);
+        if (p == 0) net_wait(&wait_mask);  /* a child ends, a call comes, or a tick */
+        if (p == 0 || (p < 0 && errno == EINTR)) {
+            if (r->threads && ticked) {
+                ticked = 0;
+                int n = count_threads();
+                if (n > rep->threads_peak) rep->threads_peak = n;
+            }
+            continue;
+        }
+        if (p < 0) break;
+        rep->cpu_us += ru.ru_utime.tv_sec * 1000000LL + ru.ru_utime.tv_usec +
+                       ru.ru_stime.tv_sec * 1000000LL + ru.ru_stime.tv_usec;
+        if (ru.ru_maxrss > rep->maxrss_kb) rep->maxrss_kb = ru.ru_maxrss;
+        if (p == prog) { rep->status = st; rep->exited_at = now_s(); kill(-1, SIGKILL); }
+    }
+    if (r->net_mpi) rep->net_refused = net_refused();
+}
+
 /* PID 1 of the run's namespace: start the program, reap everything, report. */
 static int init_main(const struct req *r, int gate, int report, int in, int out, int err,
                      int memory_cgroup) {
@@ -596,8 +752,8 @@ static int init_main(const struct req *r, int gate, int report, int in, int out,
     if (read(gate, &c, 1) != 1) _exit(125);  /* the runner did not release us */
     close(gate);
     if (mount(NULL, "/", NULL, MS_REC | MS_PRIVATE, NULL)) setup_fail("make / private");
-    bind(r->workdir, "/work", r->writable);
-    for (int i = 0; i < r->nbinds; i++) bind(r->binds[i].src, r->binds[i].dst, r->binds[i].rw);
+    bind_mount(r->workdir, "/work", r->writable);
+    for (int i = 0; i < r->nbinds; i++) bind_mount(r->binds[i].src, r->binds[i].dst, r->binds[i].rw);
     for (int i = 0; i < r->nhide; i++)
         if (access(r->hide[i], F_OK) == 0 && mount("none", r->hide[i], "tmpfs", MS_NOSUID | MS_NODEV | MS_NOEXEC | MS_RDONLY,
                   "size=4k,mode=000")) setup_fail(r->hide[i]);
@@ -614,47 +770,27 @@ static int init_main(const struct req *r, int gate, int report, int in, int out,
     if (sethostname("gradeline", 9)) { /* cosmetic */ }
     int exec_pipe[2];
     if (pipe2(exec_pipe, O_CLOEXEC)) setup_fail("pipe");
+    if (r->net_mpi) {  /* what the run may reach, and the program's channel to us */
+        net_allow_from_env(&net_allow);
+        for (int i = 0; i < r->npeers; i++) net_add_peer(&net_allow, r->net_peer[i]);
+        if (socketpair(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0, net_chan)) setup_fail("socketpair");
+    }
     pid_t prog = fork();
     if (prog < 0) setup_fail("fork");
     if (prog == 0) {
         signal(SIGUSR1, SIG_DFL);
         close(exec_pipe[0]);
+        if (r->net_mpi) close(net_chan[0]);
         exec_program(r, in, out, err, memory_cgroup, exec_pipe[1]);
     }
     if (stop_requested) kill(-1, SIGKILL);  /* the stop came while we set up */
+    if (r->net_mpi) prctl(PR_SET_DUMPABLE, 0, 0, 0, 0);  /* the supervisor: no ptrace, any uid */
     close(exec_pipe[1]); close(in); close(out); close(err);
     struct report rep = {0};
     if (read(exec_pipe[0], &rep.exec_errno, sizeof rep.exec_errno) != sizeof rep.exec_errno)
         rep.exec_errno = 0;
     close(exec_pipe[0]);
-    int st;
-    struct rusage ru;
-    pid_t p;
-    if (r->threads) {  /* a tick that interrupts wait4, to count threads between reaps */
-        struct sigaction tick;
-        memset(&tick, 0, sizeof tick);
-        tick.sa_handler = on_tick;  /* no SA_RESTART: wait4 returns EINTR */
-        sigaction(SIGALRM, &tick, NULL);
-        struct itimerval iv = {{0, THREAD_TICK_US}, {0, THREAD_TICK_US / 10}};
-        setitimer(ITIMER_REAL, &iv, NULL);
-    }
-    for (;;) {  /* reap the program and everything it left (orphans come to PID 1) */
-        p = wait4(-1, &st, 0, &ru);
-        if (p < 0) {
-            if (errno == EINTR) {
-                if (r->threads) {
-                    int n = count_threads();
-                    if (n > rep.threads_peak) rep.threads_peak = n;
-                }
-                continue;
-            }
-            break;
-        }
-        rep.cpu_us += ru.ru_utime.tv_sec * 1000000LL + ru.ru_utime.tv_usec +
-                      ru.ru_stime.tv_sec * 1000000LL + ru.ru_stime.tv_usec;
-        if (ru.ru_maxrss > rep.maxrss_kb) rep.maxrss_kb = ru.ru_maxrss;
-        if (p == prog) { rep.status = st; rep.exited_at = now_s(); kill(-1, SIGKILL); }
-    }
+    reap_all(r, prog, &rep);
     if (write(report, &rep, sizeof rep) < 0) {}
     _exit(0);
 }
@@ -721,7 +857,7 @@ static void run(struct req *r, struct cgset *c) {
     /* Map the run's uid: ours (unprivileged), or the slot's (we are root). */
     long long uid = r->uid >= 0 ? r->uid : (long long)getuid();
     long long gid = r->gid >= 0 ? r->gid : (long long)getgid();
-    write_id_maps(init, uid, uid, gid);
+    write_id_maps(init, uid, gid);
     if (r->cpus) {
         cpu_set_t set;
         CPU_ZERO(&set);
@@ -757,7 +893,8 @@ static void run(struct req *r, struct cgset *c) {
     }
     if (ncpu < 1) ncpu = 1;
     long long cpu_hard_us = r->cpu_hard_ms > 0 && ncgs ? r->cpu_hard_ms * 1000 : -1;
-    struct pollfd fds[2] = {{rep_pipe[0], POLLIN, 0}, {0, POLLHUP, 0}};
+    /* The judge's end of our stdin closing ends the run (it is gone); --once has none. */
+    struct pollfd fds[2] = {{rep_pipe[0], POLLIN, 0}, {once ? -1 : 0, POLLHUP, 0}};
     for (;;) {
         int left = -1;
         if (r->wall_ms > 0) {
@@ -816,6 +953,12 @@ static void run(struct req *r, struct cgset *c) {
         reply_error("setting up the run failed: %s", why);
         goto finish;
     }
+    if (have && !killed && r->net_mpi && rep.net_level < 0) {  /* confinement failed: no run */
+        fn = read(fail[0], why, sizeof why - 1);
+        why[fn > 0 ? fn : 0] = 0;
+        reply_error("setting up the run failed: %s", fn > 0 ? why : "net_mpi: no seccomp listener");
+        goto finish;
+    }
     int init_oom_killed = !have && !killed && oom && WIFSIGNALED(st) && WTERMSIG(st) == SIGKILL;
     if (!have && !killed && !init_oom_killed) {
         reply_error("the run's init ended without a report (status %d)", st);
@@ -838,6 +981,12 @@ static void run(struct req *r, struct cgset *c) {
     if (have && rep.exited_at > 0) printf("exited-at: %.6f\n", rep.exited_at);
     if (have && r->threads) printf("threads-peak: %d\n", rep.threads_peak);
     if (peak >= 0) printf("memory-peak-bytes: %lld\n", peak);
+    if (have && r->net_mpi) {
+        printf("net-confinement: %s\nnet-refused: %d\n", rep.net_level == 6 ? "supervisor+landlock6" :
+               rep.net_level == 4 ? "supervisor+landlock4" : rep.net_level == 0 ? "supervisor" :
+               "none", rep.net_refused);
+    }
+    print_rank();
     printf("oom-killed: %d\nwall-timed-out: %d\ncpu-timed-out: %d\nstdout-bytes: %lld\n"
            "stderr-bytes: %lld\ncgroup: %d\n\n", oom, timed_out, cpu_out, (long long)so.st_size, (long long)se.st_size,
            ncgs > 0 && memory_cgroup);
@@ -873,14 +1022,15 @@ static void stub_main(int fd, struct cgset *c, int cg_errno) {
     struct req r;
     const char *why = NULL;
     int got = read_req(in, &r, &why);
-    if (got == 0) _exit(0);  /* no more requests */
-    if (got < 0) reply_error("bad request: %s", why);
+    if (got == 0 && !once) _exit(0);  /* no more requests */
+    if (got == 0) reply_error("bad request: no \"run\" line");
+    else if (got < 0) reply_error("bad request: %s", why);
     else if (cg_errno) reply_error("cannot create the run's cgroup: %s", strerror(cg_errno));
     else if (join_errno) reply_error("cannot join the run's cgroup: %s", strerror(join_errno));
     else if (cg_limits(&r, c)) reply_error("cannot set the run's limits: %s", strerror(errno));
     else run(&r, c);
     fflush(stdout);
-    _exit(0);
+    _exit(replied_error ? 3 : 0);
 }
 
 static unsigned long stubs;
@@ -907,14 +1057,14 @@ static struct stub stub_prepare(const char *cpus) {
 }
 
 /* One request's text, through its "run" line: 1; 0 at the end of input. */
-static int read_raw(char **buf, size_t *len, char *cpus, size_t cpus_size) {
+static int read_raw(FILE *from, char **buf, size_t *len, char *cpus, size_t cpus_size) {
     static char *line;
     static size_t cap;
     size_t used = 0;
     ssize_t n;
     int any = 0;
     cpus[0] = 0;  /* a request without "cpus": the next run's cpuset gets the shard's */
-    while ((n = getline(&line, &cap, stdin)) > 0) {
+    while ((n = getline(&line, &cap, from)) > 0) {
         any = 1;
         char *grown = realloc(*buf, used + (size_t)n + 1);
         if (!grown) die("out of memory");
@@ -941,7 +1091,53 @@ static void write_all(int fd, const char *buf, size_t len) {
     }
 }
 
+/* Nothing we inherited beyond stdin, stdout and stderr stays open: an srun task
+   inherits the stepd's listening socket (and a launcher may leak more). */
+static void close_inherited(void) {
+    if (syscall(SYS_close_range, 3U, ~0U, 0U) == 0) return;
+    long max = sysconf(_SC_OPEN_MAX);  /* Linux < 5.9 */
+    for (long fd = 3; fd < (max > 0 && max < 65536 ? max : 65536); fd++) close((int)fd);
+}
+
+/* The reused cgroups (v1), once no run needs them. */
+static void cg_cleanup(void) {
+    for (int set = 0; set < 2; set++) {
+        if (!reuse_made[set]) continue;
+        for (int i = 0; i < ncg; i++) {
+            char dir[PATH_MAX];
+            snprintf(dir, sizeof dir, "%s/reuse%d", cgs[i].dir, set);
+            rmdir(dir);
+        }
+    }
+}
+
+/* --once FILE: the one request in FILE, run as any other, its reply on stdout. */
+static int run_once(const char *path) {
+    FILE *f = fopen(path, "re");
+    if (!f) {
+        reply_error("cannot read the request %s: %s", path, strerror(errno));
+        return 2;
+    }
+    char cpus[256] = "";
+    char *buf = NULL;
+    size_t len = 0;
+    read_raw(f, &buf, &len, cpus, sizeof cpus);
+    fclose(f);
+    struct stub s = stub_prepare(cpus[0] ? cpus : NULL);
+    write_all(s.fd, buf ? buf : "", len);
+    close(s.fd);
+    int st = 0;
+    while (waitpid(s.pid, &st, 0) < 0 && errno == EINTR) {}
+    cg_remove(&s.cg);
+    cg_cleanup();
+    free(buf);
+    if (WIFSIGNALED(st)) reply_error("the run's stub died (signal %d)", WTERMSIG(st));
+    return WIFEXITED(st) && WEXITSTATUS(st) == 0 ? 0 : 2;
+}
+
 int main(int argc, char **argv) {
+    close_inherited();
+    const char *once_file = NULL;
     for (int i = 1; i < argc; i++) {
         if (!strcmp(argv[i], "--cgroup-v1") && i + 1 < argc && ncg < MAXCG) {
             char *eq = strchr(argv[++i], '=');
@@ -954,6 +1150,9 @@ int main(int argc, char **argv) {
             snprintf(cgs[0].ctrl, sizeof cgs[0].ctrl, "unified");
             snprintf(cgs[0].dir, sizeof cgs[0].dir, "%s", argv[++i]);
             ncg = 1;
+        } else if (!strcmp(argv[i], "--once") && i + 1 < argc) {
+            once = 1;
+            once_file = argv[++i];
         } else if (!strcmp(argv[i], "--version")) {
             printf("gl-runner 1\n");
             return 0;
@@ -962,13 +1161,14 @@ int main(int argc, char **argv) {
         }
     }
     signal(SIGPIPE, SIG_IGN);
+    if (once) return run_once(once_file);
     printf("ready: gl-runner 1 uid %d\n\n", (int)getuid());
     fflush(stdout);
     char cpus[256] = "";
     char *buf = NULL;
     size_t len = 0;
     struct stub next = stub_prepare(NULL);
-    while (read_raw(&buf, &len, cpus, sizeof cpus)) {
+    while (read_raw(stdin, &buf, &len, cpus, sizeof cpus)) {
         struct stub cur = next;
         write_all(cur.fd, buf, len);
         close(cur.fd);
@@ -979,14 +1179,7 @@ int main(int argc, char **argv) {
     close(next.fd);
     while (waitpid(next.pid, NULL, 0) < 0 && errno == EINTR) {}
     cg_remove(&next.cg);
-    for (int set = 0; set < 2; set++) {
-        if (!reuse_made[set]) continue;
-        for (int i = 0; i < ncg; i++) {
-            char dir[PATH_MAX];
-            snprintf(dir, sizeof dir, "%s/reuse%d", cgs[i].dir, set);
-            rmdir(dir);
-        }
-    }
+    cg_cleanup();
     free(buf);
     return 0;
 }

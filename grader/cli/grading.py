@@ -6,6 +6,7 @@ import argparse
 import json
 import os
 import time
+from dataclasses import replace
 from pathlib import Path
 
 from grader.adapters.spool import Spool
@@ -28,8 +29,12 @@ from grader.pipeline.selfcheck import check_packages
 
 def cmd_grade(args: argparse.Namespace, ctx: Context) -> int:
     problem = load_problem(args.assignment)
-    ctx.prepare_image(problems={problem.short_name: problem})
-    judge = ctx.judge(ctx.cpus(args.cpus), keep_workdirs=args.keep)
+    cpus = ctx.cpus(args.cpus)
+    # it grades here, on these CPUs, whatever a Slurm cluster beside it could give (a
+    # multi-node assignment's ranks on this machine)
+    ctx.prepare_image(problems={problem.short_name: replace(
+        problem, shape=problem.shape.on_one_node())}, local=cpus)
+    judge = ctx.judge(cpus, keep_workdirs=args.keep)
     try:
         # grade_job, not grade: whatever goes wrong in grading is a JE (or CE) result
         # with its reason, never a crash of the command
@@ -64,12 +69,16 @@ def cmd_check(args: argparse.Namespace, ctx: Context) -> int:
     cpus = ctx.cpus(args.cpus)
     packages = [Path(a).resolve() for a in args.assignments]
     loadable = _loadable(packages)
-    ctx.prepare_image(problems=loadable, local=cpus)
+    gpus = len(ctx.gpus())  # a GPU assignment without one here is compiled only, and a
+    # multi-node one runs its ranks on this machine
+    ctx.prepare_image(problems={n: replace(p, shape=replace(
+        p.shape.on_one_node(), gpus=min(gpus, p.shape.gpus))) for n, p in loadable.items()},
+        local=cpus)
     t0 = time.monotonic()
     with ctx.validator_check(cpus) as fault_of:  # before any grading, its sandbox gone
         faults = {p.path: why for p in loadable.values() if (why := fault_of(p))}
     reports = check_packages(packages, ctx.local_executor(cpus, "checking"),
-                             record=not args.no_record, faults=faults)
+                             record=not args.no_record, faults=faults, gpus=gpus)
     total = bad = 0
     for rep in reports:
         for o in rep.examples:

@@ -90,6 +90,8 @@ EXAMPLES: dict[str, str] = {
     "plan demands": "gradeline plan demands --spool /srv/spool -o demands.json",
     "plan predict": "gradeline plan predict --trace rush.csv --demands demands.json "
                     "--cores 16 --speedup 16:11.2",
+    "plan performance": "gradeline plan performance course/primecount --students 200 "
+                        "--cores 64",
     "plan models": "gradeline plan models --demands demands.json --rate 2 --cores 8",
     "plan partition": "gradeline plan partition --campaign camp/",
     "plan report": "gradeline plan report --demands demands.json --campaign camp/ "

@@ -1,6 +1,7 @@
-"""``gradeline plan demands | predict | models | partition | report``: capacity planning
-from measurements -- what a course's submissions cost, how many cores keep feedback fast,
-and how a grading partition should be laid out."""
+"""``gradeline plan demands | predict | performance | models | partition | report``:
+capacity planning from measurements -- what a course's submissions cost, how many cores
+keep feedback fast, what an assignment's performance phase costs, and how a grading
+partition should be laid out."""
 
 from __future__ import annotations
 
@@ -26,6 +27,23 @@ def register(sub: Commands) -> None:
     d.set_defaults(func=lazy(M, "cmd_demands"))
 
     _predict(ps)
+
+    pf = ps.add_parser("performance", help="the performance phase's core-hours and finishing "
+                                           "time for N students, from the package's "
+                                           "declaration and its reference timed here")
+    pf.add_argument("assignment", help="problem package directory (with performance:)")
+    pf.add_argument("--students", type=int, required=True)
+    pf.add_argument("--cores", type=int, help="cores grading may use at once (default: "
+                                              "this machine's)")
+    pf.add_argument("--accepted", type=float, default=1.0,
+                    help="share of students whose submission is accepted, so timed")
+    pf.add_argument("--ratio", type=float, default=1.0,
+                    help="the submissions' time over the reference's")
+    pf.add_argument("--cpus", help="CPUs to time the reference on (default: all allowed)")
+    pf.add_argument("--reference-times", help="N:seconds pairs instead of timing it here, "
+                                              "e.g. 1:0.42,2:0.22")
+    pf.add_argument("--json", help="also write the plan here")
+    pf.set_defaults(func=lazy("grader.cli.plan_perf", "cmd_performance"))
 
     q = ps.add_parser("models", help="analytic answers: Erlang C / M/G/m for an arrival "
                                      "rate, exact MVA for N students")

@@ -12,6 +12,7 @@ from collections.abc import Callable, Iterator, Mapping
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 
+from grader.adapters import gpus as gpu_devices
 from grader.adapters.private_dirs import shared_dir_problem
 from grader.adapters.sandbox import SandboxConfig, choose_runtime, open_sandbox
 from grader.adapters.sandbox.assignment_image import ensure_assignment_images
@@ -92,6 +93,12 @@ class Context:
         except ValueError as e:
             raise GradelineError(f"--cpus: {e}") from e
 
+    def gpus(self) -> list[int]:
+        """The GPUs a grading here may use (the Slurm job's, else every one present)."""
+        slurm = self.settings.slurm
+        return gpu_devices.allowed(slurm.job_gpus, in_job=slurm.job_id is not None,
+                                   dev=self.settings.gpu_devices)
+
     # -- grading -----------------------------------------------------------------
     @property
     def sandbox_config(self) -> SandboxConfig:
@@ -142,8 +149,8 @@ class Context:
         cpus = local if local is not None else CpuSet.allowed()
         try:
             cap = sched.capacity(self.options.partition) if sched is not None else \
-                Capacity(1, len(cpus), 0, "this machine (the CPUs gradeline may use)",
-                         multi_node=False)
+                Capacity(1, len(cpus), len(self.gpus()),
+                         "this machine (the CPUs gradeline may use)", multi_node=False)
         except SchedulerError as e:
             raise ConfigError(f"cannot tell what Slurm can give these assignments: {e}") \
                 from None

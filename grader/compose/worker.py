@@ -6,6 +6,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
+from grader.adapters import gpus
 from grader.adapters.sandbox import SandboxConfig
 from grader.pipeline.local_executor import WorkerSpec
 from grader.settings import Settings
@@ -25,7 +26,13 @@ def workroot(state_dir: Path) -> Path:
 
 
 def worker_spec(settings: Settings, state_dir: Path | None = None) -> WorkerSpec:
+    """How a worker here builds its judge: on a compute node the node's own GPUs (those
+    its Slurm job holds) are found where the worker starts."""
     state = state_dir or settings.state_dir
+    slurm = settings.slurm
     return WorkerSpec(sandbox_config(settings, state), workroot(state),
                       compile_cache=settings.compile_cache,
-                      compile_accel=settings.compile_accel, on_reject=settings.on_reject)
+                      compile_accel=settings.compile_accel, on_reject=settings.on_reject,
+                      gpus=tuple(gpus.allowed(slurm.job_gpus, in_job=slurm.job_id is not None,
+                                              dev=settings.gpu_devices)),
+                      gpu_devices=settings.gpu_devices)

@@ -40,6 +40,8 @@ class GradingJob:
     groups: tuple[str, ...] | None = None
     student: str | None = None
     submitted_at: str | None = None
+    #: compile it and run nothing (a self-check of a GPU assignment where no GPU is)
+    compile_only: bool = False
 
     @property
     def key(self) -> str:
@@ -55,6 +57,8 @@ class GradingJob:
         for key in ("student", "submitted_at"):
             if getattr(self, key) is not None:
                 out[key] = getattr(self, key)
+        if self.compile_only:
+            out["compile_only"] = True
         return out
 
     @classmethod
@@ -64,7 +68,8 @@ class GradingJob:
         groups = data.get("groups")
         return cls(problem, source, data.get("language"), float(tl) if tl is not None else None,
                    tuple(str(g) for g in groups) if groups is not None else None,
-                   data.get("student"), data.get("submitted_at"))
+                   data.get("student"), data.get("submitted_at"),
+                   data.get("compile_only") is True)
 
 
 @dataclass(frozen=True, slots=True)

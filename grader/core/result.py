@@ -10,6 +10,7 @@ from collections.abc import Mapping
 from dataclasses import asdict, dataclass, field
 from typing import Any
 
+from grader.core.perfresult import Performance
 from grader.core.verdict import Verdict
 
 SCHEMA = "gradeline/result"
@@ -92,10 +93,14 @@ class SubmissionResult:
     timing: Mapping[str, float] = field(default_factory=dict)  # seconds per phase
     graded_at: str = ""  # ISO 8601 time stamp, UTC
     message: str = ""  # for people: why a CE or JE, when there is one
+    #: the performance tests' measurements and points (``core.perfresult``; their
+    #: points are in ``score``): None where the problem has none or in a part phase
+    performance: Performance | None = None
 
     def to_dict(self) -> dict[str, Any]:
         """The JSON form (schema + version first)."""
         body = asdict(self)
+        body["performance"] = self.performance.to_json() if self.performance else None
         return {"schema": SCHEMA, "schema_version": SCHEMA_VERSION, **body}
 
     @classmethod
@@ -113,6 +118,7 @@ class SubmissionResult:
             return {k: v for k, v in raw.items() if k in names}
 
         comp = data.get("compile")
+        perf = data.get("performance")
         return cls(
             problem=data["problem"],
             problem_version=data["problem_version"],
@@ -131,4 +137,5 @@ class SubmissionResult:
             timing=dict(data.get("timing") or {}),
             graded_at=str(data.get("graded_at", "")),
             message=str(data.get("message", "")),
+            performance=Performance.from_json(perf) if perf else None,
         )

@@ -120,6 +120,14 @@ class Shape:
             out.append("whole nodes")
         return ", ".join(out)
 
+    def on_one_node(self) -> Shape:
+        """This shape with every node's cores on one node (its ranks all there): how a
+        machine without a cluster runs a multi-node assignment's ranks for a check."""
+        if self.nodes == 1:
+            return self
+        return Shape(self.cpus, 1, self.ranks, self.threads, self.gpus, self.memory_mib,
+                     self.exclusive)
+
     def to_json(self) -> dict[str, object]:
         return {"cores": self.cores, "nodes": self.nodes, "ranks": self.ranks,
                 "threads": self.threads, "gpus": self.gpus, "memory_mib": self.memory_mib,

@@ -46,6 +46,12 @@ Parallel programs, graded on the cores their ``resources:`` ask for (``PARALLEL`
   deadlock (TLE, no CPU progress), a crashing thread (RE), and a correct but serial
   program (accepted; the performance tests score it low).
 - ``pimp``: Fortran with OpenMP on 2 cores, the same kinds of submission.
+- ``mpisum``: MPI C, 2 ranks on 2 nodes (on one machine without Slurm: both there): a
+  race (reading before MPI_Wait), a deadlock (two receives), a crashing rank, MPI_Abort,
+  and a serial program (rank 0 does it all).
+- ``gpusum``: CUDA on one GPU, nvcc in the package's own image (``setup/setup.sh``): a
+  reduction, a host loop (correct, the GPU unused), a race, a kernel that never ends,
+  an out-of-bounds write, a compile error; where no GPU is, ``check`` compiles them only.
 """
 
 from __future__ import annotations
@@ -58,7 +64,7 @@ EXAMPLES = ("bigsum", "meanstd", "spread")
 FORMATS = ("guess", "codec", "subtasks", "parts")
 AUTOGRADERS = ("wordfreq", "gsutils", "ringbuf", "notebook")
 UNIT_TESTS = ("stats", "intstack", "strutil", "romans", "bank")
-PARALLEL = ("primecount", "pimp")
+PARALLEL = ("primecount", "pimp", "mpisum", "gpusum")
 
 
 def example_dirs(names: tuple[str, ...] = EXAMPLES) -> list[Path]:

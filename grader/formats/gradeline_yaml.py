@@ -13,7 +13,8 @@ from grader.formats.pkgfs import PackageFS
 from grader.formats.tree import ON_REJECT, SCORINGS, OnReject, Scoring, TestGroup
 
 GRADELINE_KEYS = {"time_limit_s", "wall_time_s", "languages", "compile_flags", "groups",
-                  "total_points", "stack_mib", "processes", "resources", "reruns"}
+                  "total_points", "stack_mib", "processes", "resources", "reruns", "setup",
+                  "performance"}
 DEFAULT_TOTAL_POINTS = 100.0
 
 

@@ -13,6 +13,7 @@ from typing import Literal
 
 from grader.core.errors import ProblemFormatError
 from grader.core.limits import Limits
+from grader.core.perfspec import PerformanceSpec
 from grader.core.shape import SERIAL, Shape
 from grader.formats.kattis.constants import Constants
 from grader.formats.kattis.package_limits import TimeMultipliers
@@ -79,6 +80,11 @@ class Problem:
     #: a failed test is run this many times more before its verdict stands (a data
     #: race fails some runs only: ``formats.resources``)
     reruns: int = 0
+    #: a Kattis package's own image: a directory with the setup.sh that makes it
+    setup: Path | None = None
+    #: the performance tests (``gradeline.yaml`` ``performance:``), measured in the full
+    #: phase only: a problem restricted to some groups has none
+    performance: PerformanceSpec | None = None
 
     @property
     def graded_by_autograder(self) -> bool:
@@ -113,11 +119,13 @@ class Problem:
 
     @property
     def max_score(self) -> float:
+        """The points possible: the tests', and the performance tests' where there are."""
         if self.graded_by_autograder:
             return self.autograder_max_score or 0.0
+        perf = self.performance.points if self.performance is not None else 0.0
         if self.scoring_model == "kattis":
-            return full_score(self.nodes, self.score_root)
-        return sum(g.points for g in self.groups)
+            return full_score(self.nodes, self.score_root) + perf
+        return sum(g.points for g in self.groups) + perf
 
     def group(self, name: str) -> TestGroup:
         for g in self.groups:
@@ -129,7 +137,8 @@ class Problem:
         """The problem with only these test groups run (a course's visible phase): its
         version says which, so results and reuse keep the phases apart. Course points
         count the groups kept; a package's own scoring counts cases not run as
-        rejected, as when a group stops early."""
+        rejected, as when a group stops early. Performance tests belong to the full
+        phase: the restricted problem has none."""
         keep = set(groups)
         unknown = keep - {g.name for g in self.groups}
         if unknown:
@@ -138,7 +147,7 @@ class Problem:
         tag = hashlib.sha256(",".join(sorted(keep)).encode()).hexdigest()[:12]
         return replace(self, groups=tuple(g for g in self.groups if g.name in keep),
                        ordered_cases=tuple(c for c in self.cases if c.group in keep),
-                       version=f"{self.version}/groups-{tag}")
+                       performance=None, version=f"{self.version}/groups-{tag}")
 
     @property
     def phase(self) -> str:

@@ -11,12 +11,13 @@ thread limit is sized from the shape.
 from __future__ import annotations
 
 from dataclasses import replace
-from pathlib import Path
+from pathlib import Path, PurePosixPath
 from typing import Any
 
 from grader.core.limits import MIB, Limits
 from grader.core.shape import EXCLUSIVE, SERIAL, Shape
 from grader.formats.pkgfs import PackageFS
+from grader.formats.problem import Problem
 
 RESOURCE_KEYS = ("cores", "nodes", "ranks", "threads", "gpus", "memory_mib", "exclusive")
 #: a failed test of a parallel program is run this many times more (a data race
@@ -88,3 +89,34 @@ def shaped_limits(limits: Limits, shape: Shape) -> Limits:
     cores = shape.cores
     return replace(limits, cpu_time_s=limits.cpu_time_s * cores, cpu_time_hard_s=None,
                    wall_time_s=wall, processes=procs, memory_bytes=memory, cores=cores)
+
+
+def read_setup(fs: PackageFS, root: Path, gl: dict[str, Any], gl_path: Path) -> Path | None:
+    """``setup:``: a directory of the package with a ``setup.sh`` that makes the
+    package's own image (run once, as root, with the network, when the image is built:
+    a CUDA assignment's nvcc, a library the course needs), or None: the grading image."""
+    if "setup" not in gl:
+        return None
+    value = gl["setup"]
+    if not isinstance(value, str) or not value or PurePosixPath(value).is_absolute() or \
+            ".." in PurePosixPath(value).parts:
+        raise fs.error(gl_path, f"setup must be a directory of the package (e.g. setup), "
+                                f"not {value!r}")
+    path = root / value
+    if not (path / "setup.sh").is_file():
+        raise fs.error(gl_path, f"setup {value}: no setup.sh there (the script that makes "
+                                "the package's image)")
+    return path
+
+
+def on_one_node(problem: Problem) -> Problem:
+    """``problem`` graded with all its ranks on one node (``Shape.on_one_node``): its CPU
+    guard grows with the cores the one run then holds; the wall limit stays."""
+    shape = problem.shape
+    if shape.nodes == 1:
+        return problem
+    one = shape.on_one_node()
+    lim = problem.limits
+    return replace(problem, shape=one, limits=replace(
+        lim, cpu_time_s=lim.cpu_time_s * one.cores / shape.cores, cpu_time_hard_s=None,
+        cores=one.cores))

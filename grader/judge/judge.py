@@ -16,7 +16,6 @@ import tempfile
 import time
 from collections.abc import Mapping, Sequence
 from dataclasses import replace
-from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
@@ -34,13 +33,15 @@ from grader.core.result import (
 )
 from grader.core.runmeta import describe_termination
 from grader.core.submission import Submission, load_submission
-from grader.core.textfile import head, tail
+from grader.core.textfile import head
 from grader.core.verdict import Validation, Verdict, determine_verdict, submission_verdict
+from grader.formats.gradescope.autograder import load_setup
 from grader.formats.kattis.runplan import RunPlan
 from grader.formats.load import load_problem
 from grader.formats.problem import OnReject, Problem, TestCase, TestGroup
+from grader.formats.resources import on_one_node
 from grader.formats.scoring import score_kattis, score_submission
-from grader.judge import parallel
+from grader.judge import parallel, performance, records
 from grader.judge.compile_cache import CompileCache, cache_key
 from grader.judge.gradescope import Autograders
 from grader.judge.kattis import (
@@ -48,6 +49,7 @@ from grader.judge.kattis import (
     case_points,
     entry_class,
     link_or_copy,
+    not_accepted,
     with_test_files,
 )
 from grader.judge.kattis_passes import Passes
@@ -57,6 +59,8 @@ from grader.judge.ports import DEFAULT_ENV, RunRequest, Sandbox
 log = logging.getLogger(__name__)
 
 COMPILE_OUTPUT_LIMIT = 8000
+#: the message of a result that was compiled and not run (``GradingJob.compile_only``)
+COMPILED_ONLY = "compiled only: not run"
 
 
 def _language_of(sub: Submission, problem: Problem) -> str | None:
@@ -82,10 +86,13 @@ class Judge:
 
     def __init__(self, sandbox: Sandbox, workroot: Path, cpus: Sequence[int] | None = None,
                  *, keep_workdirs: bool = False, compile_cache: CompileCache | None = None,
-                 accelerate: bool = True, on_reject: OnReject | None = None) -> None:
+                 accelerate: bool = True, on_reject: OnReject | None = None,
+                 gpus: Sequence[int] = (), nodes: int = 1) -> None:
         self.sandbox = sandbox
         self.workroot = workroot
         self.cpus = list(cpus) if cpus is not None else sorted(os.sched_getaffinity(0))
+        self.gpus = list(gpus)  # bound into the sandbox (``adapters.gpus``)
+        self.nodes = nodes  # of its allocation: a shape of more runs its ranks on one
         self.keep_workdirs = keep_workdirs
         self.cache = compile_cache
         self.accelerate = accelerate
@@ -94,7 +101,10 @@ class Judge:
         self.passes = Passes(sandbox, self.validators, self.cpus)
         self.autograders = Autograders(sandbox, workroot, self.cpus,
                                        keep_workdirs=keep_workdirs)
+        self.perf = performance.Timing(sandbox, self.validators, workroot, self.cpus, self._compile)
         self._problems: dict[tuple[Path, bool], Problem] = {}
+        self._image_judges: dict[str, Judge] = {}  # a package's own image (setup:)
+        self.on_image = False  # this judge's sandbox is a package's own image already
         self.extra_runtime: dict[str, object] = {}  # e.g. the Slurm task, for the record
         workroot.mkdir(parents=True, exist_ok=True)
         workroot.chmod(0o711)
@@ -121,12 +131,16 @@ class Judge:
 
     def close(self) -> None:
         """End the judge's sandbox (its container, and the validator's own one)."""
+        for judge in self._image_judges.values():
+            judge.close()
         self.passes.close()
         self.autograders.close()
         self.sandbox.close()
 
     def abort(self) -> None:
         """Kill the judge's containers now, runs in progress included (a stop)."""
+        for judge in self._image_judges.values():
+            judge.abort()
         self.passes.abort()
         self.autograders.abort()
         self.sandbox.abort()
@@ -148,7 +162,7 @@ class Judge:
                 problem = problem.restricted(job.groups)
             result: SubmissionResult | JudgeFault = self.grade(
                 problem, job.source, job.language, student=job.student,
-                submitted_at=job.submitted_at)
+                submitted_at=job.submitted_at, compile_only=job.compile_only)
         except SubmissionError as e:
             result = JudgeFault(str(e), cause="submission")
         except GradelineError as e:
@@ -161,9 +175,17 @@ class Judge:
     # -- one submission --------------------------------------------------------
     def grade(self, problem: Problem, submission: str | Path | Submission,
               language: str | None = None, *, student: str | None = None,
-              submitted_at: str | None = None) -> SubmissionResult:
+              submitted_at: str | None = None, compile_only: bool = False
+              ) -> SubmissionResult:
         """Grade a submission (file, directory or loaded Submission); who handed it in
         and when, where known, is for an autograder's submission_metadata.json."""
+        if problem.shape.nodes > self.nodes:  # no allocation of its nodes: ranks on this one
+            problem = on_one_node(problem)
+        if problem.setup is not None and not problem.graded_by_autograder and \
+                not self.on_image:
+            return self._on_image(problem).grade(problem, submission, language,
+                                                 student=student, submitted_at=submitted_at,
+                                                 compile_only=compile_only)
         t_start = time.monotonic()
         sub = submission if isinstance(submission, Submission) else load_submission(submission)
         if problem.graded_by_autograder:  # the course's autograder or unit tests grade it
@@ -172,16 +194,9 @@ class Judge:
                 student=student, submitted_at=submitted_at)
         lang = get_language(language) if language else \
             detect_language(sub.files, problem.languages)
-        if problem.languages is not None and lang.id not in problem.languages:
-            return self._no_tests(problem, sub, lang, Verdict.CE, CompileResult(
-                ok=False, output=f"language {lang.id} is not accepted for this assignment "
-                                 f"(accepted: {', '.join(problem.languages)})"), t_start)
-        size = sub.size_bytes()
-        if problem.code_limit_bytes is not None and size > problem.code_limit_bytes:
-            return self._no_tests(problem, sub, lang, Verdict.CE, CompileResult(
-                ok=False, output=f"the submission is {size / 1024:.1f} KiB, over the "
-                                 f"{problem.code_limit_bytes / 1024:g} KiB code limit"),
-                t_start)
+        refused = not_accepted(problem, sub, lang)
+        if refused is not None:
+            return self._no_tests(problem, sub, lang, Verdict.CE, refused, t_start)
         work = Path(tempfile.mkdtemp(prefix="sub-", dir=self.workroot))
         try:
             work.chmod(0o711)
@@ -208,6 +223,9 @@ class Judge:
                                "no class declares static void main(String[] args): there "
                                "is nothing to start")
                 return self._no_tests(problem, sub, lang, Verdict.CE, comp, t_start, timing)
+            if compile_only:  # e.g. a GPU assignment's self-check where no GPU is
+                return replace(self._no_tests(problem, sub, lang, Verdict.AC, comp, t_start,
+                                              timing), message=COMPILED_ONLY)
             tests, run_s, validate_s = self._tests(problem, lang, files, entry, sub.files,
                                                    build, out, work)
             timing.update(run_s=run_s, validate_s=validate_s)
@@ -217,10 +235,25 @@ class Judge:
                 verdict = score_kattis(problem, tests)[1] if verdict is not Verdict.JE \
                     else verdict
             timing["total_s"] = time.monotonic() - t_start
-            return self._result(problem, sub, lang, verdict, score, comp, tests, groups, timing)
+            result = self._result(problem, sub, lang, verdict, score, comp, tests, groups, timing)
+            return self.perf.measured(problem, result, lang, files, entry, sub.files, work)
         finally:
             if not self.keep_workdirs:
                 shutil.rmtree(work, ignore_errors=True)
+
+    def _on_image(self, problem: Problem) -> Judge:
+        """A judge like this one on the package's own image (its ``setup:``, built before
+        grading: ``assignment_image``), kept for the next submission of the package."""
+        assert problem.setup is not None
+        digest = load_setup(problem.setup).digest
+        judge = self._image_judges.get(digest)
+        if judge is None:
+            judge = self._image_judges[digest] = Judge(
+                self.sandbox.for_autograder(digest), self.workroot, self.cpus,
+                keep_workdirs=self.keep_workdirs, compile_cache=self.cache,
+                accelerate=self.accelerate, on_reject=self.on_reject, gpus=self.gpus)
+            judge.extra_runtime, judge.on_image = self.extra_runtime, True
+        return judge
 
     def _tests(self, problem: Problem, lang: Language, files: Sequence[str],
                entry: str | None, own: Sequence[str], build: Path, out: Path,
@@ -228,10 +261,11 @@ class Judge:
         """Every test the run plan keeps, on the shape's cores; a failed one of a parallel
         program run again (``judge.parallel``). (tests, run s, validate s)"""
         limits = lang.limits(problem.limits.slower(lang.time_multiplier))
-        run_argv = lang.run_argv(files, problem.compile_flags.get(lang.id),
-                                 memory_bytes=limits.memory_bytes, entry=entry,
-                                 own=own)
-        env = parallel.run_env(problem.shape, {**DEFAULT_ENV, **lang.env})
+        run_argv = parallel.run_argv(problem.shape, lang.run_argv(
+            files, problem.compile_flags.get(lang.id), memory_bytes=limits.memory_bytes,
+            entry=entry, own=own))
+        env = parallel.run_env(problem.shape, {**DEFAULT_ENV, **lang.env},
+                               parallel.run_gpus(problem.shape, self.gpus))
         cpus = parallel.run_cpus(problem.shape, self.cpus)
         tests: list[TestResult] = []
         run_s = validate_s = 0.0
@@ -252,9 +286,10 @@ class Judge:
 
     def _compile(self, problem: Problem, lang: Language, files: Sequence[str], build: Path,
                  out: Path, own: Sequence[str] = ()) -> CompileResult:
-        argv = lang.compile_argv(files, parallel.compile_flags(
-            problem.shape, lang.id, problem.compile_flags.get(lang.id)),
-            accelerate=self.accelerate, own=own or None)
+        argv = parallel.compile_argv(problem.shape, lang.compile_argv(
+            files, parallel.compile_flags(problem.shape, lang.id,
+                                          problem.compile_flags.get(lang.id)),
+            accelerate=self.accelerate, own=own or None))
         if not argv:
             return CompileResult(ok=True)
         key = None
@@ -302,7 +337,7 @@ class Judge:
                 meta = self.sandbox.run(RunRequest(
                     [*run_argv, *case.args], rundir, limits, stdout=stdout, stderr=stderr,
                     stdin=stdin, cpus=cpus, workdir_writable=problem.allow_file_writing,
-                    env=env, count_threads=not problem.shape.serial))
+                    env=env, count_threads=not problem.shape.serial and not problem.shape.mpi))
                 t0 = time.monotonic()
                 if meta.ok:
                     try:
@@ -324,17 +359,8 @@ class Judge:
             points, why = case_points(problem, case, validation)
             if why:
                 verdict, validation = Verdict.JE, Validation(None, judge_error=why)
-        note = parallel.oversubscribed(problem.shape, meta.threads_peak)
-        if validation is not None:
-            feedback = validation.judge_error or validation.feedback
-            feedback = f"{note}; {feedback}" if note and feedback else note or feedback
-        else:
-            feedback = describe_termination(meta, limits)
-            err = tail(stderr, 400).strip()
-            if err and verdict is Verdict.RE:
-                feedback += f"; stderr: {err}"
-            if note:
-                feedback = f"{note}; {feedback}" if feedback else note
+        feedback = parallel.feedback(problem.shape, meta, limits, validation, verdict,
+                                     stderr)
         return TestResult(
             name=case.name, group=case.group, verdict=verdict, cpu_time_s=meta.cpu_time_s,
             wall_time_s=meta.wall_time_s, memory_bytes=meta.memory_bytes,
@@ -348,11 +374,8 @@ class Judge:
     def _no_tests(self, problem: Problem, sub: Submission, lang: Language, verdict: Verdict,
                   comp: CompileResult, t_start: float,
                   timing: dict[str, float] | None = None) -> SubmissionResult:
-        _, scored = score_submission(problem, [])  # every group, none of them run:
-        groups = tuple(replace(g, verdict=verdict, score=0.0) for g in scored)
-        t = dict(timing or {})
-        t["total_s"] = time.monotonic() - t_start
-        return self._result(problem, sub, lang, verdict, 0.0, comp, [], groups, t)
+        return records.no_tests(problem, sub, lang, verdict, comp, t_start, timing,
+                                self._runtime())
 
     def _runtime(self) -> dict[str, Any]:
         """Where and how a submission is graded, for its record."""
@@ -363,14 +386,5 @@ class Judge:
     def _result(self, problem: Problem, sub: Submission, lang: Language, verdict: Verdict,
                 score: float, comp: CompileResult, tests: list[TestResult],
                 groups: Sequence[GroupResult], timing: dict[str, float]) -> SubmissionResult:
-        runtime = self._runtime()
-        return SubmissionResult(
-            problem=problem.short_name, problem_version=problem.version,
-            submission=str(sub.path), content_hash=sub.content_hash, language=lang.id,
-            verdict=verdict, score=score if verdict is not Verdict.JE else 0.0,
-            max_score=problem.max_score, compile=comp, tests=tuple(tests),
-            groups=tuple(groups),
-            runtime=runtime, timing={k: round(v, 6) for k, v in timing.items()},
-            graded_at=datetime.now(UTC).isoformat(timespec="seconds"),
-        )
-
+        return records.result(problem, sub, lang, verdict, score, comp, tests, groups, timing,
+                              self._runtime())

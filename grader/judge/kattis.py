@@ -14,6 +14,8 @@ from pathlib import Path
 
 from grader.core.entrypoint import JVM_LANGUAGES, main_class
 from grader.core.languages import Language
+from grader.core.result import CompileResult
+from grader.core.submission import Submission
 from grader.core.verdict import Validation
 from grader.formats.kattis.constants import substitute_file
 from grader.formats.problem import Problem, TestCase
@@ -128,3 +130,18 @@ def link_or_copy(src: Path, dst: Path) -> None:
         os.link(src, dst)
     except OSError:
         shutil.copyfile(src, dst)
+
+
+def not_accepted(problem: Problem, sub: Submission, lang: Language) -> CompileResult | None:
+    """Why a submission is not even compiled (a CE with the reason), or None: a language
+    the assignment does not accept, or more code than its limit."""
+    if problem.languages is not None and lang.id not in problem.languages:
+        return CompileResult(ok=False, output=f"language {lang.id} is not accepted for this "
+                                              f"assignment (accepted: "
+                                              f"{', '.join(problem.languages)})")
+    size = sub.size_bytes()
+    if problem.code_limit_bytes is not None and size > problem.code_limit_bytes:
+        return CompileResult(ok=False, output=f"the submission is {size / 1024:.1f} KiB, over "
+                                              f"the {problem.code_limit_bytes / 1024:g} KiB "
+                                              "code limit")
+    return None

@@ -15,6 +15,8 @@ from grader.core.runmeta import RunMeta
 #: %post) because a read-only root cannot grow new mount points.
 WORK = "/work"
 JUDGE = "/judge"
+#: where the sandbox binds the host driver's GPU libraries (``adapters.gpus.INSIDE``)
+GPU_LIBRARIES = "/gl/gpu"
 
 DEFAULT_ENV = {
     "PATH": "/usr/local/bin:/usr/bin:/bin",

@@ -18,6 +18,7 @@ from concurrent.futures import ProcessPoolExecutor, as_completed
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from grader.adapters.gpus import access as gpu_access
 from grader.adapters.sandbox import SandboxConfig, abort_all, open_sandbox
 from grader.core.jobs import GradingJob, JudgeFault, Outcome
 from grader.core.samples import ShardSample
@@ -48,6 +49,10 @@ class WorkerSpec:
     compile_accel: bool = True
     on_reject: OnReject | None = None
     runtime_extra: dict[str, object] = field(default_factory=dict)
+    #: the GPUs a worker here may use (a GPU assignment's runs see only these), and
+    #: where their device files are
+    gpus: tuple[int, ...] = ()
+    gpu_devices: Path = Path("/dev")
 
     def judge(self, cpus: int | Sequence[int]) -> Judge:
         """A judge pinned to ``cpus`` (one, or a parallel shape's several), in the slot
@@ -56,8 +61,9 @@ class WorkerSpec:
         os.sched_setaffinity(0, cpus)
         cache = CompileCache(self.workroot / "compile-cache") if self.compile_cache else None
         judge = Judge(open_sandbox(self.sandbox, self.workroot, slot=cpus[0], cpus=cpus,
-                                   build=False), self.workroot, cpus, compile_cache=cache,
-                      accelerate=self.compile_accel, on_reject=self.on_reject)
+                                   build=False, gpus=gpu_access(list(self.gpus), self.gpu_devices)),
+                      self.workroot, cpus, compile_cache=cache, accelerate=self.compile_accel,
+                      on_reject=self.on_reject, gpus=self.gpus)
         judge.extra_runtime.update(self.runtime_extra)
         return judge
 
@@ -164,8 +170,8 @@ class LocalExecutor:
         if not jobs:
             return
         by_cores: dict[int, list[GradingJob]] = {}
-        for shape, group in by_shape(jobs).items():
-            by_cores.setdefault(shape.cores, []).extend(group)
+        for shape, group in by_shape(jobs).items():  # one machine: every rank on it
+            by_cores.setdefault(shape.on_one_node().cores, []).extend(group)
         done, total = 0, len(jobs)
         for cores, group in sorted(by_cores.items()):
             if cores > len(self.cpus):

@@ -103,11 +103,13 @@ def skip_reason(problem: Problem, exp: ex.Expectation) -> str | None:
 
 
 def _grade(executor: Executor, problem: Problem, exps: Sequence[ex.Expectation],
-           time_limit: float | None) -> dict[str, SubmissionResult | JudgeFault]:
+           time_limit: float | None, compile_only: bool = False
+           ) -> dict[str, SubmissionResult | JudgeFault]:
     """Each submission's result by its path; with the problem's constants substituted
     in a copy of it first (2025-09 substitutes them in example submissions)."""
     if not problem.constants:
-        jobs = [GradingJob(problem.path, e.path, e.language, time_limit) for e in exps]
+        jobs = [GradingJob(problem.path, e.path, e.language, time_limit,
+                           compile_only=compile_only) for e in exps]
         return {o.key: o.result for o in executor.run(jobs)}
     with tempfile.TemporaryDirectory(prefix="gl-check-") as tmp:
         Path(tmp).chmod(0o755)
@@ -128,11 +130,15 @@ def _grade(executor: Executor, problem: Problem, exps: Sequence[ex.Expectation],
 
 def check_package(root: Path, executor: Executor, *, record: bool = True,
                   say: Callable[[str], None] = print,
-                  faults: Mapping[Path, str] | None = None) -> PackageReport:
+                  faults: Mapping[Path, str] | None = None,
+                  gpus: int | None = None) -> PackageReport:
     """Check one package (see the module docstring); ``faults``: what was found wrong
     with a package before (its validator does not compile), by its path: reported, and
-    nothing of it graded (every run would be a judge error)."""
+    nothing of it graded (every run would be a judge error). ``gpus``: the GPUs here;
+    a package that needs more is compiled only (``compile_only``)."""
     problem = load_problem(root, require_time_limit=False)
+    if gpus is not None and problem.shape.gpus > gpus:
+        return compile_only(problem, executor, gpus)
     verify_package(problem)
     report = PackageReport(problem)
     if faults and problem.path in faults:
@@ -182,11 +188,7 @@ def check_package(root: Path, executor: Executor, *, record: bool = True,
         say(f"{problem.short_name}: time limit {limit:g} s ({tl.note})")
     results = _grade(executor, problem, exps, limit)
     for e in exps:
-        r = results[str(e.path)]
-        o = ExampleRun(e, r)
-        o.check = ex.Check(False, (f"judge fault: {r.reason}",)) if isinstance(r, JudgeFault) \
-            else ex.check(e, r, max_score=problem.max_score)
-        report.examples.append(o)
+        report.examples.append(_checked(problem, e, results[str(e.path)]))
     if limit is not None and report.time_limit is not None:
         upper = [e for e in exps if any(ex.bound_kind(r) == "upper" for r in e.rules)]
         if upper:
@@ -208,6 +210,35 @@ def check_package(root: Path, executor: Executor, *, record: bool = True,
     return report
 
 
+def compile_only(problem: Problem, executor: Executor, gpus: int) -> PackageReport:
+    """A GPU assignment's check where it cannot run: every example submission compiled
+    (so one that must not compile is still checked, and every other must), none run;
+    those are listed as not graded here, with the reason."""
+    verify_package(problem)
+    report = PackageReport(problem)
+    exps = [e for e in package_expectations(problem) if skip_reason(problem, e) is None]
+    results = _grade(executor, problem, exps, None, compile_only=True)
+    why = (f"compiled; not run: the assignment needs {problem.shape.gpus} GPU(s) and "
+           f"this machine has {gpus}")
+    for e in exps:
+        r = results[str(e.path)]
+        if isinstance(r, SubmissionResult) and r.verdict is not Verdict.CE and \
+                e.whole is not Verdict.CE:
+            report.skipped.append((e.path, why))
+            continue
+        report.examples.append(_checked(problem, e, r))
+    return report
+
+
+def _checked(problem: Problem, e: ex.Expectation, r: SubmissionResult | JudgeFault
+             ) -> ExampleRun:
+    """An example's run held to its rules (a judge fault is never as expected)."""
+    o = ExampleRun(e, r)
+    o.check = ex.Check(False, (f"judge fault: {r.reason}",)) if isinstance(r, JudgeFault) \
+        else ex.check(e, r, max_score=problem.max_score)
+    return o
+
+
 def _record(root: Path, limit: float) -> str:
     path = root / ".timelimit"
     try:
@@ -222,6 +253,7 @@ def _record(root: Path, limit: float) -> str:
 
 def check_packages(roots: Iterable[Path], executor: Executor, *, record: bool = True,
                    say: Callable[[str], None] = print,
-                   faults: Mapping[Path, str] | None = None) -> list[PackageReport]:
-    return [check_package(root, executor, record=record, say=say, faults=faults)
+                   faults: Mapping[Path, str] | None = None,
+                   gpus: int | None = None) -> list[PackageReport]:
+    return [check_package(root, executor, record=record, say=say, faults=faults, gpus=gpus)
             for root in roots]

@@ -57,7 +57,8 @@ class Lms:
         (course / "course.yaml").write_text(yaml.safe_dump({
             "course": "lticourse", "roster": "roster.csv", "assignments": [
                 {"name": "bigsum", "package": "bigsum", "deadline": due,
-                 "visibility": {"sample": "visible"}}]}))
+                 "visibility": {"sample": "visible"},
+                 "limits": {"max_submissions": 1}}]}))
         self.course = course / "course.yaml"
         self.spool = tmp / "spool"
         (tmp / "lti.yaml").write_text(yaml.safe_dump({
@@ -143,6 +144,10 @@ def test_courses_live_in_the_lms(lms: Lms, browser_tools: Path, tmp_path: Path) 
         assert "Received" in page["text"] and "signature" in page["text"], page["text"]
     refused = _drive(browser_tools, "launch", lms.platform, "u-mallory", rl, "")
     assert "not on the roster of course lticourse" in refused["text"], refused
+    # past the limit, the same words as at every other door (course.handin)
+    again = _drive(browser_tools, "launch", lms.platform, "u-alice", rl, "", "bigsum",
+                   files / "good.py")
+    assert "bigsum: you have handed in 1 of the 1 submissions allowed" in again["text"], again
 
     assert lms.gl("run", "--spool", lms.spool, "--course-file", lms.course, "--executor",
                   "local").returncode == 0

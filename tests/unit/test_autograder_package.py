@@ -126,4 +126,4 @@ def test_every_bundled_package_is_listed_and_its_own_image_known(tmp_path):
     assert {d.name for d in all_example_dirs()} == packages
     own = {d.name for d in all_example_dirs()
            if image_autograder(load_problem(d, require_time_limit=False), tmp_path)}
-    assert own == {"gsutils", "bank", "notebook"}
+    assert own == {"gsutils", "bank", "notebook", "gpusum"}

@@ -154,3 +154,23 @@ def test_one_machine_gives_no_nodes_and_no_gpu() -> None:
     here = Capacity(1, 2, 0, "this machine", multi_node=False)
     assert "grade it on Slurm" in refusal(Shape(nodes=2, ranks=2), here)
     assert "it has no GPU" in refusal(Shape(gpus=1), here)
+
+
+@pytest.mark.parametrize(("stderr", "said"), [
+    ("mpirun noticed that process rank 1 with PID 0 on node gradeline exited on signal 11 "
+     "(Segmentation fault).", "rank 1 was killed by SIGSEGV"),
+    ("MPI_ABORT was invoked on rank 0 in communicator MPI_COMM_WORLD\nwith errorcode 3.\n",
+     "rank 0 called MPI_Abort with error code 3"),
+    ("a plain crash", ""),
+])
+def test_which_rank_ended_an_mpi_program(stderr: str, said: str) -> None:
+    assert parallel.rank_failure(stderr) == said
+
+
+def test_a_multi_node_shape_on_one_machine_keeps_every_rank_and_core() -> None:
+    two = Shape(nodes=2, ranks=4, cores=2)
+    one = two.on_one_node()
+    assert (one.nodes, one.ranks, one.cores, one.threads) == (1, 4, 4, 1)
+    assert parallel.run_argv(one, ["./sol"])[:4] == ["mpirun", "-np", "4", "--bind-to"]
+    assert parallel.run_argv(two, ["./sol"]) == ["./sol"]  # across nodes: srun's
+    assert parallel.compile_argv(one, ["gcc", "-O2"]) == ["mpicc", "-O2"]

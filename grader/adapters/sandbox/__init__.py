@@ -14,6 +14,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
+from grader.adapters.gpus import GpuAccess
 from grader.adapters.sandbox.apptainer import ApptainerSandbox
 from grader.adapters.sandbox.bwrap import BwrapSandbox
 from grader.adapters.sandbox.cgroups import CgroupManager
@@ -65,7 +66,8 @@ def choose_runtime(wanted: str = "auto") -> tuple[Runtime, str]:
 
 
 def open_sandbox(config: SandboxConfig, workroot: Path, *, slot: int = 0,
-                 cpus: Sequence[int] | None = None, build: bool = True) -> Sandbox:
+                 cpus: Sequence[int] | None = None, build: bool = True,
+                 gpus: GpuAccess | None = None) -> Sandbox:
     """A sandbox for one worker: its container starts on the first run and lives until
     ``close()``; builds the image when missing and ``build``.
 
@@ -73,6 +75,7 @@ def open_sandbox(config: SandboxConfig, workroot: Path, *, slot: int = 0,
     :param slot: the worker's slot on this machine. As root it selects the sandbox
         uid, so concurrent workers never share one.
     :param cpus: the worker's CPUs (the container's cgroup gets them).
+    :param gpus: the worker's GPUs, bound in (``adapters.gpus``); None: none.
     """
     runtime, reason = choose_runtime(config.runtime)
     store = config.images()
@@ -92,6 +95,7 @@ def open_sandbox(config: SandboxConfig, workroot: Path, *, slot: int = 0,
              cgroups.describe() if cgroups else "rlimits")
     if runtime == "apptainer":
         return ApptainerSandbox(image.path, workroot, identity=identity, cgroups=cgroups,
-                                image_id=image.image_id, cpus=cpus)
+                                image_id=image.image_id, cpus=cpus, gpus=gpus)
     return BwrapSandbox(image.path, workroot, identity=identity, cgroups=cgroups,
-                        image_id=image.image_id, image_env=image.environment, cpus=cpus)
+                        image_id=image.image_id, image_env=image.environment, cpus=cpus,
+                        gpus=gpus)

@@ -16,6 +16,8 @@ import shutil
 from collections.abc import Sequence
 from pathlib import Path
 
+from grader.adapters.gpus import INSIDE as GPU_INSIDE
+from grader.adapters.gpus import GpuAccess
 from grader.adapters.sandbox.cgroups import CgroupManager
 from grader.adapters.sandbox.container import ContainerSandbox
 from grader.adapters.sandbox.runtime import AS_CALLER, Identity
@@ -29,9 +31,10 @@ class ApptainerSandbox(ContainerSandbox):
 
     def __init__(self, sif: Path, workroot: Path, *, identity: Identity = AS_CALLER,
                  cgroups: CgroupManager | None = None, image_id: str = "",
-                 cpus: Sequence[int] | None = None, apptainer: str | None = None) -> None:
+                 cpus: Sequence[int] | None = None, apptainer: str | None = None,
+                 gpus: GpuAccess | None = None) -> None:
         super().__init__(sif, workroot, identity=identity, cgroups=cgroups,
-                         image_id=image_id, cpus=cpus)
+                         image_id=image_id, cpus=cpus, gpus=gpus)
         found = apptainer or shutil.which("apptainer")
         if found is None:
             raise SandboxError("apptainer not found; install it or use GRADELINE_RUNTIME=bwrap")
@@ -45,6 +48,11 @@ class ApptainerSandbox(ContainerSandbox):
                 "--no-mount", "cwd", "--net", "--network", "none", "--pwd", "/"]
         for src, dst in binds:
             argv += ["--bind", f"{src}:{dst}:rw"]
+        if self.gpus is not None:  # only the allocation's GPUs (--nv would bind every one)
+            for src, dst in self.gpus.devices:  # Apptainer binds into /dev only as named
+                argv += ["--bind", f"{src}:{dst}"]
+            for lib in self.gpus.libraries:
+                argv += ["--bind", f"{lib}:{GPU_INSIDE}/{lib.name}:ro"]
         return [*argv, str(self.image), *runner]
 
     def _env(self) -> dict[str, str]:

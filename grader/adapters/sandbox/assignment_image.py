@@ -79,10 +79,12 @@ class Built:
 
 def image_autograder(problem: Problem, scratch: Path) -> Autograder | None:
     """The autograder whose ``setup.sh`` makes the package's own image, or None when the
-    package is graded on the grading image itself (Kattis, ``image: base``, unit tests
-    without a setup directory). A zip is unpacked under ``scratch``."""
+    package is graded on the grading image itself (Kattis without ``setup:``, ``image:
+    base``, unit tests without a setup directory). A zip is unpacked under ``scratch``."""
     if problem.autograder_image != "assignment":
         return None
+    if problem.setup is not None:  # a Kattis package with a setup.sh of its own
+        return load_setup(problem.setup)
     unit = problem.unit_tests
     if unit is not None:
         return load_setup(unit.setup) if unit.setup is not None else None

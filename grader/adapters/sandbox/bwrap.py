@@ -16,6 +16,8 @@ import subprocess
 from collections.abc import Sequence
 from pathlib import Path
 
+from grader.adapters.gpus import INSIDE as GPU_INSIDE
+from grader.adapters.gpus import GpuAccess
 from grader.adapters.sandbox.cgroups import CgroupManager
 from grader.adapters.sandbox.container import ContainerSandbox
 from grader.adapters.sandbox.runtime import AS_CALLER, Identity
@@ -36,9 +38,9 @@ class BwrapSandbox(ContainerSandbox):
     def __init__(self, rootfs: Path, workroot: Path, *, identity: Identity = AS_CALLER,
                  cgroups: CgroupManager | None = None, image_id: str = "",
                  image_env: dict[str, str] | None = None, cpus: Sequence[int] | None = None,
-                 bwrap: str | None = None) -> None:
+                 bwrap: str | None = None, gpus: GpuAccess | None = None) -> None:
         super().__init__(rootfs, workroot, identity=identity, cgroups=cgroups,
-                         image_id=image_id, cpus=cpus)
+                         image_id=image_id, cpus=cpus, gpus=gpus)
         self.image_env = image_env or {}
         found = bwrap or shutil.which("bwrap")
         if found is None:
@@ -66,6 +68,12 @@ class BwrapSandbox(ContainerSandbox):
                  "--proc", "/proc", "--dev", "/dev", "--tmpfs", "/tmp"]
         for src, dst in binds:
             argv += ["--bind", str(src), dst]
+        if self.gpus is not None:  # only the allocation's GPUs, and the driver's libraries
+            for src, dst in self.gpus.devices:
+                argv += ["--dev-bind", str(src), dst]
+            argv += ["--tmpfs", GPU_INSIDE]
+            for lib in self.gpus.libraries:
+                argv += ["--ro-bind", str(lib), f"{GPU_INSIDE}/{lib.name}"]
         argv += ["--chdir", "/", "--clearenv"]
         for k, v in {"PATH": "/usr/local/bin:/usr/bin:/bin", **self.image_env}.items():
             argv += ["--setenv", k, v]

@@ -39,6 +39,7 @@ from dataclasses import replace
 from pathlib import Path
 from typing import IO, Any
 
+from grader.adapters.gpus import GpuAccess
 from grader.adapters.sandbox.assignment_image import assignment_image_path
 from grader.adapters.sandbox.cgroups import CgroupManager, ShardCgroup
 from grader.adapters.sandbox.outcome import RawOutcome, interpret
@@ -90,10 +91,12 @@ class ContainerSandbox(RuntimeBase):
 
     def __init__(self, image: Path, workroot: Path, *, identity: Identity = AS_CALLER,
                  cgroups: CgroupManager | None = None, image_id: str = "",
-                 cpus: Sequence[int] | None = None) -> None:
+                 cpus: Sequence[int] | None = None, gpus: GpuAccess | None = None) -> None:
         super().__init__(image, identity=identity, cgroups=cgroups, image_id=image_id)
         self.workroot = workroot.resolve()
         self.cpus = list(cpus) if cpus else None
+        #: the GPUs bound in (their device files and the driver's libraries), else None
+        self.gpus = gpus
         self.proc: subprocess.Popen[bytes] | None = None
         self.cgroup: ShardCgroup | None = None
         self.log: IO[bytes] | None = None

@@ -6,7 +6,8 @@ Layout read here::
                                       (legacy) validation, validator_flags, grading
     gradeline.yaml                    (optional) course points per group, languages,
                                       compile flags, time limit, the resources a
-                                      parallel program runs on (formats.resources)
+                                      parallel program runs on (formats.resources),
+                                      its performance tests (formats.performance)
     .timelimit                        the time limit ``gradeline check`` derived from
                                       the accepted submissions (when problem.yaml has none)
     data/sample, data/secret          test data (``grader.formats.kattis.testdata``)
@@ -43,9 +44,10 @@ from grader.formats.kattis.metadata import (
 )
 from grader.formats.kattis.package_limits import read_limits
 from grader.formats.kattis.testdata import load_testdata
+from grader.formats.performance import read_performance, versioned
 from grader.formats.pkgfs import PackageFS
 from grader.formats.problem import Problem, package_version
-from grader.formats.resources import read_reruns, read_shape, shaped_limits
+from grader.formats.resources import read_reruns, read_setup, read_shape, shaped_limits
 from grader.formats.tree import TestCase, TestGroup
 
 
@@ -86,9 +88,12 @@ def load_kattis(fs: PackageFS, *, require_time_limit: bool = True) -> Problem:
                            "submissions, as the spec says, and records it in .timelimit), "
                            "or set time_limit_s in gradeline.yaml")
     shape = read_shape(fs, gl, gl_path)
+    setup = read_setup(fs, root, gl, gl_path)
+    perf = read_performance(fs, gl, gl_path, shape, languages,
+                            interactive=bool(types & {"interactive", "multi-pass"}))
     return Problem(
         short_name=name, title=title_of(meta.get("name", name)), path=root,
-        version=package_version(root), limits=shaped_limits(lims.run, shape),
+        version=versioned(package_version(root), perf), limits=shaped_limits(lims.run, shape),
         compile_limits=lims.compile, validator_limits=lims.validator, validation=v.kind,
         validator_flags=v.flags, validator_dir=v.directory, groups=groups, languages=languages,
         compile_flags=cflags, format_version=version,
@@ -98,7 +103,8 @@ def load_kattis(fs: PackageFS, *, require_time_limit: bool = True) -> Problem:
         allow_file_writing=allow_writing,
         ordered_cases=_ordered(td.cases, groups), nodes=td.nodes, score_root=td.root,
         scoring_model="kattis" if scoring else "points", validator_scores=v.scores,
-        shape=shape, reruns=read_reruns(fs, gl, gl_path, shape))
+        shape=shape, reruns=read_reruns(fs, gl, gl_path, shape), setup=setup,
+        autograder_image="assignment" if setup is not None else "base", performance=perf)
 
 
 def _read_problem_yaml(fs: PackageFS, py: Path) -> tuple[str, dict[str, Any]]:

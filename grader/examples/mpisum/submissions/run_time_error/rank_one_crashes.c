@@ -1,0 +1,20 @@
+/* Rank 1 follows a null pointer: the whole job ends, and the verdict names the rank. */
+#include <mpi.h>
+#include <stdio.h>
+
+int main(int argc, char **argv) {
+    int rank, size;
+    long long n = 0, mine = 0, total = 0, *nothing = NULL;
+    MPI_Init(&argc, &argv);
+    MPI_Comm_rank(MPI_COMM_WORLD, &rank);
+    MPI_Comm_size(MPI_COMM_WORLD, &size);
+    if (rank == 0 && scanf("%lld", &n) != 1) MPI_Abort(MPI_COMM_WORLD, 1);
+    MPI_Bcast(&n, 1, MPI_LONG_LONG, 0, MPI_COMM_WORLD);
+    if (rank == 1) mine = *nothing;
+    long long lo = n * rank / size + 1, hi = n * (rank + 1) / size;
+    for (long long i = lo; i <= hi; i++) mine += (i * i) % 1000;
+    MPI_Reduce(&mine, &total, 1, MPI_LONG_LONG, MPI_SUM, 0, MPI_COMM_WORLD);
+    if (rank == 0) printf("%lld\n", total);
+    MPI_Finalize();
+    return 0;
+}

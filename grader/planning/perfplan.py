@@ -1,0 +1,104 @@
+"""What the performance phase of an assignment costs: core-hours and finishing time for
+N students, from its declaration (``core.perfspec``) and the reference's measured
+times.
+
+Per timed student and core count N, the protocol runs ``warmup + R_N`` rounds of the
+reference and the submission back to back, so
+
+    T_student = sum over N of (warmup + R_N) x (t_ref(N) + t_sub(N) + 2 x o)
+
+with t_sub(N) = ratio x t_ref(N) (capped at the time limit), o the sandbox's cost per
+run, and R_N the rounds the CI rule needs (measured on the reference against itself,
+at least ``min``). The whole shape's cores are held meanwhile:
+
+    core-hours = students x accepted x T_student x cores / 3600
+    finishing time = ceil(students x accepted / A) x T_student
+
+with A = the allocations of the shape that fit the cores given (identical jobs on A
+workers: list scheduling is exact). Only accepted submissions are timed.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Sequence
+from dataclasses import dataclass
+from typing import Any
+
+from grader.core.perfspec import PerformanceSpec
+
+#: gl-runner's cost per run beside the program (a clone and a cgroup; measured on the
+#: sandbox benchmarks: tens of milliseconds at most)
+RUN_OVERHEAD_S = 0.03
+
+
+@dataclass(frozen=True, slots=True)
+class PerfDemand:
+    """The reference at one core count: one timed run's time (its inputs together) and
+    the rounds the stopping rule needed."""
+
+    cores: int
+    reference_s: float
+    rounds: float
+
+
+@dataclass(frozen=True, slots=True)
+class PerfPlan:
+    """The performance phase's predicted cost."""
+
+    students: int
+    timed: int  # students whose submission is accepted, so timed
+    per_student_s: float
+    by_cores: tuple[tuple[int, float], ...]  # (N, seconds per student at N)
+    shape_cores: int
+    allocations: int
+    core_hours: float
+    finish_s: float
+
+    def to_dict(self) -> dict[str, Any]:
+        return {"students": self.students, "timed": self.timed,
+                "per_student_s": round(self.per_student_s, 3),
+                "by_cores": [{"cores": n, "seconds": round(s, 3)} for n, s in self.by_cores],
+                "shape_cores": self.shape_cores, "allocations": self.allocations,
+                "core_hours": round(self.core_hours, 3), "finish_s": round(self.finish_s, 1)}
+
+    def describe(self) -> str:
+        per = ", ".join(f"{n} core{'s' * (n != 1)}: {s:.1f} s" for n, s in self.by_cores)
+        return (f"{self.timed} of {self.students} students timed, {self.per_student_s:.1f} s "
+                f"each ({per}) on {self.shape_cores} core(s): {self.core_hours:.2f} "
+                f"core-hours; on {self.allocations} allocation(s) at once it finishes in "
+                f"{self.finish_s / 60:.1f} min")
+
+
+def predict(spec: PerformanceSpec, demands: Sequence[PerfDemand], *, students: int,
+            shape_cores: int, cores: int, accepted: float = 1.0, ratio: float = 1.0,
+            time_limit_s: float | None = None, overhead_s: float = RUN_OVERHEAD_S
+            ) -> PerfPlan:
+    """The plan (see the module docstring).
+
+    :param cores: the cores grading may use at once (a partition's).
+    :param accepted: the share of students whose submission is accepted (timed).
+    :param ratio: the submissions' time over the reference's (1: as fast).
+    :raises ValueError: when a core count of ``spec`` has no demand, or ``cores`` cannot
+        hold one allocation.
+    """
+    if cores < shape_cores:
+        raise ValueError(f"{cores} cores cannot hold one allocation of {shape_cores}")
+    by = {d.cores: d for d in demands}
+    missing = [n for n in spec.cores if n not in by]
+    if missing:
+        raise ValueError(f"no measured reference time at {missing} core(s)")
+    per_cores = []
+    for n in spec.cores:
+        d = by[n]
+        runs = len(spec.inputs_at(n))
+        sub = d.reference_s * ratio
+        if time_limit_s is not None:
+            sub = min(sub, time_limit_s * runs)
+        rounds = spec.repetitions.warmup + max(d.rounds, spec.repetitions.min)
+        per_cores.append((n, rounds * (d.reference_s + sub + 2 * runs * overhead_s)))
+    per = sum(s for _, s in per_cores)
+    timed = round(students * accepted)
+    allocations = cores // shape_cores
+    return PerfPlan(students, timed, per, tuple(per_cores), shape_cores, allocations,
+                    timed * per * shape_cores / 3600, math.ceil(timed / allocations) * per)
