@@ -171,6 +171,14 @@ def _slurm(env: Env, name: str, euid: int) -> SlurmTask:
     return SlurmTask(*(_get(env, n) for n in name.split(", ")))
 
 
+#: what an MPI rank's srun task passes into its container (``adapters.sandbox.ranks``)
+TASK_PREFIXES = ("PMIX_", "SLURM_", "SLURMD_", "OMPI_", "PRTE_")
+
+
+def _task_env(env: Env, name: str, euid: int) -> tuple[tuple[str, str], ...]:
+    return tuple(sorted((k, v) for k, v in env.items() if k.startswith(TASK_PREFIXES)))
+
+
 def knob(env: str, doc: str, parse: Parse = _text, default: Any = None) -> Any:
     """A Settings field read from ``env`` by ``parse`` (its ``default`` when unset): the
     one declaration of a setting, from which ``from_env``, ``KNOBS`` and the settings
@@ -191,6 +199,9 @@ class SlurmTask:
     node: str | None = None
     #: the GPUs Slurm gave the job (GRES gpu), as the node numbers them: ``0,2``
     job_gpus: str | None = None
+    #: the job's nodes: how many, and their names (an MPI pilot's ranks span them)
+    num_nodes: str | None = None
+    nodelist: str | None = None
 
     def record(self) -> dict[str, str]:
         """The ``runtime.slurm`` entry of a result (keys as Slurm's variables, lower case)."""
@@ -297,8 +308,13 @@ class Settings:
                                    _path)
     slurm: SlurmTask = knob(
         "SLURM_JOB_ID, SLURM_ARRAY_JOB_ID, SLURM_ARRAY_TASK_ID, SLURMD_NODENAME, "
-        "SLURM_JOB_GPUS",
+        "SLURM_JOB_GPUS, SLURM_JOB_NUM_NODES, SLURM_JOB_NODELIST",
         "set by Slurm inside a job: which task this process is", _slurm, SlurmTask())
+
+    task_env: tuple[tuple[str, str], ...] = knob(
+        "PMIX_*, SLURM_*, SLURMD_*, OMPI_*, PRTE_*", "set by srun in an MPI rank's task: "
+        "passed into the rank's container (its PMIx server, its step, its ports)",
+        _task_env, ())
 
     @classmethod
     def from_env(cls, env: Mapping[str, str], *, euid: int | None = None) -> Settings:

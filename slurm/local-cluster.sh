@@ -59,7 +59,9 @@ alive() {
 }
 
 install_packages() {
-    local missing="" wanted="slurmctld slurmd slurm-client munge"
+    # libpmix-dev: Slurm's PMIx plugin (srun --mpi=pmix, MPI ranks) dlopens the
+    # unversioned libpmix.so, which only the -dev package provides
+    local missing="" wanted="slurmctld slurmd slurm-client munge libpmix-dev"
     [ "$ACCOUNTING" = 1 ] && wanted="$wanted slurmdbd mariadb-server"
     for p in $wanted; do
         dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "ok installed" || missing="$missing $p"

@@ -56,7 +56,8 @@
  * Every descriptor we inherit above 2 is closed at start (an srun task inherits the
  * stepd's listening socket).
  * Exit: 0 on EOF (--once: after the reply); 2 when it cannot go on (the judge then
- * reports JE), or (--once) when the reply is an error.
+ * reports JE), or (--once) when the reply is an error; --once: 1 when the program
+ * failed (a signal, a non-zero exit, a limit), so that srun ends the step's other ranks.
  */
 #define _GNU_SOURCE
 #include <dirent.h>
@@ -272,6 +273,8 @@ static int read_req(FILE *in, struct req *r, const char **why) {
 
 static int once;  /* --once FILE: one request, from FILE */
 static int replied_error;  /* --once: the exit status says so */
+static int program_failed;  /* --once: it died, exited non-zero or was stopped: exit 1,
+                               so that srun --kill-on-bad-exit ends the other ranks */
 
 static void print_rank(void) {  /* an srun task's rank, for the replies srun gathers */
     const char *rank = getenv("SLURM_PROCID");
@@ -968,6 +971,7 @@ static void run(struct req *r, struct cgset *c) {
     if (out >= 0) fstat(out, &so);
     fstat(err, &se);
     printf("status: ok\n");
+    program_failed = !have || killed || WIFSIGNALED(rep.status) || WEXITSTATUS(rep.status);
     if (have && !killed) {
         if (WIFSIGNALED(rep.status)) printf("signal: %d\n", WTERMSIG(rep.status));
         else printf("exit-code: %d\n", WEXITSTATUS(rep.status));
@@ -1030,7 +1034,7 @@ static void stub_main(int fd, struct cgset *c, int cg_errno) {
     else if (cg_limits(&r, c)) reply_error("cannot set the run's limits: %s", strerror(errno));
     else run(&r, c);
     fflush(stdout);
-    _exit(replied_error ? 3 : 0);
+    _exit(replied_error ? 3 : once && program_failed ? 1 : 0);
 }
 
 static unsigned long stubs;
@@ -1132,7 +1136,8 @@ static int run_once(const char *path) {
     cg_cleanup();
     free(buf);
     if (WIFSIGNALED(st)) reply_error("the run's stub died (signal %d)", WTERMSIG(st));
-    return WIFEXITED(st) && WEXITSTATUS(st) == 0 ? 0 : 2;
+    if (WIFEXITED(st) && WEXITSTATUS(st) <= 1) return WEXITSTATUS(st);  /* 1: it failed */
+    return 2;
 }
 
 int main(int argc, char **argv) {

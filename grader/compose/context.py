@@ -7,6 +7,7 @@ from __future__ import annotations
 import contextlib
 import functools
 import logging
+import os
 import sys
 from collections.abc import Callable, Iterator, Mapping
 from dataclasses import dataclass, field, replace
@@ -113,12 +114,14 @@ class Context:
 
     def prepare_image(self, runtime: str | None = None,
                       problems: Mapping[str, Problem] | None = None, *,
-                      local: CpuSet | None = None) -> None:
+                      local: CpuSet | None = None, waiting: Spool | None = None) -> None:
         """Build the grading image once, up front (workers only look it up), and the
         images of ``problems`` that grade on one of their own; for ``runtime`` instead of
         the settings' one when given (an experiment varies it). First, refuse
         ``problems`` whose shape the executor cannot give (``check_placement``;
-        ``local``: they grade on these CPUs of this machine).
+        ``local``: they grade on these CPUs of this machine; ``waiting``: without a
+        course file, only the packages with submissions waiting in this spool are held
+        to it, the others said once).
 
         :raises ImageError: before anything is graded, when an image is missing and
             cannot be built here (it names the command that builds it).
@@ -126,7 +129,7 @@ class Context:
             than the place it grades on has.
         """
         if problems:
-            self.check_placement(problems, local)
+            self.check_placement(problems, local, waiting)
         cfg = self.sandbox_config
         if runtime is not None:
             cfg = replace(cfg, runtime=runtime)
@@ -137,26 +140,35 @@ class Context:
                 sorted(problems.items()), self.workroot / ".autograders", self.say)
 
     def check_placement(self, problems: Mapping[str, Problem],
-                        local: CpuSet | None = None) -> None:
+                        local: CpuSet | None = None, waiting: Spool | None = None) -> None:
         """:raises ConfigError: naming each assignment whose shape (``core.shape``) no
         allocation of the executor can give -- the Slurm partition's largest node and
         its GPUs, or this machine's CPUs (``local``, or when no Slurm grades) -- before
-        anything is graded."""
+        anything is graded. Without a course file, a package root is a collection of
+        packages: only those with submissions ``waiting`` are refused; the others are
+        said once, for when their submissions come."""
         shaped = {n: p.shape for n, p in problems.items() if not p.shape.serial}
         if not shaped:
             return
         sched = self.scheduler() if local is None and self.slurm_available() else None
         cpus = local if local is not None else CpuSet.allowed()
         try:
-            cap = sched.capacity(self.options.partition) if sched is not None else \
+            cap = replace(sched.capacity(self.options.partition),
+                          ranks_as_job_user=os.geteuid() != 0) if sched is not None else \
                 Capacity(1, len(cpus), len(self.gpus()),
                          "this machine (the CPUs gradeline may use)", multi_node=False)
         except SchedulerError as e:
             raise ConfigError(f"cannot tell what Slurm can give these assignments: {e}") \
                 from None
-        why = [f"{n}: {r}" for n, sh in sorted(shaped.items()) if (r := refusal(sh, cap))]
+        why = {n: r for n, sh in sorted(shaped.items()) if (r := refusal(sh, cap))}
+        if waiting is not None and self.course_file() is None:
+            held = {m.assignment for e in waiting.new_entries()
+                    if (m := e.meta_or_none()) is not None}
+            for n in [n for n in why if n not in held]:
+                self.say(f"note: {n} cannot be graded here ({why.pop(n)})")
         if why:
-            raise ConfigError("; ".join(why) + ". Nothing was graded")
+            raise ConfigError("; ".join(f"{n}: {r}" for n, r in why.items()) +
+                              ". Nothing was graded")
 
     def judge(self, cpus: CpuSet, *, keep_workdirs: bool = False) -> Judge:
         cache = CompileCache(self.workroot / "compile-cache") \

@@ -54,7 +54,7 @@ def run_pipeline(ctx: Context, cpus: str | None, *, dedupe: bool = True
     spool = ctx.spool()
     cpu_set = ctx.cpus(cpus)
     problems = ctx.problems(live=True)
-    ctx.prepare_image(problems=problems)
+    ctx.prepare_image(problems=problems, waiting=spool)
     opener: StoreOpener | None
     try:
         opener = functools.partial(Store, ctx.db_url())  # the pipeline opens it, per run
@@ -110,7 +110,7 @@ def serving(ctx: Context, setup: ServeSetup) -> Iterator[Serving]:
     spool = ctx.spool(create=True)  # the service a course's hand-ins go to makes it
     cpus = ctx.cpus(setup.cpus)
     problems = ctx.problems(live=True)
-    ctx.prepare_image(problems=problems)
+    ctx.prepare_image(problems=problems, waiting=spool)
     url = ctx.db_url()
     factory = ctx.executor_factory(cpus, serving=True)
     closeable: dict[int, Executor] = {}  # the local pool (one for all batches)

@@ -8,6 +8,7 @@ from pathlib import Path
 
 from grader.adapters import gpus
 from grader.adapters.sandbox import SandboxConfig
+from grader.adapters.scheduler.slurm import SlurmCLI
 from grader.pipeline.local_executor import WorkerSpec
 from grader.settings import Settings
 
@@ -30,7 +31,12 @@ def worker_spec(settings: Settings, state_dir: Path | None = None) -> WorkerSpec
     its Slurm job holds) are found where the worker starts."""
     state = state_dir or settings.state_dir
     slurm = settings.slurm
-    return WorkerSpec(sandbox_config(settings, state), workroot(state),
+    nodes, peers = 1, tuple[str, ...]()
+    if slurm.num_nodes and int(slurm.num_nodes) > 1 and slurm.nodelist:  # an MPI pilot's
+        nodes = int(slurm.num_nodes)
+        peers = tuple(SlurmCLI(settings.slurm_conf).node_addresses(slurm.nodelist))
+    return WorkerSpec(sandbox_config(settings, state), workroot(state), nodes=nodes,
+                      peers=peers,
                       compile_cache=settings.compile_cache,
                       compile_accel=settings.compile_accel, on_reject=settings.on_reject,
                       gpus=tuple(gpus.allowed(slurm.job_gpus, in_job=slurm.job_id is not None,

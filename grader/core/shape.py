@@ -148,6 +148,9 @@ class Capacity:
     where: str = "this machine"
     #: MPI ranks across nodes need a scheduler to start them (Slurm's srun)
     multi_node: bool = True
+    #: and gradeline running as an ordinary account: a rank must be the Slurm job's user
+    #: to reach its PMIx server, and as root each run is a sandbox uid of its own
+    ranks_as_job_user: bool = True
 
 
 def refusal(shape: Shape, cap: Capacity) -> str:
@@ -162,6 +165,10 @@ def refusal(shape: Shape, cap: Capacity) -> str:
         why.append(f"{shape.nodes} nodes, and it grades on one (grade it on Slurm)")
     elif shape.nodes > cap.nodes:
         why.append(f"{shape.nodes} nodes, and it has {cap.nodes} up")
+    if shape.mpi and shape.nodes > 1 and cap.multi_node and not cap.ranks_as_job_user:
+        why.append("MPI ranks across nodes, which must run as the Slurm job's own user, "
+                   "and gradeline runs as root here (each run a sandbox uid of its own): "
+                   "run gradeline as the course's ordinary account, as a site does")
     if shape.gpus > cap.gpus_per_node:
         why.append(f"{shape.gpus} GPU(s) on a node, and " + (
             f"its nodes have at most {cap.gpus_per_node}" if cap.gpus_per_node

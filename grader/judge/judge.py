@@ -87,12 +87,14 @@ class Judge:
     def __init__(self, sandbox: Sandbox, workroot: Path, cpus: Sequence[int] | None = None,
                  *, keep_workdirs: bool = False, compile_cache: CompileCache | None = None,
                  accelerate: bool = True, on_reject: OnReject | None = None,
-                 gpus: Sequence[int] = (), nodes: int = 1) -> None:
+                 gpus: Sequence[int] = (), nodes: int = 1,
+                 peers: Sequence[str] = ()) -> None:
         self.sandbox = sandbox
         self.workroot = workroot
         self.cpus = list(cpus) if cpus is not None else sorted(os.sched_getaffinity(0))
         self.gpus = list(gpus)  # bound into the sandbox (``adapters.gpus``)
         self.nodes = nodes  # of its allocation: a shape of more runs its ranks on one
+        self.peers = tuple(peers)  # its nodes' addresses: where an MPI rank may connect
         self.keep_workdirs = keep_workdirs
         self.cache = compile_cache
         self.accelerate = accelerate
@@ -265,7 +267,7 @@ class Judge:
             files, problem.compile_flags.get(lang.id), memory_bytes=limits.memory_bytes,
             entry=entry, own=own))
         env = parallel.run_env(problem.shape, {**DEFAULT_ENV, **lang.env},
-                               parallel.run_gpus(problem.shape, self.gpus))
+                               parallel.run_gpus(problem.shape, self.gpus), self.peers)
         cpus = parallel.run_cpus(problem.shape, self.cpus)
         tests: list[TestResult] = []
         run_s = validate_s = 0.0
@@ -334,10 +336,13 @@ class Judge:
                 stderr = out / f"{index}.p{outcome.passes}.err"
             else:
                 link_or_copy(case.input_path, stdin)
-                meta = self.sandbox.run(RunRequest(
+                req = RunRequest(
                     [*run_argv, *case.args], rundir, limits, stdout=stdout, stderr=stderr,
                     stdin=stdin, cpus=cpus, workdir_writable=problem.allow_file_writing,
-                    env=env, count_threads=not problem.shape.serial and not problem.shape.mpi))
+                    env=env, count_threads=not problem.shape.serial and not problem.shape.mpi,
+                    net_peers=self.peers)
+                meta = self.sandbox.run_ranks(req, problem.shape) if problem.shape.nodes > 1 \
+                    else self.sandbox.run(req)
                 t0 = time.monotonic()
                 if meta.ok:
                     try:

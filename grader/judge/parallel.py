@@ -71,7 +71,17 @@ def run_gpus(shape: Shape, gpus: Sequence[int]) -> list[int]:
     return list(gpus)[:shape.gpus]
 
 
-def run_env(shape: Shape, env: Mapping[str, str], gpus: Sequence[int] = ()) -> dict[str, str]:
+def mpi_interfaces(peers: Sequence[str]) -> str:
+    """Open MPI's ``btl_tcp_if_include`` for ranks across nodes: the nodes' own addresses
+    (each node's interface on the MPI network), or the loopback where the nodes share
+    one host (the local cluster's)."""
+    if not peers or all(p.startswith("127.") for p in peers):
+        return "127.0.0.1/8"
+    return ",".join(f"{p}/32" for p in peers)
+
+
+def run_env(shape: Shape, env: Mapping[str, str], gpus: Sequence[int] = (),
+            peers: Sequence[str] = ()) -> dict[str, str]:
     """A run's environment: OpenMP told the shape's threads (a program may ask for more
     itself; the feedback then says it oversubscribed its cores); CUDA told its GPUs and
     where the driver's libraries are bound in (``adapters.gpus``)."""
@@ -80,6 +90,10 @@ def run_env(shape: Shape, env: Mapping[str, str], gpus: Sequence[int] = ()) -> d
         out["OMP_NUM_THREADS"] = str(shape.threads)
     if shape.mpi:
         out.update(MPI_ENV)
+        if shape.nodes > 1:  # srun's ranks (adapters.sandbox.ranks): TCP between nodes
+            out.update(OMPI_MCA_btl_tcp_if_include=mpi_interfaces(peers),
+                       OMPI_MCA_orte_top_session_dir="/tmp")
+            out.pop("OMPI_MCA_oob_tcp_if_include", None)
     if gpus:
         out["CUDA_VISIBLE_DEVICES"] = ",".join(map(str, gpus))
         out["LD_LIBRARY_PATH"] = GPU_LIBRARIES
@@ -175,8 +189,8 @@ def feedback(shape: Shape, meta: RunMeta, limits: Limits, validation: Validation
     else:
         text = describe_termination(meta, limits)
         if verdict is Verdict.RE:
-            if shape.mpi:
-                notes.append(rank_failure(head(stderr, 16000)))
+            if shape.mpi:  # mpirun's word on one node, srun's ranks' (their message) across
+                notes.append(rank_failure(head(stderr, 16000)) or meta.message)
             err = tail(stderr, 400).strip()
             if err:
                 text += f"; stderr: {err}"

@@ -10,6 +10,7 @@ from typing import Any, Protocol
 
 from grader.core.limits import Limits
 from grader.core.runmeta import RunMeta
+from grader.core.shape import Shape
 
 #: Paths inside the image. They exist in the image (made by containers/grader.def's
 #: %post) because a read-only root cannot grow new mount points.
@@ -66,6 +67,9 @@ class RunRequest:
     fifo: bool = False
     on_open: Callable[[], None] | None = field(default=None, compare=False)
     count_threads: bool = False
+    #: an MPI rank's: the addresses of the step's nodes on the MPI network, the only
+    #: ones besides its PMIx server its run may reach (``Sandbox.run_ranks``)
+    net_peers: tuple[str, ...] = ()
 
 
 class Sandbox(Protocol):
@@ -76,6 +80,12 @@ class Sandbox(Protocol):
 
     def run(self, request: RunRequest) -> RunMeta:
         """Run one command; never leaves a process behind."""
+        ...
+
+    def run_ranks(self, request: RunRequest, shape: Shape) -> RunMeta:
+        """Run ``request`` as ``shape``'s MPI ranks across the nodes of this worker's
+        allocation, each in a sandbox of its own on its node; rank 0's output is the
+        program's; never leaves a process behind."""
         ...
 
     def own(self, path: Path) -> None:

@@ -53,6 +53,10 @@ class WorkerSpec:
     #: where their device files are
     gpus: tuple[int, ...] = ()
     gpu_devices: Path = Path("/dev")
+    #: the nodes of the worker's allocation, and their addresses (an MPI pilot's ranks
+    #: span them; a shape of more nodes runs its ranks on this one)
+    nodes: int = 1
+    peers: tuple[str, ...] = ()
 
     def judge(self, cpus: int | Sequence[int]) -> Judge:
         """A judge pinned to ``cpus`` (one, or a parallel shape's several), in the slot
@@ -63,7 +67,8 @@ class WorkerSpec:
         judge = Judge(open_sandbox(self.sandbox, self.workroot, slot=cpus[0], cpus=cpus,
                                    build=False, gpus=gpu_access(list(self.gpus), self.gpu_devices)),
                       self.workroot, cpus, compile_cache=cache, accelerate=self.compile_accel,
-                      on_reject=self.on_reject, gpus=self.gpus)
+                      on_reject=self.on_reject, gpus=self.gpus, nodes=self.nodes,
+                      peers=self.peers)
         judge.extra_runtime.update(self.runtime_extra)
         return judge
 

@@ -92,7 +92,8 @@ def once(sandbox_factory, sbx_tmp):
 
     def go(req: RunRequest, extra: list[str], task: dict[str, str], pass_fds=(), during=None):
         path = sbx_tmp / "rank.req"
-        path.write_text(box._request(req).removesuffix("run\n") + "".join(f"{e}\n" for e in extra)
+        path.write_text(box.request_text(req).removesuffix("run\n")
+                        + "".join(f"{e}\n" for e in extra)
                         + "run\n")
         argv, env = rank_container(box, [RUNNER, "--once", box.inside(path)])
         argv, env = pass_task_env(box.runtime, argv, env, task)

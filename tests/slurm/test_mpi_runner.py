@@ -95,7 +95,8 @@ def test_two_ranks_on_two_nodes_reach_each_other_and_nothing_else(slurm_conf, ra
     req = RunRequest(["./mpi_ranks", ctld.group(1)], work, LIMITS, env=MPI_ENV,
                      stdout=sbx_tmp / "out.%r", stderr=sbx_tmp / "err.%r")
     request = sbx_tmp / "rank.req"
-    request.write_text(box._request(req).removesuffix("run\n") + "\n".join(RANK_KEYS) + "\nrun\n")
+    request.write_text(box.request_text(req).removesuffix("run\n") + "\n".join(RANK_KEYS)
+                       + "\nrun\n")
     argv, env = rank_container(box, [RUNNER, "--once", box.inside(request)])
     spec = sbx_tmp / "spec.json"
     spec.write_text(json.dumps({"runtime": box.runtime, "argv": argv,

@@ -186,7 +186,7 @@ def test_request_translates_paths_escapes_and_hides(tmp_path):
                      stdout=work / "sub/out/0.out", stderr=work / "sub/out/0.err",
                      stdin=work / "sub/out/0", cpus=[1, 3],
                      binds=(Bind(work / "sub/judge", "/judge/data"),))
-    lines = box._request(req).splitlines()
+    lines = box.request_text(req).splitlines()
     assert lines[:3] == ["argv sh", "argv -c", r"argv echo a\tb\nc\\d"]
     assert "workdir /gl/work/sub/build" in lines and "stdin /gl/work/sub/out/0" in lines
     assert r"bind /gl/work/sub/judge\t/judge/data\t0" in lines
@@ -198,11 +198,11 @@ def test_request_translates_paths_escapes_and_hides(tmp_path):
     # backstop as much again plus the language's reserve
     assert {f"data {128 * MIB}", f"as {128 * MIB}"} <= set(lines)
     java = req.limits.for_runtime(512 * MIB, 4096 * MIB)
-    jl = box._request(RunRequest(req.argv, req.workdir, java, req.stdout, req.stderr))
+    jl = box.request_text(RunRequest(req.argv, req.workdir, java, req.stdout, req.stderr))
     assert {f"data {640 * MIB}", f"as {4736 * MIB}"} <= set(jl.splitlines())
     assert lines[-1] == "run"
     box.runner_is_root = False  # a site's runner is the user: no uid to map to
-    assert not any(ln.startswith("uid ") for ln in box._request(req).splitlines())
+    assert not any(ln.startswith("uid ") for ln in box.request_text(req).splitlines())
     with pytest.raises(SandboxError, match="outside the work root"):
         box.inside(tmp_path / "elsewhere")
     with pytest.raises(SandboxError, match="outside the work root"):
@@ -219,13 +219,13 @@ def test_reply_becomes_run_meta(tmp_path):
     base = {"status": "ok", "cpu-time-s": "0.2", "wall-time-s": "0.3",
             "max-rss-bytes": "5000000", "oom-killed": "0", "wall-timed-out": "0",
             "stdout-bytes": "7", "stderr-bytes": "40", "cgroup": "0"}
-    meta = box._meta(req, {**base, "signal": "6"})
+    meta = box.meta(req, {**base, "signal": "6"})
     assert meta.signal == 6 and meta.termination == "memory"  # no cgroup: the program said
     assert meta.memory_bytes == 5000000
-    cg = box._meta(req, {**base, "cgroup": "1", "memory-peak-bytes": "9000000",
+    cg = box.meta(req, {**base, "cgroup": "1", "memory-peak-bytes": "9000000",
                          "exit-code": "0"})
     assert cg.ok and cg.memory_bytes == 9000000
-    missing = box._meta(req, {**base, "exit-code": "127", "exec-error": "No such file"})
+    missing = box.meta(req, {**base, "exit-code": "127", "exec-error": "No such file"})
     assert missing.exit_code == 127 and "cannot execute ./sol: No such file" in missing.message
 
 

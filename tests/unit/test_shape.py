@@ -174,3 +174,11 @@ def test_a_multi_node_shape_on_one_machine_keeps_every_rank_and_core() -> None:
     assert parallel.run_argv(one, ["./sol"])[:4] == ["mpirun", "-np", "4", "--bind-to"]
     assert parallel.run_argv(two, ["./sol"]) == ["./sol"]  # across nodes: srun's
     assert parallel.compile_argv(one, ["gcc", "-O2"]) == ["mpicc", "-O2"]
+
+
+def test_mpi_across_nodes_is_refused_as_root_with_what_to_do() -> None:
+    as_root = Capacity(2, 1, 0, "the Slurm cluster", ranks_as_job_user=False)
+    why = refusal(Shape(nodes=2, ranks=2), as_root)
+    assert "must run as the Slurm job's own user" in why and "ordinary account" in why
+    assert refusal(Shape(ranks=2, cores=1), as_root) == ""  # one node: mpirun in one run
+    assert refusal(Shape(nodes=2, ranks=2), Capacity(2, 1, 0, "c")) == ""

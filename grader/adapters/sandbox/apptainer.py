@@ -55,6 +55,12 @@ class ApptainerSandbox(ContainerSandbox):
                 argv += ["--bind", f"{lib}:{GPU_INSIDE}/{lib.name}:ro"]
         return [*argv, str(self.image), *runner]
 
+    def rank_container(self, runner: Sequence[str]) -> tuple[list[str], dict[str, str]]:
+        argv = self.container_argv([(self.workroot, "/gl/work")], list(runner))
+        at = argv.index("--network")  # the node's network: the runner confines the run's
+        del argv[at - 1:at + 2]
+        return argv, self._env()
+
     def _env(self) -> dict[str, str]:
         home = pwd.getpwuid(os.geteuid()).pw_dir
         return {**super()._env(), "HOME": home}

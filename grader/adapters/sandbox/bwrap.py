@@ -80,6 +80,12 @@ class BwrapSandbox(ContainerSandbox):
         return [*argv, "--", *runner]
 
 
+    def rank_container(self, runner: Sequence[str]) -> tuple[list[str], dict[str, str]]:
+        argv = self.container_argv([(self.workroot, "/gl/work")], list(runner))
+        argv.insert(argv.index("--unshare-all") + 1, "--share-net")
+        return argv, self._env()
+
+
 @functools.cache
 def bwrap_works() -> tuple[bool, str]:
     """Whether bubblewrap can create its namespaces here (check-env's probe)."""

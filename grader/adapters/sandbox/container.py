@@ -35,18 +35,19 @@ import tempfile
 import time
 import weakref
 from collections.abc import Callable, Sequence
-from dataclasses import replace
 from pathlib import Path
 from typing import IO, Any
 
 from grader.adapters.gpus import GpuAccess
 from grader.adapters.sandbox.assignment_image import assignment_image_path
 from grader.adapters.sandbox.cgroups import CgroupManager, ShardCgroup
-from grader.adapters.sandbox.outcome import RawOutcome, interpret
+from grader.adapters.sandbox.outcome import from_reply
+from grader.adapters.sandbox.ranks import run_ranks
 from grader.adapters.sandbox.runtime import AS_CALLER, Identity, RuntimeBase, session_members
 from grader.core.errors import SandboxError
 from grader.core.limits import MIB, Limits
 from grader.core.runmeta import RunMeta
+from grader.core.shape import Shape
 from grader.judge.ports import RunRequest
 
 log = logging.getLogger(__name__)
@@ -57,8 +58,6 @@ RUNNER = "/usr/local/bin/gl-runner"
 HIDDEN = (INSIDE, CGROUP_INSIDE, "/sys/fs/cgroup")  # covered by an empty tmpfs per run
 START_TIMEOUT_S = 120.0  # the first Apptainer start may build its caches
 REPLY_SLACK_S = 30.0  # beyond a run's own wall limit, before the runner counts as hung
-MEMORY_ERROR_MARKERS = (b"MemoryError", b"bad_alloc", b"Cannot allocate memory",
-                        b"out of memory", b"OutOfMemoryError", b"memory allocation of")
 #: Without a memory cgroup: what any run may commit (RLIMIT_DATA) beyond its memory
 #: limit (libc, the loader, a little slack), before the language's own runtime_bytes;
 #: the address-space backstop (RLIMIT_AS) is that plus the language's reserve_bytes
@@ -86,6 +85,7 @@ class ContainerSandbox(RuntimeBase):
     container starts (``container_argv``) and whether the runner is root."""
 
     runtime = "?"
+    RUNNER = RUNNER
     #: the runner runs as root (and maps each run to the sandbox uid)
     runner_is_root = False
 
@@ -258,7 +258,7 @@ class ContainerSandbox(RuntimeBase):
             return lim.wall_s
         return max(lim.wall_s, math.ceil(lim.cpu_hard_s) + 1.0)
 
-    def _request(self, req: RunRequest) -> str:
+    def request_text(self, req: RunRequest) -> str:
         lim = req.limits
         lines = [f"argv {_escape(a)}" for a in req.argv]
         lines += [f"env {_escape(f'{k}={v}')}" for k, v in req.env.items()]
@@ -337,7 +337,7 @@ class ContainerSandbox(RuntimeBase):
         self.start()
         assert self.proc is not None and self.proc.stdin is not None
         try:
-            self.proc.stdin.write(self._request(request).encode())
+            self.proc.stdin.write(self.request_text(request).encode())
             self.proc.stdin.flush()
         except OSError as e:
             tail = self._log_tail()
@@ -351,36 +351,21 @@ class ContainerSandbox(RuntimeBase):
                                f"{tail[-500:]}")
         if reply.get("status") != "ok":
             raise SandboxError(f"gl-runner: {reply.get('error', reply)}")
-        return self._meta(request, reply)
+        return self.meta(request, reply)
 
-    def _meta(self, request: RunRequest, reply: dict[str, str]) -> RunMeta:
-        def num(key: str) -> int | None:
-            return int(reply[key]) if key in reply else None
+    def meta(self, request: RunRequest, reply: dict[str, str]) -> RunMeta:
+        """The RunMeta of a run from the runner's reply (``outcome.from_reply``)."""
+        return from_reply(request, reply)
 
-        cgroup = reply.get("cgroup") == "1"
-        peak = num("memory-peak-bytes")
-        memory_error = False
-        if not cgroup:
-            with contextlib.suppress(OSError), request.stderr.open("rb") as f:
-                f.seek(max(0, os.fstat(f.fileno()).st_size - 4096))
-                tail = f.read()
-                memory_error = any(m in tail for m in MEMORY_ERROR_MARKERS)
-        raw = RawOutcome(
-            wall_time_s=float(reply.get("wall-time-s", 0.0)),
-            cpu_time_s=float(reply.get("cpu-time-s", 0.0)),
-            memory_bytes=peak if cgroup else num("max-rss-bytes"),
-            oom_killed=reply.get("oom-killed") == "1", memory_error_reported=memory_error,
-            wall_timed_out=reply.get("wall-timed-out") == "1",
-            stdout_bytes=num("stdout-bytes") or 0, stderr_bytes=num("stderr-bytes") or 0,
-            cgroup=cgroup)
-        message = f"cannot execute {request.argv[0]}: {reply['exec-error']}" \
-            if "exec-error" in reply else ""
-        meta = interpret(raw, request.limits, num("exit-code"), num("signal"), message)
-        if "exited-at" in reply:
-            meta = replace(meta, exited_at=float(reply["exited-at"]))
-        if "threads-peak" in reply:
-            meta = replace(meta, threads_peak=int(reply["threads-peak"]))
-        return meta
+    def run_ranks(self, request: RunRequest, shape: Shape) -> RunMeta:
+        """``request`` as an MPI step's ranks across the pilot's nodes (``ranks``)."""
+        return run_ranks(self, request, shape)
+
+    def rank_container(self, runner: Sequence[str]) -> tuple[list[str], dict[str, str]]:
+        """argv and environment that start ``runner`` as an MPI rank's container: the
+        node's network shared (the runner confines the run's), the work root bound, no
+        cgroup of its own (the srun task's bounds it)."""
+        raise NotImplementedError
 
     def describe(self) -> dict[str, Any]:
         facts = super().describe()

@@ -7,11 +7,14 @@ status, which each of them reports differently.
 
 from __future__ import annotations
 
+import contextlib
+import os
 import signal
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 from grader.core.limits import Limits
 from grader.core.runmeta import RunMeta, TerminationReason
+from grader.judge.ports import RunRequest
 
 
 @dataclass(frozen=True, slots=True)
@@ -62,3 +65,39 @@ def interpret(raw: RawOutcome, limits: Limits, exit_code: int | None, sig: int |
         stdout_bytes=raw.stdout_bytes,
         stderr_bytes=raw.stderr_bytes, termination=termination, message=message,
     )
+
+
+MEMORY_ERROR_MARKERS = (b"MemoryError", b"bad_alloc", b"Cannot allocate memory",
+                        b"out of memory", b"OutOfMemoryError", b"memory allocation of")
+
+
+def from_reply(request: RunRequest, reply: dict[str, str]) -> RunMeta:
+    """A run's RunMeta from gl-runner's reply (``key: value``), with what the run's
+    standard error says of a failed allocation where no cgroup measured memory."""
+    def num(key: str) -> int | None:
+        return int(reply[key]) if key in reply else None
+
+    cgroup = reply.get("cgroup") == "1"
+    peak = num("memory-peak-bytes")
+    memory_error = False
+    if not cgroup:
+        with contextlib.suppress(OSError), request.stderr.open("rb") as f:
+            f.seek(max(0, os.fstat(f.fileno()).st_size - 4096))
+            tail = f.read()
+            memory_error = any(m in tail for m in MEMORY_ERROR_MARKERS)
+    raw = RawOutcome(
+        wall_time_s=float(reply.get("wall-time-s", 0.0)),
+        cpu_time_s=float(reply.get("cpu-time-s", 0.0)),
+        memory_bytes=peak if cgroup else num("max-rss-bytes"),
+        oom_killed=reply.get("oom-killed") == "1", memory_error_reported=memory_error,
+        wall_timed_out=reply.get("wall-timed-out") == "1",
+        stdout_bytes=num("stdout-bytes") or 0, stderr_bytes=num("stderr-bytes") or 0,
+        cgroup=cgroup)
+    message = f"cannot execute {request.argv[0]}: {reply['exec-error']}" \
+        if "exec-error" in reply else ""
+    meta = interpret(raw, request.limits, num("exit-code"), num("signal"), message)
+    if "exited-at" in reply:
+        meta = replace(meta, exited_at=float(reply["exited-at"]))
+    if "threads-peak" in reply:
+        meta = replace(meta, threads_peak=int(reply["threads-peak"]))
+    return meta

@@ -11,6 +11,7 @@ from __future__ import annotations
 import logging
 import re
 import shutil
+import socket
 import subprocess
 from collections.abc import Mapping
 from pathlib import Path
@@ -107,6 +108,16 @@ class SlurmCLI:
         except (SchedulerError, ValueError):
             return 1
 
+    def node_addresses(self, nodelist: str) -> list[str]:
+        """The IPv4 addresses of the nodes ``nodelist`` names (``n[1-2]``), as slurmd's
+        ``NodeAddr`` gives them: where an MPI rank on one may connect to the others."""
+        names = self._run(["scontrol", "show", "hostnames", nodelist]).split()
+        addrs = node_addrs(self._run(["scontrol", "show", "node", "-o", ",".join(names)]))
+        try:
+            return [socket.gethostbyname(addrs.get(n, n)) for n in names]
+        except OSError as e:
+            raise SchedulerError(f"cannot resolve the nodes {nodelist}: {e}") from e
+
     def capacity(self, partition: str | None) -> Capacity:
         """What one allocation in ``partition`` can get (``node_capacity``)."""
         return node_capacity(self._run(["scontrol", "show", "node", "-o"]), partition)
@@ -170,6 +181,16 @@ def node_capacity(text: str, partition: str | None) -> Capacity:
                 gpus = max(gpus, int(m.group(1)))
     return Capacity(nodes, cores, gpus, f"Slurm partition {partition}" if partition
                     else "the Slurm cluster")
+
+
+def node_addrs(text: str) -> dict[str, str]:
+    """NodeName -> NodeAddr from ``scontrol show node -o``."""
+    out = {}
+    for line in text.splitlines():
+        f = dict(kv.split("=", 1) for kv in line.split() if "=" in kv)
+        if f.get("NodeName"):
+            out[f["NodeName"]] = f.get("NodeAddr") or f["NodeName"]
+    return out
 
 
 def parse_job_cpus(text: str, job_id: str, node: str | None) -> CpuSet:
