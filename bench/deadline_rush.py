@@ -15,7 +15,7 @@ Slurm (issue #26's benchmark).
 With ``--flood N`` it measures a flood instead: the same rush (visible groups only)
 three times -- as it is, with one student handing in N times more during its second
 half, and with that student held to a hand-in limit (``--flood-limit``, a token
-bucket: what the desk refuses never reaches the spool; ``course.limits`` decides, as
+bucket: what the desk refuses never reaches the spool; ``course.handin_limits`` decides, as
 the desk does) -- and reports the other students' p50 and p95 from hand-in to
 feedback in each.
 
@@ -44,7 +44,7 @@ from typing import Any
 import psycopg
 import yaml
 
-from grader.course.limits import allowance
+from grader.course.handin_limits import allowance
 from grader.course.spec import LimitsSpec
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))

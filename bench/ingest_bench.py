@@ -13,7 +13,8 @@ import time
 
 import psycopg
 
-from grader.adapters.store.postgres import Store, recreate_database
+from grader.adapters.store.connections import recreate_database
+from grader.adapters.store.postgres import Store
 from grader.adapters.store.server import database_url
 from grader.core.record import SubmissionRecord
 from grader.core.result import SubmissionResult, TestResult

@@ -15,8 +15,8 @@ import tempfile
 import time
 from pathlib import Path
 
+from grader.core.cpuset import CpuSet
 from grader.core.jobs import GradingJob
-from grader.cpuset import CpuSet
 from grader.pipeline.slurm.node.null import null_grading
 from grader.pipeline.slurm.node.pilot import run_pilot
 from grader.pipeline.slurm.node.task import run_shard

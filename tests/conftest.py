@@ -1,29 +1,30 @@
-"""Shared fixtures. Sandbox tests need the grading image and a working runtime;
-without them they skip with the reason -- unless GRADELINE_REQUIRE_SANDBOX=1
-(set by `make test`), where a missing sandbox is a failure, not a skip."""
+"""Shared fixtures (the helpers they and the tests use are in ``support``). Sandbox
+tests need the grading image and a working runtime; without them they skip with the
+reason -- unless GRADELINE_REQUIRE_SANDBOX=1 (set by `make test`), where a missing
+sandbox is a failure, not a skip."""
 
 from __future__ import annotations
 
-import contextlib
-import itertools
 import os
 import pwd
 import shutil
-import socket
 import subprocess
 import tempfile
-from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
 
-ROOT = Path(__file__).resolve().parent.parent
-EXAMPLES = ROOT / "grader" / "examples"
-FIXTURES = Path(__file__).resolve().parent / "fixtures"
-#: How many times slower than real hardware these tests run: an emulated node
-#: (bench/cgroup2/node.sh) sets it, and the time limits of the sandbox contract and
-#: the hostile corpus are stretched by it; 1 everywhere else.
-SLOWDOWN = float(os.environ.get("GRADELINE_TEST_SLOWDOWN", "1"))
+from .support import (
+    ALICE,
+    BOB,
+    BROWSER_TOOLS,
+    CHROMIUM,
+    EXAMPLES,
+    FIXTURES,
+    ROOT,
+    SLURM_NODES,
+    unavailable,
+)
 
 
 def pytest_addoption(parser):
@@ -57,62 +58,6 @@ def pytest_collection_modifyitems(config, items):
         reporter.write_line(f"module order: {order} ({names[0]} first)")
 
 
-def proc_files(name: str):
-    """(pid, bytes of /proc/<pid>/<name>) for every process still readable: the one
-    scan behind the "nothing survives" checks (a process may exit mid-scan)."""
-    for pid in filter(str.isdigit, os.listdir("/proc")):
-        try:
-            yield pid, Path(f"/proc/{pid}/{name}").read_bytes()
-        except OSError:
-            continue
-
-
-def descendants(root: int | None = None) -> set[str]:
-    """The pids below ``root`` (default: this test process) in the process tree. A
-    sandboxed run's processes stay below the container that this process started (an
-    orphan inside a PID namespace goes to that namespace's init, not to the machine's),
-    so a leak check over these sees its own test's processes and nobody else's."""
-    parent: dict[str, str] = {}
-    for pid, stat in proc_files("stat"):
-        fields = stat.rsplit(b")", 1)[-1].split()
-        if len(fields) > 1:
-            parent[pid] = fields[1].decode()
-    below: set[str] = set()
-    frontier = {str(root if root is not None else os.getpid())}
-    while frontier:
-        frontier = {pid for pid, pp in parent.items() if pp in frontier} - below
-        below |= frontier
-    return below
-
-
-_SLEEPS = itertools.count(1)
-
-
-def own_sleep(seconds: int) -> str:
-    """A ``sleep`` duration no other process on the machine has: ``seconds`` and a
-    fraction unique to this test process and call, so that a "nothing survived" check
-    finds what its own test started and never another test's (a Slurm job's ``sleep
-    300``, a person's shell)."""
-    return f"{seconds}.{os.getpid():07d}{next(_SLEEPS):03d}"
-
-
-def sleeping(duration: str) -> list[str]:
-    """The pids of ``sleep DURATION`` processes still alive (see ``own_sleep``)."""
-    want = f"sleep\0{duration}\0".encode()
-    return [pid for pid, cmd in proc_files("cmdline") if cmd == want or
-            cmd.endswith(b"/" + want)]
-
-
-def _unavailable(reason: str) -> None:
-    if os.environ.get("GRADELINE_REQUIRE_SANDBOX") == "1":
-        pytest.fail(f"sandbox required (GRADELINE_REQUIRE_SANDBOX=1) but {reason}")
-    pytest.skip(reason)
-
-
-CHROMIUM = Path("/usr/bin/chromium")
-BROWSER_TOOLS = ROOT / "build/tools/browser"
-
-
 @pytest.fixture(scope="session")
 def browser_tools() -> Path:
     """node_modules holding playwright-core (drives Debian's Chromium; it downloads no
@@ -120,9 +65,9 @@ def browser_tools() -> Path:
     never the project's."""
     npm, node = shutil.which("npm"), shutil.which("node")
     if npm is None or node is None:
-        _unavailable("no node/npm: apt-get install nodejs npm")
+        unavailable("no node/npm: apt-get install nodejs npm")
     if not CHROMIUM.exists():
-        _unavailable(f"no {CHROMIUM}: apt-get install chromium")
+        unavailable(f"no {CHROMIUM}: apt-get install chromium")
     mods = BROWSER_TOOLS / "node_modules"
     if not ((mods / "axe-core/axe.min.js").exists()
             and (mods / "playwright-core/package.json").exists()):
@@ -131,7 +76,7 @@ def browser_tools() -> Path:
                             "--no-fund", "axe-core@4", "playwright-core@1"],
                            capture_output=True, text=True, timeout=600, check=False)
         if r.returncode != 0:
-            _unavailable(f"npm install axe-core playwright-core failed: {r.stderr[-300:]}")
+            unavailable(f"npm install axe-core playwright-core failed: {r.stderr[-300:]}")
     return mods
 
 
@@ -159,11 +104,11 @@ def sandbox_factory(worker_spec):
     from grader.core.errors import GradelineError
 
     if shutil.which("bwrap") is None and shutil.which("apptainer") is None:
-        _unavailable("neither bwrap nor apptainer is installed (apt-get install bubblewrap)")
+        unavailable("neither bwrap nor apptainer is installed (apt-get install bubblewrap)")
     try:
         open_sandbox(worker_spec.sandbox, worker_spec.workroot, build=False).close()
     except GradelineError as e:
-        _unavailable(f"no usable sandbox: {e} (run 'gradeline image build')")
+        unavailable(f"no usable sandbox: {e} (run 'gradeline image build')")
     made = []
 
     def make(cpus, workroot):
@@ -253,25 +198,6 @@ def pg_url(tmp_path_factory):
     shutil.rmtree(state, ignore_errors=True)
 
 
-@contextlib.contextmanager
-def own_local_server():
-    """A local PostgreSQL of its own, made by the project's code in a scratch state dir
-    (the session's `pg_url` one stays up for the other tests)."""
-    from grader.adapters.store.server import LocalServer
-
-    if os.environ.get("GRADELINE_TEST_DB_URL"):
-        pytest.skip("needs PostgreSQL server binaries to start a server of its own")
-    state = Path(tempfile.mkdtemp(prefix="gradeline-pg2-", dir="/var/tmp"))
-    state.chmod(0o755)
-    s = LocalServer(state)
-    try:
-        s.start()
-        yield s, state
-    finally:
-        s.stop("immediate")
-        shutil.rmtree(state, ignore_errors=True)
-
-
 @pytest.fixture
 def db(pg_url):
     """An empty, migrated database for one test."""
@@ -284,9 +210,6 @@ def db(pg_url):
     with Store(pg_url) as s:
         s.migrate()
     return pg_url
-
-
-SLURM_NODES = 2  # two slurmd "nodes" on this machine, one core each
 
 
 @pytest.fixture(scope="session")
@@ -339,86 +262,6 @@ def _own_slurm_jobs(request):
         time.sleep(0.5)
         mine &= _slurm_jobs(conf)
     assert not mine, f"Slurm jobs {sorted(mine)} of this test outlived scancel by 120 s"
-
-
-def free_port() -> int:
-    """A TCP port free on 127.0.0.1 now (for a server a test starts)."""
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return int(s.getsockname()[1])
-
-
-#: what ``ssh -L PORT:SOCKET host`` does on the login node's side: each TCP connection
-#: to PORT relayed to SOCKET, connected as the account running it
-_TUNNEL = """
-import asyncio, sys
-async def pipe(r, w):
-    try:
-        while data := await r.read(65536):
-            w.write(data); await w.drain()
-    finally:
-        w.close()
-async def relay(cr, cw):
-    sr, sw = await asyncio.open_unix_connection(sys.argv[2])
-    await asyncio.gather(pipe(cr, sw), pipe(sr, cw), return_exceptions=True)
-async def main():
-    server = await asyncio.start_server(relay, "127.0.0.1", int(sys.argv[1]))
-    print("ready", flush=True)
-    async with server:
-        await server.serve_forever()
-asyncio.run(main())
-"""
-
-
-@contextlib.contextmanager
-def staff_tunnel(user: str | None, sock: Path) -> Iterator[str]:
-    """A browser's way to the staff socket as ``user`` (None: this process's), as
-    ``ssh -L`` gives staff: yields the base URL of a local port relayed to ``sock``."""
-    port = free_port()
-    as_them = ["runuser", "-u", user, "--", "env", "-i", "PATH=/usr/bin:/bin"] if user else []
-    p = subprocess.Popen([*as_them, "/usr/bin/python3", "-c", _TUNNEL, str(port), str(sock)],
-                         stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
-    try:
-        assert p.stdout is not None and p.stdout.readline().strip() == "ready"
-        yield f"http://127.0.0.1:{port}"
-    finally:
-        p.terminate()
-        p.communicate(timeout=30)
-
-
-@contextlib.contextmanager
-def running_web(args: list[str], env: dict[str, str]) -> Iterator[str]:
-    """``gradeline web ARGS`` until the block ends, its staff pages reached as staff
-    reach them (its staff socket, relayed as this process's account): yields the base
-    URL once it answers."""
-    import sys
-    import time
-    import urllib.request
-
-    with tempfile.TemporaryDirectory(prefix="gl-web-") as tmp:
-        sock = Path(tmp) / "staff.sock"
-        web = subprocess.Popen([str(Path(sys.executable).parent / "gradeline"), "web", *args,
-                                "--port", str(free_port()), "--staff-socket", str(sock)],
-                               env=env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
-        try:
-            for _ in range(150):
-                if sock.exists():
-                    break
-                time.sleep(0.2)
-            with staff_tunnel(None, sock) as base:
-                for _ in range(100):
-                    try:
-                        urllib.request.urlopen(f"{base}/healthz", timeout=2).close()
-                        break
-                    except OSError:
-                        time.sleep(0.2)
-                yield base
-        finally:
-            web.terminate()
-            web.wait(timeout=30)
-
-
-ALICE, BOB = "gradeline-alice", "gradeline-bob"
 
 
 @pytest.fixture(scope="session")

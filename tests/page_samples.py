@@ -1,5 +1,5 @@
 """Every web page rendered from realistic data (made up, shaped as ``course.staffview``,
-``course.studentview``, ``views.live`` and the desk's receipts make it), for the tests
+``course.studentview``, ``views.snapshot`` and the desk's receipts make it), for the tests
 that check the pages' markup and, in a browser, their accessibility."""
 
 from __future__ import annotations
@@ -7,7 +7,18 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Any
 
-from grader.adapters.web import live, pages, student
+from grader.adapters.web import live_page as live
+from grader.adapters.web import pages, student
+from grader.course.shown import Receipt, StudentView
+from grader.course.similarity_pairs import PairView, SimilarityReport
+from grader.course.staffview import (
+    AssignmentRow,
+    HistoryView,
+    RegradePreview,
+    Snapshot,
+    SubmissionDetail,
+    UsageView,
+)
 
 ASSIGNMENTS = ["bigsum", "primes", "wordfreq"]
 #: (student, name, attempts, last verdict, status, counting, late h, final %, points)
@@ -37,7 +48,7 @@ def assignment() -> str:
              "penalty_pct": None if f is None else 10.0 * (late > 0),
              "raw_pct": None if f is None else f + 10.0 * (late > 0), "final_pct": f,
              "points": pts} for s, n, a, v, st, c, late, f, pts in ROSTER]
-    return pages.assignment_page("bigsum", rows, NAV)
+    return pages.assignment_page("bigsum", [AssignmentRow.from_json(r) for r in rows], NAV)
 
 
 def _attempt(sid: str, verdict: str | None, score: float | None, counts: bool = False,
@@ -58,7 +69,7 @@ def history() -> str:
           "grade": {"status": "", "counting": None},
           "attempts": [_attempt("2025-03-20T16-44-09-3b2a", None, None, state="quarantined",
                                 reason="the archive holds a link out of it")]}]
-    return pages.student_page("berg02", h, NAV)
+    return pages.student_page("berg02", [HistoryView.from_json(x) for x in h], NAV)
 
 
 SOURCE = """import sys
@@ -102,7 +113,7 @@ def submission() -> str:
                       "message": "2 of 3 groups passed",
                       "compile_output": "sum.py:6: warning: slice past n", "runtime": {},
                       "tests": tests}]}
-    return pages.submission_page(s, NAV)
+    return pages.submission_page(SubmissionDetail.from_json(s), NAV)
 
 
 def preview() -> str:
@@ -112,19 +123,23 @@ def preview() -> str:
                {"student": "berg02", "id": "2025-03-14T21-05-12-7c1e", "phase": "full",
                 "old_verdict": "WA", "new_verdict": "WA", "old_score": 7.0,
                 "new_score": 7.0, "changed": False}]
-    return pages.preview_page("bigsum", {"new_version": "5e0c77ab19f2d", "changes": changes,
-                                         "made": "2025-03-16T09:00:00+02:00"}, NAV)
+    return pages.preview_page("bigsum", RegradePreview.from_json({
+        "assignment": "bigsum", "new_version": "5e0c77ab19f2d", "changes": changes,
+        "made": "2025-03-16T09:00:00+02:00"}), NAV)
 
 
 def similarity() -> str:
-    pairs = [{"a": "ann", "b": "ben", "similarity": 0.91, "language": "python3",
-              "matches": [{}, {}, {}]},
-             {"a": "eze05", "b": "ito09", "similarity": 0.62, "language": "cpp",
-              "matches": [{}]}]
-    report = {"tool": "JPlag", "made": "2025-03-16T08:00:00+02:00", "students": 11,
-              "starter": True, "threshold": 0.5, "pairs": pairs,
+    region = {"file": "sum.py", "start": 3, "end": 7}
+    match = {"first": region, "second": region, "tokens": 12}
+    pairs = [{"a": "ann", "b": "ben", "similarity": 0.91, "max_similarity": 0.93,
+              "language": "python3", "matches": [match] * 3},
+             {"a": "eze05", "b": "ito09", "similarity": 0.62, "max_similarity": 0.7,
+              "language": "cpp", "matches": [match]}]
+    report = {"assignment": "bigsum", "tool": "JPlag", "made": "2025-03-16T08:00:00+02:00",
+              "threshold": 0.5, "min_tokens": 9, "students": 11,
+              "languages": {"python3": 9, "cpp": 2}, "starter": True, "pairs": pairs,
               "skipped": ["kowalski11: Kotlin (JPlag has no module for it here)"]}
-    return pages.similarity_page("bigsum", report, NAV)
+    return pages.similarity_page("bigsum", SimilarityReport.from_json(report), NAV)
 
 
 def pair() -> str:
@@ -137,24 +152,26 @@ def pair() -> str:
          "print(compute(map(int, sys.stdin.readline().split())))\n")
     b = ("def solve(v):\n    t = 0\n    for y in v:\n        t += y\n    return t\n\n"
          "input()\nprint(solve(int(w) for w in input().split()))\n")
-    return pages.pair_page("bigsum", 0, {
+    return pages.pair_page("bigsum", 0, PairView.from_json({
         "a": "ann", "b": "ben", "similarity": 0.91, "matches": 3,
         "left": [{"file": "sum.py", "lines": lines(a, {3: 1, 4: 2, 5: 2, 6: 2, 7: 3, 10: 3})}],
         "right": [{"file": "main.py", "lines": lines(b, {1: 1, 2: 2, 3: 2, 4: 2, 5: 3,
-                                                         8: 3})}]}, NAV)
+                                                         8: 3})}]}), NAV)
 
 
 def usage() -> str:
-    return pages.usage_page({"account": "cs101", "period": "the last 30 days", "rows": [
+    return pages.usage_page(UsageView.from_json({
+        "account": "cs101", "since": "now-30days", "period": "the last 30 days", "rows": [
         {"account": "cs101", "qos": "live", "jobs": 312, "core_hours": 4.25},
-        {"account": "cs101", "qos": "bulk", "jobs": 9, "core_hours": 21.5}]}, NAV)
+        {"account": "cs101", "qos": "bulk", "jobs": 9, "core_hours": 21.5}]}), NAV)
 
 
 def live_page() -> str:
     series = [{"t": -600.0 + 30 * i, "per_min": float(8 + i % 7 + i // 2),
                "p50": 3.5 + (i % 4) * 0.3, "p95": 8.0 + (i % 5)} for i in range(20)]
     series[3].update(p50=None, p95=None)
-    snap = {"course": "Programming 1 (spring 2025)", "waiting": 186, "in_progress": 6,
+    snap = {"course": "Programming 1 (spring 2025)", "at": 0.0, "waiting": 186,
+            "in_progress": 6,
             "window_s": 600.0, "stored": 414, "throughput_per_min": 23.4, "p50_s": 4.2,
             "p95_s": 11.8, "series": series,
             "verdicts": {"AC": 231, "WA": 112, "TLE": 29, "RE": 24, "CE": 11, "MLE": 4,
@@ -164,7 +181,7 @@ def live_page() -> str:
                           "what": "JE: validator exited with status 1"},
                          {"when": "13:58:40", "student": "zed12", "assignment": "primes",
                           "what": "quarantined: the archive holds a link out of it"}]}
-    return live.page(snap, 5, pages.staff_nav(ASSIGNMENTS, "/"))
+    return live.page(Snapshot.from_json(snap), 5, pages.staff_nav(ASSIGNMENTS, "/"))
 
 
 def _mine_tests() -> list[dict[str, Any]]:
@@ -181,7 +198,7 @@ def _mine_sub(sid: str, **kw: Any) -> dict[str, Any]:
     return {**base, **kw}
 
 
-VIEW: dict[str, Any] = {
+VIEW = StudentView.from_json({
     "student": "berg02", "course": "Programming 1 (spring 2025)",
     "now": "2025-03-21T10:00:00+02:00",
     "assignments": [
@@ -195,9 +212,10 @@ VIEW: dict[str, Any] = {
              _mine_sub("2025-03-14T21-05-12-7c1e", counts=True, verdict="WA", score=7.0,
                        max_score=10.0, message="", complete=True, tests=_mine_tests(),
                        groups=[{"name": "sample", "verdict": "AC", "points": 2.0,
-                                "max_points": 2.0, "passed": 2, "total": 2},
+                                "max_points": 2.0, "passed": 2, "total": 2, "phase": "full"},
                                {"name": "small", "verdict": "WA", "points": 5.0,
-                                "max_points": 8.0, "passed": 4, "total": 5}])]},
+                                "max_points": 8.0, "passed": 4, "total": 5,
+                                "phase": "full"}])]},
         {"name": "primes", "deadline": "2025-03-29T23:59:00+02:00", "released": None,
          "limits": {"used": 3, "left": 7, "next_at": "2025-03-21T10:05:00+02:00",
                     "why": "at most one hand-in every 5 min", "deferring": True},
@@ -212,15 +230,15 @@ VIEW: dict[str, Any] = {
                        groups=[], message="not graded yet")]},
         {"name": "wordfreq", "deadline": "2025-04-12T23:59:00+03:00", "released": None,
          "limits": {"used": 0, "left": 10, "next_at": None, "why": "", "deferring": False},
-         "submissions": []}]}
+         "submissions": []}]})
 
-RECEIPT = {"submission": "2025-03-21T10-00-03-5b6c", "course": "prog1-2025",
+RECEIPT = Receipt.from_json({"submission": "2025-03-21T10-00-03-5b6c", "course": "prog1-2025",
            "assignment": "primes", "student": "berg02", "file": "sieve.cpp",
            "received_at": "2025-03-21T10:00:03+02:00", "size": 1834,
            "sha256": "9f2c4e7b1d0a5c3e8f6b2a9d4c7e1f0a3b5d8c2e6f9a1b4c7d0e3f6a9b2ce1a0",
            "deadline": "2025-03-29T23:59:00+02:00", "late": False, "deferred": True,
            "limit": "at most one hand-in every 5 min", "left": 6,
-           "signature": "4be1c0d2a7f95e3b6c8d0a1f2e4b7c9d3a5f8e0b1c6d2a4f7e9b3c5d8a0f1e2d"}
+           "signature": "4be1c0d2a7f95e3b6c8d0a1f2e4b7c9d3a5f8e0b1c6d2a4f7e9b3c5d8a0f1e2d"})
 
 
 def mine() -> str:

@@ -1,22 +1,57 @@
-"""What many tests share, in one place: the ``gradeline`` of this venv and a runner
-for it, the environment a test's database and cluster give a command, a bunch of slow
-accepted submissions for queueing tests, and how many bulk submissions started after a
-live one (the Slurm priority tests' measure)."""
+"""What the tests share, in one place (the conftest files hold fixtures only): the
+paths and the ``gradeline`` of this venv and a runner for it, process scans, the
+outside systems a test starts of its own (a database server, a staff tunnel, a web
+server), the site tier's accounts, in-memory fakes of the pipeline's ports, and
+writers of courses, packages and LMS files."""
 
 from __future__ import annotations
 
+import contextlib
+import csv
 import hashlib
+import io
+import itertools
 import os
+import shutil
+import socket
 import subprocess
 import sys
+import tempfile
+import urllib.request
 import zipfile
-from collections.abc import Mapping, Sequence
+from collections.abc import Iterable, Iterator, Mapping, Sequence
+from dataclasses import dataclass
+from datetime import datetime
 from pathlib import Path
+from typing import Any
+from zoneinfo import ZoneInfo
 
 import psycopg
+import pytest
+import yaml
 
+from grader.adapters.spool import Spool
+from grader.core.errors import StoreError
+from grader.core.jobs import GradingJob, JudgeFault, Outcome
+from grader.core.record import SubmissionRecord
+from grader.core.result import CompileResult, SubmissionResult, TestResult
+from grader.core.samples import ShardSample
+from grader.core.verdict import Verdict, submission_verdict
+from grader.formats.load import load_problem
+from grader.formats.problem import Problem
+from grader.formats.scoring import score_submission
+from grader.measure.corpus import generate_course
+
+ROOT = Path(__file__).resolve().parent.parent
+PY = Path(sys.executable)
 #: the command under test: the venv's own entry point
-BIN = Path(sys.executable).parent / "gradeline"
+BIN = PY.parent / "gradeline"
+EXAMPLES = ROOT / "grader" / "examples"
+FIXTURES = Path(__file__).resolve().parent / "fixtures"
+#: How many times slower than real hardware these tests run: an emulated node
+#: (bench/cgroup2/node.sh) sets it, and the time limits of the sandbox contract and
+#: the hostile corpus are stretched by it; 1 everywhere else.
+SLOWDOWN = float(os.environ.get("GRADELINE_TEST_SLOWDOWN", "1"))
 
 
 def gl(*args: object, env: Mapping[str, str] | None = None, timeout: float = 1800,
@@ -39,6 +74,440 @@ def db_env(db: str, conf: str | None = None) -> dict[str, str]:
         out["SLURM_CONF"] = conf
     out.pop("GRADELINE_FAULT", None)
     return out
+
+# -- processes ---------------------------------------------------------------------
+def proc_files(name: str):
+    """(pid, bytes of /proc/<pid>/<name>) for every process still readable: the one
+    scan behind the "nothing survives" checks (a process may exit mid-scan)."""
+    for pid in filter(str.isdigit, os.listdir("/proc")):
+        try:
+            yield pid, Path(f"/proc/{pid}/{name}").read_bytes()
+        except OSError:
+            continue
+
+
+def descendants(root: int | None = None) -> set[str]:
+    """The pids below ``root`` (default: this test process) in the process tree. A
+    sandboxed run's processes stay below the container that this process started (an
+    orphan inside a PID namespace goes to that namespace's init, not to the machine's),
+    so a leak check over these sees its own test's processes and nobody else's."""
+    parent: dict[str, str] = {}
+    for pid, stat in proc_files("stat"):
+        fields = stat.rsplit(b")", 1)[-1].split()
+        if len(fields) > 1:
+            parent[pid] = fields[1].decode()
+    below: set[str] = set()
+    frontier = {str(root if root is not None else os.getpid())}
+    while frontier:
+        frontier = {pid for pid, pp in parent.items() if pp in frontier} - below
+        below |= frontier
+    return below
+
+
+_SLEEPS = itertools.count(1)
+
+
+def own_sleep(seconds: int) -> str:
+    """A ``sleep`` duration no other process on the machine has: ``seconds`` and a
+    fraction unique to this test process and call, so that a "nothing survived" check
+    finds what its own test started and never another test's (a Slurm job's ``sleep
+    300``, a person's shell)."""
+    return f"{seconds}.{os.getpid():07d}{next(_SLEEPS):03d}"
+
+
+def sleeping(duration: str) -> list[str]:
+    """The pids of ``sleep DURATION`` processes still alive (see ``own_sleep``)."""
+    want = f"sleep\0{duration}\0".encode()
+    return [pid for pid, cmd in proc_files("cmdline") if cmd == want or
+            cmd.endswith(b"/" + want)]
+
+# -- outside systems a test starts -------------------------------------------------
+def unavailable(reason: str) -> None:
+    if os.environ.get("GRADELINE_REQUIRE_SANDBOX") == "1":
+        pytest.fail(f"sandbox required (GRADELINE_REQUIRE_SANDBOX=1) but {reason}")
+    pytest.skip(reason)
+
+
+CHROMIUM = Path("/usr/bin/chromium")
+
+
+BROWSER_TOOLS = ROOT / "build/tools/browser"
+
+
+@contextlib.contextmanager
+def own_local_server():
+    """A local PostgreSQL of its own, made by the project's code in a scratch state dir
+    (the session's `pg_url` one stays up for the other tests)."""
+    from grader.adapters.store.server import LocalServer
+
+    if os.environ.get("GRADELINE_TEST_DB_URL"):
+        pytest.skip("needs PostgreSQL server binaries to start a server of its own")
+    state = Path(tempfile.mkdtemp(prefix="gradeline-pg2-", dir="/var/tmp"))
+    state.chmod(0o755)
+    s = LocalServer(state)
+    try:
+        s.start()
+        yield s, state
+    finally:
+        s.stop("immediate")
+        shutil.rmtree(state, ignore_errors=True)
+
+
+SLURM_NODES = 2  # two slurmd "nodes" on this machine, one core each
+
+
+def free_port() -> int:
+    """A TCP port free on 127.0.0.1 now (for a server a test starts)."""
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return int(s.getsockname()[1])
+
+
+#: what ``ssh -L PORT:SOCKET host`` does on the login node's side: each TCP connection
+#: to PORT relayed to SOCKET, connected as the account running it
+_TUNNEL = """
+import asyncio, sys
+async def pipe(r, w):
+    try:
+        while data := await r.read(65536):
+            w.write(data); await w.drain()
+    finally:
+        w.close()
+async def relay(cr, cw):
+    sr, sw = await asyncio.open_unix_connection(sys.argv[2])
+    await asyncio.gather(pipe(cr, sw), pipe(sr, cw), return_exceptions=True)
+async def main():
+    server = await asyncio.start_server(relay, "127.0.0.1", int(sys.argv[1]))
+    print("ready", flush=True)
+    async with server:
+        await server.serve_forever()
+asyncio.run(main())
+"""
+
+
+@contextlib.contextmanager
+def staff_tunnel(user: str | None, sock: Path) -> Iterator[str]:
+    """A browser's way to the staff socket as ``user`` (None: this process's), as
+    ``ssh -L`` gives staff: yields the base URL of a local port relayed to ``sock``."""
+    port = free_port()
+    as_them = ["runuser", "-u", user, "--", "env", "-i", "PATH=/usr/bin:/bin"] if user else []
+    p = subprocess.Popen([*as_them, "/usr/bin/python3", "-c", _TUNNEL, str(port), str(sock)],
+                         stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
+    try:
+        assert p.stdout is not None and p.stdout.readline().strip() == "ready"
+        yield f"http://127.0.0.1:{port}"
+    finally:
+        p.terminate()
+        p.communicate(timeout=30)
+
+
+@contextlib.contextmanager
+def running_web(args: list[str], env: dict[str, str]) -> Iterator[str]:
+    """``gradeline web ARGS`` until the block ends, its staff pages reached as staff
+    reach them (its staff socket, relayed as this process's account): yields the base
+    URL once it answers."""
+    import time
+
+    with tempfile.TemporaryDirectory(prefix="gl-web-") as tmp:
+        sock = Path(tmp) / "staff.sock"
+        web = subprocess.Popen([str(BIN), "web", *args,
+                                "--port", str(free_port()), "--staff-socket", str(sock)],
+                               env=env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+        try:
+            for _ in range(150):
+                if sock.exists():
+                    break
+                time.sleep(0.2)
+            with staff_tunnel(None, sock) as base:
+                for _ in range(100):
+                    try:
+                        urllib.request.urlopen(f"{base}/healthz", timeout=2).close()
+                        break
+                    except OSError:
+                        time.sleep(0.2)
+                yield base
+        finally:
+            web.terminate()
+            web.wait(timeout=30)
+
+# -- accounts (the site tier) ------------------------------------------------------
+ALICE, BOB = "gradeline-alice", "gradeline-bob"  # student accounts
+USER = "gradeline-ci"
+TA = "gradeline-ta"
+STAFF_GROUP = "gradeline-staff"
+COURSE_STAFF = {"staff": {"groups": [STAFF_GROUP]}}
+
+
+def site_required(reason: str) -> None:
+    if os.environ.get("GRADELINE_REQUIRE_SANDBOX") == "1":
+        pytest.fail(f"site-user tier required but {reason}")
+    pytest.skip(reason)
+
+
+def as_user(user: str, *argv: str | Path, env: dict[str, str] | None = None,
+            cwd: str = "/", timeout: float = 600) -> subprocess.CompletedProcess[str]:
+    """``argv`` run as ``user`` (runuser), with a clean environment plus ``env``."""
+    envs = [f"{k}={v}" for k, v in (env or {}).items()]
+    return subprocess.run(["runuser", "-u", user, "--", "env", "-i", "PATH=/usr/bin:/bin",
+                           "LC_ALL=C.UTF-8", *envs, *map(str, argv)],
+                          capture_output=True, text=True, timeout=timeout, cwd=cwd)
+
+
+def answers(base: str) -> bool:
+    try:
+        with urllib.request.urlopen(f"{base}/healthz", timeout=2) as r:
+            return r.status == 200
+    except OSError:
+        return False
+
+
+@dataclass
+class DeskRun:
+    """A desk and a web server running as the grading account for a course of bigsum."""
+
+    run: Any  # as the grading account (site_user's runner)
+    sock: Path  # the desk's socket
+    staff_sock: Path  # the web server's staff socket
+    opts: list[Any]  # --spool, --course-file
+    alice: str
+    bob: str
+    base: str  # the web server's TCP address
+    desk_pid: int
+
+# -- fakes of the pipeline's ports -------------------------------------------------
+class MemoryStore:
+    """The ResultStore port in memory; ``down`` makes every call fail like a lost DB."""
+
+    def __init__(self) -> None:
+        self.subs: dict[str, SubmissionRecord] = {}
+        self.results: dict[tuple[str, str], SubmissionResult] = {}
+        self.reused: dict[tuple[str, str], str | None] = {}
+        self.metrics: dict[str, list[ShardSample]] = {}
+        self.down = False
+        self.times_stored: dict[str, int] = {}  # spool id -> records of it ingested
+
+    def _check(self) -> None:
+        if self.down:
+            raise StoreError("cannot connect to the results database: down")
+
+    def migrate(self) -> list[str]:
+        self._check()
+        return []
+
+    def close(self) -> None:
+        pass
+
+    def ingest(self, records: Iterable[SubmissionRecord]) -> int:
+        self._check()
+        new = 0
+        for r in records:
+            self.times_stored[r.spool_id] = self.times_stored.get(r.spool_id, 0) + 1
+            self.subs[r.spool_id] = r
+            if r.result is not None and (r.spool_id, r.result.problem_version) not in \
+                    self.results:
+                self.results[(r.spool_id, r.result.problem_version)] = r.result
+                self.reused[(r.spool_id, r.result.problem_version)] = r.reused_from
+                new += 1
+        return new
+
+    def ingest_metrics(self, batch_id: str, samples: Iterable[ShardSample]) -> int:
+        self._check()
+        self.metrics[batch_id] = list(samples)
+        return len(self.metrics[batch_id])
+
+    def current(self, spool_id: str) -> SubmissionResult:
+        return [r for (s, _), r in self.results.items() if s == spool_id][-1]
+
+    def stored_spool_ids(self, spool_ids: Iterable[str]) -> set[str]:
+        self._check()
+        return {s for s in spool_ids if s in self.subs}
+
+    def reusable(self, version: str, content_hash: str) -> tuple[str, SubmissionResult] | None:
+        self._check()
+        for (sid, v), r in self.results.items():
+            if v == version and self.subs[sid].content_hash == content_hash and \
+                    self.reused[(sid, v)] is None and r.verdict is not Verdict.JE:
+                return sid, r
+        return None
+
+    def outdated(self, course: str, assignment: str, version: str) -> list[str]:
+        return [sid for sid, rec in self.subs.items() if rec.assignment == assignment
+                and rec.result is not None and rec.result.problem_version != version]
+
+    def status(self, course: str) -> list[tuple[str, str, int]]:
+        return []
+
+
+class FakeExecutor:
+    """Grades by looking at the source: WA if it holds "WRONG", else AC; a source
+    holding "BREAK" is a judge fault, one holding "NOLANG" the submission's fault."""
+
+    def __init__(self, problem: Problem) -> None:
+        self.problem = problem
+        self.dispatched: list[str] = []
+        self.left_behind: list[Outcome] = []
+        self.shard_samples: list[ShardSample] = []
+
+    def run(self, jobs: Sequence[GradingJob]) -> Iterator[Outcome]:
+        for job in jobs:
+            self.dispatched.append(job.key)
+            src = Path(job.source)
+            files = [src] if src.is_file() else [p for p in src.rglob("*") if p.is_file()]
+            text = "".join(p.read_text() for p in files)
+            if "BREAK" in text:
+                yield Outcome(job.key, JudgeFault("the sandbox broke"), "t0", "t1")
+                continue
+            if "NOLANG" in text:
+                yield Outcome(job.key, JudgeFault("no source file", "submission"), "t0", "t1")
+                continue
+            yield Outcome(job.key, fake_result(self.problem, "WRONG" not in text, text), "t0",
+                          "t1")
+
+    def collected(self) -> Iterator[Outcome]:
+        return iter(self.left_behind)
+
+    def wait_active(self) -> None:
+        pass
+
+    def samples(self) -> list[ShardSample]:
+        return self.shard_samples
+
+
+def fake_result(problem: Problem, ok: bool, text: str) -> SubmissionResult:
+    _, groups = score_submission(problem, [])
+    return SubmissionResult(problem.short_name, problem.version, "x", str(hash(text)), "cpp",
+                            Verdict.AC if ok else Verdict.WA, 100.0 if ok else 0.0,
+                            problem.max_score, None, (), groups)
+
+
+def make_result(verdicts: dict[str, Verdict]) -> SubmissionResult:
+    """bigsum's result with these tests' verdicts (the others accepted)."""
+    p = load_problem(EXAMPLES / "bigsum")
+    tests = [TestResult(c.name, c.group, verdicts.get(c.name, Verdict.AC), cpu_time_s=0.01,
+                        wall_time_s=0.02, feedback="" if verdicts.get(c.name) is None else "bad")
+             for c in p.cases]
+    score, groups = score_submission(p, tests)
+    return SubmissionResult(p.short_name, p.version, "sub.cpp", "ab" * 32, "cpp",
+                            submission_verdict([t.verdict for t in tests]), score, p.max_score,
+                            CompileResult(ok=True), tuple(tests), groups,
+                            {"runtime": "bwrap"}, {"total_s": 1.0})
+
+
+def fake_record(i, version="v1", tests=3):
+    result = SubmissionResult(
+        "a", version, f"spool:id{i}", f"h{i % 5}", "cpp", Verdict.AC, 100.0, 100.0, None,
+        tuple(TestResult(f"t{k}", "g", Verdict.AC, 0.01, 0.02, 1000, 0) for k in range(tests)),
+        ())
+    return SubmissionRecord(
+        spool_id=f"id{i}", course="c", assignment="a", student=f"s{i}",
+        submitted_at="2026-11-20T10:00:00+00:00", batch_id="b1", state="graded",
+        arrived_at="2026-11-20T10:00:00+00:00", claimed_at="2026-11-20T10:00:01+00:00",
+        content_hash=f"h{i % 5}", language="cpp", result=result)
+
+# -- courses, packages, spools and LMS files ---------------------------------------
+BERLIN = ZoneInfo("Europe/Berlin")
+
+
+COURSE_ROSTER = """student,name,email,extension,sis_id,section
+alice,Alice Adams,alice@example.org,,S1,A
+bob,Bob Brown,bob@example.org,2d,S2,B
+"""
+
+
+def course_yaml(tmp_path: Path, **over: object) -> Path:
+    """A course file (two assignments, Berlin time, late days and a penalty) and its
+    roster in ``tmp_path``; ``over`` replaces top-level keys."""
+    data: dict[str, object] = {
+        "course": "cs101", "timezone": "Europe/Berlin", "roster": "roster.csv",
+        "late_days": 2,
+        "late": {"penalty_per_day": 10, "cap": 50, "max_late": "4d"},
+        "assignments": [
+            {"name": "hw1", "package": "pk/hw1", "deadline": "2026-12-01 23:59",
+             "points": 20},
+            {"name": "hw2", "package": "pk/hw2", "deadline": "2026-12-08 23:59",
+             "counts": "best", "late_days": 1},
+        ],
+    }
+    data.update(over)
+    (tmp_path / "roster.csv").write_text(COURSE_ROSTER)
+    p = tmp_path / "course.yaml"
+    p.write_text(yaml.safe_dump(data))
+    return p
+
+
+def course_at(day: int, hour: int, minute: int = 0) -> datetime:
+    """A time in December 2026, in the course's zone (``course_yaml``'s)."""
+    return datetime(2026, 12, day, hour, minute, tzinfo=BERLIN)
+
+
+def write_files(root: Path, files: dict[str, str | None]) -> Path:
+    """A package from {relative path: text}; a value of None makes a directory."""
+    for rel, text in files.items():
+        p = root / rel
+        p.parent.mkdir(parents=True, exist_ok=True)
+        if text is None:
+            p.mkdir(exist_ok=True)
+        else:
+            p.write_text(text)
+    return root
+
+
+def add_cases(root: Path, group: str, n: int, start: int = 1) -> None:
+    """``n`` test cases (``i`` in, ``i`` out) in ``data/<group>/``, from ``start``."""
+    for i in range(start, start + n):
+        write_files(root, {f"data/{group}/{i:02d}.in": f"{i}\n",
+                           f"data/{group}/{i:02d}.ans": f"{i}\n"})
+
+
+WORKSHEET_ROWS = [
+    ("Participant 7", "Alice Adams", "alice@example.org", "Submitted for grading",
+     "Tuesday, 1 December 2026, 11:58 PM"),
+    ("Participant 8", "Bob Brown", "BOB@example.org", "Submitted for grading",
+     "Wednesday, 2 December 2026, 9:05 AM"),
+    ("Participant 9", "Carol Carter", "carol@example.org", "Submitted for grading",
+     "Monday, 30 November 2026, 12:00 PM"),
+    ("Participant 10", "Dan Dixon", "dan@example.org", "Submitted for grading",
+     "Tuesday, 1 December 2026, 8:00 AM"),
+    ("Participant 11", "Zoe Zed", "zoe@example.org", "No submission", "-"),
+]
+
+
+def worksheet_csv(rows: list[tuple[str, ...]] = WORKSHEET_ROWS) -> str:
+    """Moodle's grading worksheet as it downloads it (a BOM, every cell quoted)."""
+    buf = io.StringIO()
+    w = csv.writer(buf, quoting=csv.QUOTE_ALL, lineterminator="\n")
+    w.writerow(["Identifier", "Full name", "Email address", "Status", "Grade",
+                "Last modified (submission)"])
+    w.writerows([(*r[:4], "", r[4]) for r in rows])
+    return "\ufeff" + buf.getvalue()
+
+
+WORKSHEET = worksheet_csv()
+
+
+def spool_course(tmp_path, count, seed=5):
+    course = tmp_path / "course"
+    entries = generate_course(course, count=count, seed=seed)
+    spool = Spool(tmp_path / "spool", create=True)
+    for e in entries:
+        spool.submit(course="c", assignment=e.assignment, student=e.student,
+                     path=course / e.path, submitted_at=e.submitted_at)
+    return course, entries
+
+
+WRONG_SUM = "print(0)\n"  # fails bigsum's samples: a visible failure with input and answer
+
+
+def desk_files(sock: Path) -> Path:
+    """A wrong and a right bigsum, where the students can read them (pytest's tmp is
+    root's alone)."""
+    files = sock.parent / "files"
+    files.mkdir(mode=0o755)
+    (files / "sum.py").write_text(WRONG_SUM)
+    shutil.copy(EXAMPLES / "bigsum/submissions/accepted/sum.py", files / "good.py")
+    for f in files.iterdir():
+        f.chmod(0o644)
+    return files
 
 
 def submit_slow_sums(tmp: Path, count: int, spool: Sequence[str], env: Mapping[str, str],

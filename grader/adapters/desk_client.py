@@ -1,8 +1,12 @@
-"""Asking the student desk (``adapters.desk``) over its Unix socket: what ``gradeline
+"""Asking the student desk (``adapters.desk_socket``) over its Unix socket: what ``gradeline
 hand-in``/``mine`` and every front end that runs as the student (the Open OnDemand app)
-use. The wire: one JSON line (at most ``MAX_HEADER`` bytes), the file's bytes after it
-when the line says ``"size"``, one JSON object back. Apart from the server so a front
-end needs none of it."""
+use, as typed calls (``hand_in``, ``mine``, ``link``, ``choose``) that give the values
+of ``course.shown``. Apart from the server so a front end needs none of it.
+
+The wire, the desk's and nobody else's: one JSON line (at most ``MAX_HEADER`` bytes)
+naming the request's ``op`` (``OPS``) and its fields, the file's bytes after it when the
+line says ``"size"``; one JSON object back, ``{"ok": true, ...}`` with the answer under
+the op's key (``REPLY``; a link's fields at the top), or ``{"ok": false, "error": why}``."""
 
 from __future__ import annotations
 
@@ -12,12 +16,19 @@ import os
 import socket
 from collections.abc import Iterator, Mapping
 from pathlib import Path
-from typing import Any
 
-from grader.core.errors import GradelineError
+from grader.core.errors import GradelineError, RefusedError
+from grader.course.shown import Link, Receipt, StudentView
 
 MAX_HEADER = 64 << 10  # a request's JSON line
 CHUNK = 64 << 10
+HAND_IN, MINE, LINK, CHOOSE = OPS = ("hand-in", "mine", "link", "choose")
+#: where a reply carries its answer, per op (a link's are the reply's own fields)
+REPLY = {HAND_IN: "receipt", MINE: "view", CHOOSE: "chosen"}
+
+
+class DeskRefusal(RefusedError):
+    """The desk answered, and refused (the reason is its own: a limit, a bad name...)."""
 
 
 @contextlib.contextmanager
@@ -34,8 +45,8 @@ def _connected(path: Path, timeout_s: float) -> Iterator[socket.socket]:
         raise GradelineError(f"the grading desk on {path}: {e.strerror or e}") from None
 
 
-def ask(path: Path, request: Mapping[str, Any], file: Path | None = None,
-        timeout_s: float = 120.0) -> dict[str, Any]:
+def ask(path: Path, request: Mapping[str, object], file: Path | None = None,
+        timeout_s: float = 120.0) -> dict[str, object]:
     """Send one request (and ``file``'s bytes) to the desk at ``path``; its reply.
 
     :raises GradelineError: when no desk answers there, or ``file`` cannot be read.
@@ -71,3 +82,37 @@ def ask(path: Path, request: Mapping[str, Any], file: Path | None = None,
     if not isinstance(reply, dict):
         raise GradelineError(f"the grading desk on {path} gave no answer")
     return reply
+
+
+def _answer(path: Path, op: str, fields: Mapping[str, object], file: Path | None = None
+            ) -> object:
+    reply = ask(path, {"op": op, **fields}, file)
+    if not reply.get("ok"):
+        raise DeskRefusal(str(reply.get("error") or "no reason given"))
+    return reply.get(REPLY[op]) if op in REPLY else \
+        {k: v for k, v in reply.items() if k != "ok"}
+
+
+def hand_in(path: Path, assignment: str, file: Path, name: str | None = None) -> Receipt:
+    """Hand in ``file`` (as ``name``: the file's own by default) for ``assignment``.
+
+    :raises DeskRefusal: with the desk's reason; GradelineError: no desk answers.
+    """
+    return Receipt.from_json(_answer(path, HAND_IN, {"assignment": assignment,
+                                                     "name": name or file.name}, file))
+
+
+def mine(path: Path, assignment: str | None = None) -> StudentView:
+    """The caller's own view (of one assignment, or all)."""
+    only = {"assignment": assignment} if assignment else {}
+    return StudentView.from_json(_answer(path, MINE, only))
+
+
+def link(path: Path) -> Link:
+    """A link to the caller's own page."""
+    return Link.from_json(_answer(path, LINK, {}))
+
+
+def choose(path: Path, assignment: str, submission: str) -> str:
+    """Make ``submission`` the caller's counting one for ``assignment``."""
+    return str(_answer(path, CHOOSE, {"assignment": assignment, "submission": submission}))

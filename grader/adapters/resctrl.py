@@ -21,8 +21,8 @@ import shutil
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from grader.core.cpuset import CpuSet
 from grader.core.errors import GradelineError
-from grader.cpuset import CpuSet
 
 PREFIX = "gradeline_job_"
 DEFAULT_MB_PER_CORE = 2.5

@@ -6,12 +6,16 @@
     spool/done/<id>/         after the result is stored in the database
     spool/quarantine/<id>/   bad input, with reason.json; never deleted silently
     spool/batches/<batch>/   a finished batch's bookkeeping (journal, array dirs)
+    spool/regrades/          a regrade's batches, and each assignment's latest preview
+    spool/similarity/<a>/    an assignment's similarity report and what it compared
+    spool/pilots/            the pilot pool's tickets and sick reports
 
 An entry is ``meta.json`` (course, assignment, student, submitted_at) plus
 ``payload/`` (the submitted file, directory or archive, as given) and, once
 intake checked it, ``src/`` (the unpacked sources; ``.src-ok`` marks it
 complete). Every move is a rename within one file system, so a crash leaves
-each entry in exactly one place; a re-run continues from there.
+each entry in exactly one place; a re-run continues from there. This module is the one
+place the layout is spelled: the rest asks ``Spool`` where a thing is.
 """
 
 from __future__ import annotations
@@ -23,7 +27,6 @@ import os
 import secrets
 import shutil
 import socket
-import stat
 import time
 from collections.abc import Iterable, Iterator
 from dataclasses import dataclass
@@ -111,28 +114,6 @@ def _reason(entry: Path, code: str, message: str) -> None:
 PRIVATE = 0o700  # a new spool: the grading account only (a staff group: chmod g+rX)
 
 
-def shared_dir_problem(path: Path) -> tuple[str, str] | None:
-    """(what is wrong, the remedy) when an account other than its owner and root can
-    write ``path`` or a directory above it, else None: that account could plant or
-    swap what gradeline trusts there (SECURITY.md). A sticky directory above (like
-    /var/tmp) is fine: others cannot rename or remove what is not theirs."""
-    me = os.geteuid()
-    d = path
-    while not d.exists() and d.parent != d:
-        d = d.parent  # gradeline creates the rest with its own modes
-    for cur in (d, *d.parents):
-        st = cur.stat()
-        sticky_above = cur != path and st.st_mode & stat.S_ISVTX
-        if st.st_mode & 0o022 and not sticky_above:
-            who = "every account" if st.st_mode & 0o002 else "its group"
-            return (f"{cur} is writable by {who} (mode {st.st_mode & 0o7777:o}), so "
-                    f"others could change {path}", f"chmod go-w {cur}")
-        if st.st_uid not in (me, 0):
-            return (f"{cur} belongs to uid {st.st_uid}, who could change {path}",
-                    f"keep {path} in directories of this account or root")
-    return None
-
-
 def refuse_shared(root: Path) -> None:
     """Refuse a spool that other accounts can write: they could plant or swap
     submissions, results and journals (SECURITY.md)."""
@@ -177,6 +158,38 @@ class Spool:
 
     def dir(self, state: str) -> Path:
         return self.root / state
+
+    # -- where things are ------------------------------------------------------
+    def batch(self, name: str) -> Path:
+        """A claimed batch (``cur/<batch>``)."""
+        return self.dir("cur") / name
+
+    def done(self, spool_id: str) -> Entry:
+        """A stored submission (``done/<id>``: its payload is kept for regrades)."""
+        return Entry(spool_id, self.dir("done") / spool_id)
+
+    def settled(self, spool_id: str) -> bool:
+        """Whether ``spool_id`` was stored or quarantined (its result is known)."""
+        return any((self.dir(s) / spool_id).exists() for s in ("done", "quarantine"))
+
+    def regrade_batch(self, name: str) -> Path:
+        return self.root / "regrades" / name
+
+    def regrade_preview(self, assignment: str) -> Path:
+        """Where the latest regrade preview of an assignment is kept."""
+        return self.root / "regrades" / f"preview-{assignment}.json"
+
+    @property
+    def pilots(self) -> Path:
+        return self.root / "pilots"
+
+    def similarity(self, assignment: str) -> Path:
+        """An assignment's similarity work (``report.json``, ``work/<language>/...``)."""
+        return self.root / "similarity" / assignment
+
+    def compared(self, assignment: str, language: str, student: str) -> Path:
+        """The files of a student that a similarity report compared."""
+        return self.similarity(assignment) / "work" / language / "subs" / student
 
     # -- writers ---------------------------------------------------------------
     def submit(self, *, course: str, assignment: str, student: str, path: Path,
@@ -378,8 +391,3 @@ class Spool:
             except (OSError, ValueError):
                 reason = {"code": "unknown", "message": "reason.json missing"}
             yield Entry(p.name, p), reason
-
-
-def similarity_dir(spool: Spool, assignment: str) -> Path:
-    """Where an assignment's similarity report and its work files are kept."""
-    return spool.root / "similarity" / assignment

@@ -4,10 +4,9 @@ and what the courses used of the cluster."""
 from __future__ import annotations
 
 import argparse
-from typing import Any
 
-from grader.adapters.store.postgres import Store, recreate_database
 from grader.cli.checkenv import checks
+from grader.cli.common import Commands
 from grader.cli.images import cmd_image
 from grader.compose.context import Context
 from grader.core.errors import GradelineError
@@ -23,7 +22,7 @@ def cmd_db(args: argparse.Namespace, ctx: Context) -> int:
         return url if args.show_password else redact_url(url)
     if args.action == "start":
         url = ctx.db_url()
-        with Store(url) as s:
+        with ctx.store() as s:
             applied = s.migrate()
         print(redact_url(url) +
               (f"  (migrations applied: {', '.join(applied)})" if applied else ""))
@@ -34,7 +33,7 @@ def cmd_db(args: argparse.Namespace, ctx: Context) -> int:
     elif args.action == "fresh":
         if not args.name:
             raise GradelineError("db fresh needs a database NAME (letters, digits, _)")
-        print(show(recreate_database(ctx.db_url(), args.name)))
+        print(show(ctx.fresh_database(args.name)))
     else:
         up = server.running()
         print(f"local server {'running' if up else 'stopped'} at {server.data}")
@@ -85,7 +84,7 @@ def cmd_usage(args: argparse.Namespace, ctx: Context) -> int:
     return 0
 
 
-def register(sub: Any) -> None:
+def register(sub: Commands) -> None:
     d = sub.add_parser("db", help="the local PostgreSQL server (unless GRADELINE_DB_URL)")
     d.add_argument("action", choices=["start", "stop", "status", "url", "fresh"],
                    help="fresh NAME: an empty database NAME on the local server; prints its URL")

@@ -11,11 +11,11 @@ from pathlib import Path
 from urllib.parse import urlsplit
 
 from grader.adapters.metrics import check_all
+from grader.adapters.private_dirs import shared_dir_problem
 from grader.adapters.resctrl import Resctrl
 from grader.adapters.sandbox import choose_runtime
 from grader.adapters.sandbox.bwrap import bwrap_works
 from grader.adapters.sandbox.cgroups import CgroupManager
-from grader.adapters.spool import shared_dir_problem
 from grader.compose.context import Context
 from grader.core.errors import GradelineError
 

@@ -8,10 +8,20 @@ import argparse
 import importlib
 from collections.abc import Callable
 from pathlib import Path
-from typing import Any
+from typing import Protocol, TypeVar
 
 from grader.compose.context import Context
 from grader.compose.options import PILOT, Options
+
+T = TypeVar("T")
+
+
+class Commands(Protocol):
+    """Where a command group adds its commands (``argparse``'s sub-parsers, as used)."""
+
+    def add_parser(self, name: str, *, help: str = ..., description: str = ...,
+                   formatter_class: type[argparse.HelpFormatter] = ...
+                   ) -> argparse.ArgumentParser: ...
 
 
 def options_from(args: argparse.Namespace) -> Options:
@@ -22,8 +32,9 @@ def options_from(args: argparse.Namespace) -> Options:
     def path(name: str) -> Path | None:
         return Path(a[name]) if a.get(name) else None
 
-    def given(name: str, default: Any) -> Any:
-        return default if a.get(name) is None else a[name]
+    def given(name: str, default: T) -> T:
+        value: T = default if a.get(name) is None else a[name]
+        return value
 
     return Options(
         spool=path("spool"), course=a.get("course") or None, course_file=path("course_file"),

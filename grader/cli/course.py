@@ -8,9 +8,9 @@ import argparse
 import getpass
 from datetime import UTC, datetime
 from pathlib import Path
-from typing import Any
 
-from grader.cli.common import spool_options
+from grader.cli.common import Commands, spool_options
+from grader.compose import grading
 from grader.compose.context import Context
 from grader.core.errors import (
     CapabilityError,
@@ -26,7 +26,6 @@ from grader.course.visibility import group_visibility, unknown_rules
 from grader.formats.load import load_problem, verify_package
 from grader.formats.problem import Problem
 from grader.pipeline.deadline import after_deadline
-from grader.pipeline.run import Pipeline
 
 
 def _packages(course: Course) -> dict[str, Problem]:
@@ -135,12 +134,11 @@ def cmd_deadline(args: argparse.Namespace, ctx: Context) -> int:
         return 0
     for n in names:
         course.assignment(n)  # before the image and the executor are prepared
-    spool = ctx.spool()  # a path without a spool is refused before any work
+    ctx.spool()  # a path without a spool is refused before any work
     problems = ctx.problems()  # the full suites
     cpus = ctx.cpus(args.cpus)
     ctx.prepare_image(problems={n: problems[n] for n in names})
-    factory = ctx.executor_factory(cpus, bulk=course.bulk)
-    pipe = Pipeline(spool, problems, open_store=None, executor=factory)
+    pipe = grading.bulk_pipelines(ctx, cpus, course.bulk)(problems)
     with ctx.store() as store:
         for n in names:
             d = after_deadline(pipe, course, n, problems[n], store, now)
@@ -181,7 +179,7 @@ def _course_file_option(sp: argparse.ArgumentParser) -> None:
                     help="the course file (default $GRADELINE_COURSE_FILE)")
 
 
-def register(sub: Any) -> None:
+def register(sub: Commands) -> None:
     c = sub.add_parser("course", help="check a course file (deadlines, late policy, "
                                       "extensions, visibility) against its packages")
     cs = c.add_subparsers(dest="course_command", required=True)

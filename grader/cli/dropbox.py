@@ -10,12 +10,11 @@ import sys
 import tempfile
 from datetime import UTC, datetime
 from pathlib import Path
-from typing import Any
 
 from grader.adapters import dropbox
 from grader.adapters.dropbox import Dropped, Refused
 from grader.adapters.spool import Spool
-from grader.cli.common import spool_options
+from grader.cli.common import Commands, spool_options
 from grader.compose.context import Context
 from grader.core.errors import RefusedError
 from grader.course.handin import check_student_id
@@ -97,7 +96,7 @@ def cmd_drop(args: argparse.Namespace, ctx: Context) -> int:
     return 0
 
 
-def register(sub: Any) -> None:
+def register(sub: Commands) -> None:
     b = sub.add_parser("dropbox", help="init: a drop directory students can write but not "
                                        "read or list; collect: its drops into the spool")
     b.add_argument("action", choices=["init", "collect"])

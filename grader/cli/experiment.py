@@ -3,20 +3,20 @@ experiments (2^k·r, effects and allocation of variation) and the cores x work g
 
 from __future__ import annotations
 
-from typing import Any
+import argparse
 
-from grader.cli.common import lazy
+from grader.cli.common import Commands, lazy
 
 M = "grader.cli.experiment_cmds"
 
 
-def register(sub: Any) -> None:
+def register(sub: Commands) -> None:
     e = sub.add_parser("experiment", help="factorial experiments (2^k·r) and the cores x "
                                           "work grid: which factor matters, fixed vs "
                                           "per-task cost")
     es = e.add_subparsers(dest="experiment_command", required=True)
 
-    def common(p: Any, *, design: bool) -> None:
+    def common(p: argparse.ArgumentParser, *, design: bool) -> None:
         p.add_argument("--out", default="experiment", help="results directory")
         if not design:
             return

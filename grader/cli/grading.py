@@ -8,9 +8,9 @@ import os
 import time
 from dataclasses import replace
 from pathlib import Path
-from typing import Any
 
 from grader.adapters.spool import Spool
+from grader.cli.common import Commands
 from grader.cli.format import result_table, verdict_table
 from grader.compose.context import Context
 from grader.core.errors import ConfigError, SubmissionError
@@ -166,7 +166,7 @@ def cmd_corpus(args: argparse.Namespace, ctx: Context) -> int:
     return 0
 
 
-def register(sub: Any) -> None:
+def register(sub: Commands) -> None:
     g = sub.add_parser("grade", help="grade one submission")
     g.add_argument("assignment", help="problem package directory")
     g.add_argument("submission", help="source file or directory")

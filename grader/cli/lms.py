@@ -9,10 +9,9 @@ import getpass
 import zipfile
 from datetime import datetime
 from pathlib import Path
-from typing import Any
 from zoneinfo import ZoneInfo
 
-from grader.cli.common import spool_options
+from grader.cli.common import Commands, spool_options
 from grader.compose.context import Context
 from grader.core.errors import ConfigError
 from grader.course.lms_archive import LMSES
@@ -125,7 +124,7 @@ def cmd_import(args: argparse.Namespace, ctx: Context) -> int:
     return 1 if any(x.quarantined for x in plan.lines) else 0
 
 
-def register(sub: Any) -> None:
+def register(sub: Commands) -> None:
     """Bulk intake: an LMS's download of hand-ins."""
     p = sub.add_parser("import", help=HELP, description=DESCRIPTION,
                        formatter_class=argparse.RawDescriptionHelpFormatter)

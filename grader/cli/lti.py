@@ -4,12 +4,10 @@ docs/pages/admin/lti.md). Handlers: ``cli.lti_cmds``."""
 
 from __future__ import annotations
 
-from typing import Any
-
-from grader.cli.common import lazy, spool_options
+from grader.cli.common import Commands, lazy, spool_options
 
 
-def register(sub: Any) -> None:
+def register(sub: Commands) -> None:
     lt = sub.add_parser("lti", help="gradeline as an LTI 1.3 tool: launches, deep linking, "
                                     "grades back and rosters from the LMS")
     ls = lt.add_subparsers(dest="lti_command", required=True)

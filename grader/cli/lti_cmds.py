@@ -9,7 +9,6 @@ import logging
 import sys
 import threading
 from pathlib import Path
-from typing import Any
 from urllib.parse import urlparse
 
 import uvicorn
@@ -23,6 +22,7 @@ from grader.adapters.web.lti.registrations import (
     load_registrations,
     new_key,
 )
+from grader.adapters.web.lti.state import LtiState
 from grader.compose.context import Context
 from grader.compose.lti import Courses, roster_sync, session_key, state_of, sync_grades
 from grader.core.errors import ConfigError, GradelineError
@@ -31,7 +31,8 @@ from grader.course.load import load_course
 log = logging.getLogger("gradeline")
 
 
-def _tool(args: argparse.Namespace, ctx: Context) -> Any:
+def _tool(args: argparse.Namespace, ctx: Context
+          ) -> tuple[Registrations, LtiState, Courses]:
     return load_registrations(Path(args.registrations)), state_of(ctx), Courses(ctx)
 
 

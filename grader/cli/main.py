@@ -24,7 +24,6 @@ from grader import __version__, faults
 from grader.cli import (
     admin,
     course,
-    desk,
     dropbox,
     experiment,
     grading,
@@ -37,6 +36,7 @@ from grader.cli import (
     similarity,
     status,
     stopping,
+    students,
     submit,
     trace,
 )
@@ -58,7 +58,7 @@ def build_parser() -> argparse.ArgumentParser:
                    help="images and scratch space (default: $GRADELINE_STATE_DIR, or "
                         "/var/lib/gradeline as root)")
     sub = p.add_subparsers(dest="command", required=True, prog="gradeline")
-    for group in (grading, submit, serving, lms, status, course, similarity, dropbox, desk, lti,
+    for group in (grading, submit, serving, lms, status, course, similarity, dropbox, students, lti,
                   ondemand, admin, measure,
                   experiment, trace, plan):
         group.register(sub)

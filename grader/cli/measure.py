@@ -7,7 +7,6 @@ import json
 import re
 import time
 from pathlib import Path
-from typing import Any
 
 from grader.adapters.metrics import SOURCES, check_all
 from grader.adapters.metrics.base import MetricsSource, run_counted
@@ -15,10 +14,10 @@ from grader.adapters.metrics.cachegrind import Cachegrind
 from grader.adapters.resctrl import Resctrl
 from grader.adapters.scheduler.base import SchedulerError
 from grader.adapters.scheduler.slurm import SlurmCLI
-from grader.cli.common import lazy
+from grader.cli.common import Commands, lazy
 from grader.compose.context import Context
+from grader.core.cpuset import CpuSet
 from grader.core.errors import GradelineError
-from grader.cpuset import CpuSet
 
 
 def cmd_metrics(args: argparse.Namespace, ctx: Context) -> int:
@@ -112,7 +111,7 @@ def cmd_cache(args: argparse.Namespace, ctx: Context) -> int:
     return 0
 
 
-def register(sub: Any) -> None:
+def register(sub: Commands) -> None:
     m = sub.add_parser("metrics", help="L3/CPU counters: which sources work here; wrap a command")
     m.add_argument("action", choices=["check", "wrap"])
     m.add_argument("--source", choices=["likwid", "perf", "cachegrind"], default="cachegrind")

@@ -9,8 +9,8 @@ import shlex
 import shutil
 import sys
 from pathlib import Path
-from typing import Any
 
+from grader.cli.common import Commands
 from grader.compose.context import Context
 from grader.core.errors import GradelineError
 
@@ -39,7 +39,7 @@ def cmd_install(args: argparse.Namespace, ctx: Context) -> int:
     return 0
 
 
-def register(sub: Any) -> None:
+def register(sub: Commands) -> None:
     o = sub.add_parser("ondemand", help="gradeline as an Open OnDemand app (hand-in, "
                                         "results and staff pages in the portal)")
     os_ = o.add_subparsers(dest="ondemand_command", required=True)

@@ -5,14 +5,14 @@ partition should be laid out."""
 
 from __future__ import annotations
 
-from typing import Any
+import argparse
 
-from grader.cli.common import lazy, spool_options
+from grader.cli.common import Commands, lazy, spool_options
 
 M = "grader.cli.plan_cmds"
 
 
-def register(sub: Any) -> None:
+def register(sub: Commands) -> None:
     p = sub.add_parser("plan", help="capacity planning: measured demands, simulated cluster, "
                                     "queueing models")
     ps = p.add_subparsers(dest="plan_command", required=True)
@@ -55,7 +55,7 @@ def register(sub: Any) -> None:
     q.add_argument("--target-p95", type=float, help="open: the fewest cores meeting it (s)")
     q.set_defaults(func=lazy(M, "cmd_models"))
 
-    def target(p: Any) -> None:
+    def target(p: argparse.ArgumentParser) -> None:
         p.add_argument("--campaign", help="a campaign directory (gradeline campaign run)")
         p.add_argument("--l3-mb", type=float, help="L3 of one domain of the node being "
                                                    "planned, MB (default: the campaign's)")
@@ -89,7 +89,7 @@ def register(sub: Any) -> None:
     rp.set_defaults(func=lazy("grader.cli.plan_report", "cmd_report"))
 
 
-def _predict(ps: Any) -> None:
+def _predict(ps: Commands) -> None:
     """``plan predict``: the simulator's options."""
     r = ps.add_parser("predict", help="simulate a trace on a cluster layout: makespan and "
                                       "response-time percentiles")

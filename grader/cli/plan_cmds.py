@@ -6,7 +6,6 @@ import argparse
 import json
 from datetime import datetime
 from pathlib import Path
-from typing import Any
 
 from grader.compose.context import Context
 from grader.core.errors import GradelineError
@@ -64,7 +63,7 @@ def cmd_predict(args: argparse.Namespace, ctx: Context) -> int:
     print(f"{len(rows)} submissions ({args.mode} loop), {known} with their own measured "
           f"grading time, the rest drawn from their assignment's; {args.replications} "
           f"replications; grading after an idle pilot x{d.cold_factor:.3f} the batch time")
-    out: dict[str, Any] = {"trace": str(path), "mode": args.mode, "measured": known}
+    out: dict[str, object] = {"trace": str(path), "mode": args.mode, "measured": known}
     if args.target_p95 is not None:
         found = sim.smallest_layout(d, rows, args.target_p95, cores_per_node=args.cores,
                                     base=lay, closed=closed,

@@ -4,36 +4,22 @@ or again."""
 from __future__ import annotations
 
 import argparse
-import functools
-import json
 import logging
 import signal
 import sys
-from datetime import datetime
 from pathlib import Path
-from typing import Any
 
-from grader.adapters import prometheus
-from grader.adapters.spool import Spool
-from grader.adapters.store.postgres import Store
-from grader.cli.common import spool_options
+from grader.cli.common import Commands, spool_options
 from grader.cli.format import verdict_table
+from grader.compose import grading
 from grader.compose.context import Context
 from grader.core.errors import GradelineError
-from grader.core.jobs import now_iso
 from grader.course.spec import BulkSpec
-from grader.course.staffview import regrade_changes
-from grader.cpuset import CpuSet
-from grader.formats.problem import Problem
-from grader.pipeline.deadline import DeadlineWatcher, after_deadline
-from grader.pipeline.ports import StoreOpener
-from grader.pipeline.regrade import grade_again, preview, regrade
+from grader.course.staffview import RegradePreview
+from grader.pipeline.regrade import preview_course, regrade_course
 from grader.pipeline.run import Pipeline
-from grader.pipeline.serve import ARRAYS_SUBMIT_INTERVAL_S, ServePolicy, Server, submit_interval
+from grader.pipeline.serve import ARRAYS_SUBMIT_INTERVAL_S, ServePolicy, submit_interval
 from grader.pipeline.slurm.tickets import PilotSpec
-from grader.pipeline.store_pool import StorePool
-from grader.views.observe import Observer
-from grader.views.staff import preview_path
 
 log = logging.getLogger("gradeline")
 SERVE = ServePolicy()  # the defaults
@@ -56,24 +42,8 @@ def dispatch_options(sp: argparse.ArgumentParser) -> None:
 
 def cmd_run(args: argparse.Namespace, ctx: Context) -> int:
     """Intake + grading + store of everything in the spool."""
-    spool = ctx.spool()  # first: a path without a spool is refused before any work
-    cpus = ctx.cpus(args.cpus)
-    problems = ctx.problems(live=True)
-    ctx.prepare_image(problems=problems, waiting=spool)
-    opener: StoreOpener | None
-    try:
-        url = ctx.db_url()
-        opener = functools.partial(Store, url)  # the pipeline opens it, per run
-    except GradelineError as e:
-        log.error("%s -- grading anyway; results wait in the spool for the next run", e)
-        opener = None
-    factory = ctx.executor_factory(cpus)
-    try:
-        return _run(args, Pipeline(spool, problems, open_store=opener,
-                                   executor=factory, dedupe=not args.no_dedupe))
-    finally:
-        if hasattr(factory, "close"):
-            factory.close()  # pilots with no work left are cancelled
+    with grading.run_pipeline(ctx, args.cpus, dedupe=not args.no_dedupe) as pipe:
+        return _run(args, pipe)
 
 
 def _run(args: argparse.Namespace, pipe: Pipeline) -> int:
@@ -101,101 +71,32 @@ def _run(args: argparse.Namespace, pipe: Pipeline) -> int:
 
 def cmd_serve(args: argparse.Namespace, ctx: Context) -> int:
     """Grade continuously as submissions arrive (SIGTERM or Ctrl-C drains and stops)."""
-    spool = ctx.spool(create=True)  # the service a course's hand-ins go to makes it
-    cpus = ctx.cpus(args.cpus)
-    problems = ctx.problems(live=True)
-    ctx.prepare_image(problems=problems, waiting=spool)
-    url = ctx.db_url()  # serving without a database would leave students without results
-    factory = ctx.executor_factory(cpus, serving=True)
-    closeable: dict[int, Any] = {}  # the local pool (one for all batches); arrays need none
-
-    def executor(batch: Path) -> Any:
-        ex = factory(batch)
-        if hasattr(ex, "close"):
-            closeable[id(ex)] = ex
-        return ex
-
-    stores = StorePool(functools.partial(Store, url))  # kept open between batches
-    pipe = Pipeline(spool, problems, open_store=stores,
-                    executor=executor, dedupe=not args.no_dedupe)
-    server = Server(pipe, ServePolicy(
-        batch_max=args.batch_max, in_flight=args.in_flight,
-        submit_interval_s=submit_interval(args.submit_interval, args.executor != "local"
-                                          and args.dispatch == "arrays"),
-        per_student=args.per_student or None,
-        idle_exit=args.exit_when_idle, report_s=args.report),
-        say=lambda m: print(m, file=sys.stderr, flush=True))
-    for sig in (signal.SIGTERM, signal.SIGINT):
-        signal.signal(sig, lambda *_: server.stop())
-    print(f"serve: watching {pipe.spool.root} (batches of <= {args.batch_max}, "
-          f"<= {args.in_flight} in flight, <= {args.per_student or 'any'} per student)",
-          file=sys.stderr, flush=True)
-    watcher = _deadline_watcher(args, ctx, cpus, url)
-    metrics = None
-    if args.metrics_port:
-        observer = Observer(server, pipe.spool, ctx.course(), functools.partial(Store, url),
-                            getattr(factory, "pool", None))
-        metrics = prometheus.serve(observer.state, args.metrics_host, args.metrics_port)
-        print(f"serve: Prometheus metrics on http://{args.metrics_host}:{args.metrics_port}"
-              "/metrics", file=sys.stderr, flush=True)
-    try:
-        if watcher is not None:
-            watcher.start()
-        s = server.serve()
-    finally:
-        if metrics is not None:
-            metrics.shutdown()
-        if watcher is not None:
-            watcher.stop()
-        for ex in closeable.values():
-            ex.close()
-        if hasattr(factory, "close"):
-            factory.close()  # pilots with no work left are cancelled
-        stores.close()
+    setup = grading.ServeSetup(
+        ServePolicy(batch_max=args.batch_max, in_flight=args.in_flight,
+                    submit_interval_s=submit_interval(
+                        args.submit_interval,
+                        args.executor != "local" and args.dispatch == "arrays"),
+                    per_student=args.per_student or None, idle_exit=args.exit_when_idle,
+                    report_s=args.report),
+        cpus=args.cpus, dedupe=not args.no_dedupe,
+        metrics=(args.metrics_host, args.metrics_port) if args.metrics_port else None,
+        deadline_every_s=args.deadline_every)
+    with grading.serving(ctx, setup) as running:
+        for sig in (signal.SIGTERM, signal.SIGINT):
+            signal.signal(sig, lambda *_: running.server.stop())
+        s = running.server.serve()
     t = s.total
     print(verdict_table(t.verdicts, t.scores))
     print(f"served {s.batches} batches: graded {t.graded}, reused {t.reused} identical, "
           f"quarantined {t.quarantined}, stored {t.stored} new results in {t.elapsed_s:.1f} s"
           + (f"; {s.failed_batches} batch attempts failed (see the log)"
              if s.failed_batches else ""))
-    left = [b for b in pipe.spool.batches() if not pipe.spool.busy(b)]  # not another's
+    spool = running.pipe.spool
+    left = [b for b in spool.batches() if not spool.busy(b)]  # not another's
     if left:
         print(f"NOT FINISHED (database or Slurm unavailable?): batches "
               f"{', '.join(b.name for b in left)} -- serve again to finish them")
     return 1 if left else 0
-
-
-def _deadline_watcher(args: argparse.Namespace, ctx: Context, cpus: CpuSet, url: str
-                      ) -> DeadlineWatcher | None:
-    """With a course file and Slurm: the after-deadline pass every --deadline-every
-    seconds, as bulk arrays at the course's priority (local workers would share the
-    serving workers' cores and sandbox slots: there, run ``gradeline deadline``)."""
-    course = ctx.course_file()
-    if course is None or not args.deadline_every:
-        return None
-    if not ctx.slurm_available():
-        print("serve: no Slurm: the after-deadline phase is not run from serve here; run "
-              "gradeline deadline once the deadline has passed", file=sys.stderr)
-        return None
-    full = ctx.problems()
-    bulk = Pipeline(ctx.spool(), full, open_store=None,
-                    executor=ctx.executor_factory(cpus, serving=True, bulk=course.bulk))
-
-    def run_once(now: datetime) -> None:
-        current = ctx.course_file()  # a moved deadline or a new extension applies
-        assert current is not None
-        due = [a.name for a in current.ordered() if a.deadline <= now and a.name in full]
-        if not due:
-            return
-        with Store(url) as store:
-            for name in due:
-                d = after_deadline(bulk, current, name, full[name], store, now)
-                if d.graded_now:
-                    print(f"serve: after the deadline of {name}: {d.graded_now} counting "
-                          "submission(s) graded with the full suite", file=sys.stderr,
-                          flush=True)
-
-    return DeadlineWatcher(run_once, args.deadline_every)
 
 
 def cmd_regrade(args: argparse.Namespace, ctx: Context) -> int:
@@ -217,29 +118,13 @@ def cmd_regrade(args: argparse.Namespace, ctx: Context) -> int:
     course = ctx.course_file()
     cpus = ctx.cpus(args.cpus)
     ctx.prepare_image(problems={n: phases[-1][n] for n in names})
-    factory = ctx.executor_factory(cpus, bulk=course.bulk if course else BulkSpec())
-    n, changes, name = 0, [], ctx.course()
+    pipes = grading.bulk_pipelines(ctx, cpus, course.bulk if course else BulkSpec())
     with ctx.store() as store:
-        for assignment in names:
-            seen: set[str] = set()
-            for problems in phases:
-                problem = problems[assignment]
-                if problem.version in seen:  # every group visible: one phase
-                    continue
-                seen.add(problem.version)
-                pipe = Pipeline(ctx.spool(), problems, open_store=None, executor=factory)
-                if args.judge_errors:
-                    n += grade_again(pipe, problem, store, store.judge_errors(
-                        name, assignment, problem.version), prefix="je")
-                elif args.preview:
-                    ids = store.outdated(name, assignment, problem.version)
-                    changes += regrade_changes(store.rows(name, assignment=assignment),
-                                               preview(pipe, problem, store, ids))
-                else:
-                    n += regrade(pipe, problem, name, store)
-    if args.preview:
-        return _previewed(ctx.spool(), args.assignment, phases[-1][args.assignment],
-                          changes)
+        if args.preview:
+            return _previewed(preview_course(pipes, phases, args.assignment, ctx.course(),
+                                             store))
+        n = regrade_course(pipes, phases, names, ctx.course(), store,
+                           judge_errors=args.judge_errors)
     if args.judge_errors:
         print(f"regraded {n} judge errors of {', '.join(names)}; each judge error is "
               "replaced by its new result")
@@ -249,28 +134,23 @@ def cmd_regrade(args: argparse.Namespace, ctx: Context) -> int:
     return 0
 
 
-def _previewed(spool: Spool, assignment: str, problem: Problem,
-               changes: list[dict[str, Any]]) -> int:
-    path = preview_path(spool, assignment)
-    path.parent.mkdir(parents=True, exist_ok=True)
-    path.write_text(json.dumps({"assignment": assignment, "new_version": problem.version,
-                                "made": now_iso(), "changes": changes}, indent=1))
-    moved = [c for c in changes if c["changed"]]
+def _previewed(p: RegradePreview) -> int:
+    moved = [c for c in p.changes if c.changed]
     for c in moved:
-        print(f"{c['student']}\t{c['id']}\t{c['old_verdict']} {c['old_score']:g} -> "
-              f"{c['new_verdict']} {c['new_score']:g}")
-    print(f"a regrade would change {len(moved)} of {len(changes)} submissions of "
-          f"{assignment} (nothing stored; staff page: /a/{assignment}/preview; apply: "
-          f"gradeline regrade --assignment {assignment})", file=sys.stderr)
+        print(f"{c.student}\t{c.id}\t{c.old_verdict} {c.old_score or 0.0:g} -> "
+              f"{c.new_verdict} {c.new_score:g}")
+    print(f"a regrade would change {len(moved)} of {len(p.changes)} submissions of "
+          f"{p.assignment} (nothing stored; staff page: /a/{p.assignment}/preview; apply: "
+          f"gradeline regrade --assignment {p.assignment})", file=sys.stderr)
     return 0
 
 
-def register(sub: Any) -> None:
+def register(sub: Commands) -> None:
     _register_grading(sub)
     _register_regrade(sub)
 
 
-def _register_grading(sub: Any) -> None:
+def _register_grading(sub: Commands) -> None:
     """Grading: run (a batch), serve (continuously)."""
     r = sub.add_parser("run", help="grade everything in the spool and store the results")
     spool_options(r)
@@ -335,7 +215,7 @@ def _register_grading(sub: Any) -> None:
     sv.set_defaults(func=cmd_serve)
 
 
-def _register_regrade(sub: Any) -> None:
+def _register_regrade(sub: Commands) -> None:
     """Grading again what a changed package or a judge error affects."""
     rg = sub.add_parser("regrade", help="regrade what a changed assignment package affects")
     spool_options(rg)

@@ -5,14 +5,13 @@ from __future__ import annotations
 
 import argparse
 import sys
-from typing import Any
 
 from grader.adapters import jplag
-from grader.cli.common import spool_options
+from grader.cli.common import Commands, spool_options
 from grader.compose.context import Context
 from grader.core.errors import GradelineError
-from grader.course.similarity import DEFAULT_THRESHOLD
-from grader.pipeline.similarity import Runner, make_report, slurm_runner
+from grader.course.similarity_pairs import DEFAULT_THRESHOLD
+from grader.pipeline.similarity_jobs import Runner, make_report, slurm_runner
 
 
 def cmd_similarity(args: argparse.Namespace, ctx: Context) -> int:
@@ -32,17 +31,17 @@ def cmd_similarity(args: argparse.Namespace, ctx: Context) -> int:
     with ctx.store() as store:
         report = make_report(course, args.assignment, problem, ctx.spool(), store, lib,
                              runner, threshold=args.threshold, min_tokens=args.min_tokens)
-    for p in report["pairs"]:
-        print(f"{p['similarity']:.2f}\t{p['a']}\t{p['b']}\t{p['language']}")
-    for why in report["skipped"]:
+    for p in report.pairs:
+        print(f"{p.similarity:.2f}\t{p.a}\t{p.b}\t{p.language}")
+    for why in report.skipped:
         print(f"left out: {why}", file=sys.stderr)
-    print(f"{len(report['pairs'])} pair(s) of {report['students']} students at or above "
-          f"{args.threshold:g} ({report['tool'] or 'nothing compared'}); staff page: "
+    print(f"{len(report.pairs)} pair(s) of {report.students} students at or above "
+          f"{args.threshold:g} ({report.tool or 'nothing compared'}); staff page: "
           f"/a/{args.assignment}/similarity", file=sys.stderr)
     return 0
 
 
-def register(sub: Any) -> None:
+def register(sub: Commands) -> None:
     s = sub.add_parser("similarity", help="after the deadline: pairs of students whose "
                                           "counting submissions are alike (JPlag)")
     s.add_argument("assignment")

@@ -1,15 +1,14 @@
 """``gradeline status | web | results``: where a course's submissions are, the live and
 staff pages, and the current results exported (the web stack loads only for ``web``
-and ``status --watch``: ``cli.live``)."""
+and ``status --watch``: ``cli.web``)."""
 
 from __future__ import annotations
 
 import argparse
 import json
 from pathlib import Path
-from typing import Any
 
-from grader.cli.common import lazy, spool_options
+from grader.cli.common import Commands, lazy, spool_options
 from grader.cli.format import state_table
 from grader.compose.context import Context
 from grader.core.errors import GradelineError
@@ -20,7 +19,7 @@ from grader.views.status import STATES, course_status
 
 def cmd_status(args: argparse.Namespace, ctx: Context) -> int:
     if args.watch or args.once:
-        return lazy("grader.cli.live", "cmd_watch")(args, ctx)
+        return lazy("grader.cli.web", "cmd_watch")(args, ctx)
     spool = ctx.spool()
     course = ctx.course()
     note = ""
@@ -37,7 +36,7 @@ def cmd_status(args: argparse.Namespace, ctx: Context) -> int:
         print("quarantined:")
         for a, sid, code, msg in st.reasons:
             print(f"  {a:<12} {sid}: {code}: {msg}")
-    for h in SickReports(spool.root / "pilots").handled():
+    for h in SickReports(spool.pilots).handled():
         done = "drained" if h.get("drained") else f"NOT drained ({h.get('error')}): ask an admin"
         print(f"sick node {h['node']}: {done}; {h['reason']} -- its judge errors: "
               "gradeline regrade --judge-errors")
@@ -62,7 +61,7 @@ def live_options(p: argparse.ArgumentParser) -> None:
     p.add_argument("--refresh", type=int, default=5, help="seconds between refreshes")
 
 
-def register(sub: Any) -> None:
+def register(sub: Commands) -> None:
     """What staff look at: status, the live page and the staff pages, results."""
     st = sub.add_parser("status", help="per assignment: new, claimed, graded, quarantined; "
                                        "--watch: the live view in the terminal")
@@ -85,7 +84,7 @@ def register(sub: Any) -> None:
                    help="where the live and staff pages answer the course's staff (the "
                         "course file's staff: accounts, groups), by the kernel's word on "
                         "who connects (default <state>/web/staff.sock)")
-    w.set_defaults(func=lazy("grader.cli.live", "cmd_web"))
+    w.set_defaults(func=lazy("grader.cli.web", "cmd_web"))
 
     rs = sub.add_parser("results", help="export the current results of an assignment")
     spool_options(rs)

@@ -9,9 +9,8 @@ import getpass
 import sys
 from datetime import UTC, datetime
 from pathlib import Path
-from typing import Any
 
-from grader.cli.common import spool_options
+from grader.cli.common import Commands, spool_options
 from grader.compose.context import Context
 from grader.core.errors import GradelineError, RefusedError
 from grader.course.handin import check_student_id
@@ -52,7 +51,7 @@ def cmd_submit(args: argparse.Namespace, ctx: Context) -> int:
     return 0
 
 
-def register(sub: Any) -> None:
+def register(sub: Commands) -> None:
     s = sub.add_parser("submit", help="put a submission into the spool (atomically)")
     s.add_argument("assignment")
     s.add_argument("student")

@@ -18,8 +18,8 @@ from pathlib import Path
 from grader import faults
 from grader.adapters.metrics import source_named
 from grader.compose.worker import worker_spec
+from grader.core.cpuset import CpuSet
 from grader.core.errors import GradelineError
-from grader.cpuset import CpuSet
 from grader.pipeline.slurm.node.null import null_grading
 from grader.pipeline.slurm.node.pilot import run_pilot
 from grader.pipeline.slurm.node.task import OUR_FAULT, local_grading, persistent_grading, run_shard

@@ -5,14 +5,13 @@ replay against ``gradeline serve``, and analyse response times."""
 from __future__ import annotations
 
 import argparse
-from typing import Any
 
-from grader.cli.common import lazy, spool_options
+from grader.cli.common import Commands, lazy, spool_options
 
 M = "grader.cli.trace_cmds"
 
 
-def register(sub: Any) -> None:
+def register(sub: Commands) -> None:
     t = sub.add_parser("trace", help="submission traces: generate, capture, export, "
                                      "replay, analyse")
     ts = t.add_subparsers(dest="trace_command", required=True)

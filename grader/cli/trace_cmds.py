@@ -9,7 +9,6 @@ import json
 import os
 from datetime import datetime
 from pathlib import Path
-from typing import Any
 
 from analysis.responses import write_report
 from grader.adapters.browser import render_check
@@ -85,7 +84,7 @@ def cmd_capture(args: argparse.Namespace, ctx: Context) -> int:
     out = Path(args.out)
 
     def ref(r: Finished) -> str:
-        payload = spool.dir("done") / str(r.spool_id) / "payload"
+        payload = spool.done(str(r.spool_id)).payload
         files = sorted(payload.iterdir()) if payload.is_dir() else []
         return os.path.relpath(files[0], out.parent.resolve()) if files else \
             f"spool:{r.spool_id}"
@@ -124,7 +123,7 @@ def cmd_analyse(args: argparse.Namespace, ctx: Context) -> int:
                     think_s=args.think)
     except ValueError as e:
         raise GradelineError(str(e)) from e
-    d: dict[str, Any] = a.to_dict()
+    d: dict[str, object] = a.to_dict()
     d["offered"] = args.offered
     if args.json:
         Path(args.json).write_text(json.dumps(d, indent=1))

@@ -1,7 +1,10 @@
 """The composition: which executor, store, scheduler, sandbox, assignments and course
-an invocation uses, wired from its settings and options in one place. The command line
-and the benchmarks both build a ``context.Context``; the array task builds only its
-worker (``worker``: no database driver on a compute node).
+an invocation uses, wired from its settings and options in one place, and what a
+command builds from them: ``grading`` (run's pipeline, bulk pipelines, the serving
+stack), ``read_side`` (a course's desk and staff pages), ``snapshots``, ``lti`` (the
+LTI tool's course side). The command line and the benchmarks both build a
+``context.Context``; the array task builds only its worker (``worker``: no database
+driver on a compute node).
 
 Where a value comes from, first match wins (written once, here):
 

@@ -14,21 +14,23 @@ from dataclasses import dataclass, field, replace
 from pathlib import Path
 
 from grader.adapters import gpus as gpu_devices
+from grader.adapters.private_dirs import shared_dir_problem
 from grader.adapters.sandbox import SandboxConfig, choose_runtime, open_sandbox
 from grader.adapters.sandbox.assignment_image import ensure_assignment_images
 from grader.adapters.scheduler.base import SchedulerError
 from grader.adapters.scheduler.slurm import SlurmCLI, detect_scheduler, local_cluster_conf
-from grader.adapters.spool import Spool, shared_dir_problem
+from grader.adapters.spool import Spool
+from grader.adapters.store.connections import Connections, recreate_database
 from grader.adapters.store.postgres import Store
 from grader.adapters.store.server import LocalServer, database_url
 from grader.compose import worker
 from grader.compose.options import Options
+from grader.core.cpuset import CpuSet
 from grader.core.errors import ConfigError, GradelineError, RefusedError
 from grader.core.shape import Capacity, refusal
 from grader.course.load import Course, load_course
 from grader.course.spec import BulkSpec, SlurmSpec
 from grader.course.visibility import visible_groups
-from grader.cpuset import CpuSet
 from grader.examples import example_dirs
 from grader.formats.load import load_problem
 from grader.formats.problem import Problem
@@ -39,7 +41,6 @@ from grader.pipeline.ports import ExecutorFactory
 from grader.pipeline.slurm.submit.arrays import ArraySpec, SlurmExecutor
 from grader.pipeline.slurm.submit.pool import PilotFactory, PilotPool
 from grader.pipeline.slurm.tickets import PilotSpec
-from grader.pipeline.store_pool import StorePool
 from grader.settings import Settings
 from grader.views.ports import ReadsOpener
 
@@ -247,7 +248,7 @@ class Context:
                                        account=charge.account, qos=charge.qos)
                     self.say(f"executor: Slurm ({sched.name}), up to {pilots.pilots} pilot "
                              "tasks pulling work" + _charged(charge))
-                    return PilotFactory(PilotPool(sched, self.spool().root / "pilots",
+                    return PilotFactory(PilotPool(sched, self.spool().pilots,
                                                   pilots), progress)
                 self.say(f"executor: Slurm ({sched.name}), one array job per batch"
                          + _charged(charge))
@@ -346,14 +347,18 @@ class Context:
     def store(self, *, start: bool = True) -> Store:
         return Store(self.db_url(start=start))
 
+    def fresh_database(self, name: str) -> str:
+        """An empty database ``name`` (dropped first) on the server of ``db_url``: its URL."""
+        return recreate_database(self.db_url(), name)
+
     @functools.cached_property
-    def _pool(self) -> StorePool:
-        return StorePool(functools.partial(Store, self.db_url()), keep=16)
+    def _connections(self) -> Connections:
+        return Connections(self.db_url(), keep=16)
 
     def reads(self) -> ReadsOpener:
         """The read side's store: connections kept open between requests (a desk at a
         deadline answers hundreds a second), each checked before it is lent again."""
-        return self._pool
+        return functools.partial(Store, self._connections)
 
 
 def _charged(charge: SlurmSpec) -> str:

@@ -1,36 +1,35 @@
 """The LTI tool wired to gradeline: for each course file a launch opens, its desk (a
-student's view and hand-in, with the desk's semantics), its staff pages, and the grades
-and roster that go to and come from its LMS."""
+student's view and hand-in, with the desk's semantics) and its staff pages, built when
+first used; and the grades and roster that go to and come from its LMS -- which ones is
+the course's to say (``course.lms_grades``, ``course.lms_roster``), this module only
+fetches what those rules read and hands on what they return."""
 
 from __future__ import annotations
 
-import csv
-import io
+import functools
 import logging
 import threading
-from collections.abc import Mapping
-from dataclasses import replace
 from pathlib import Path
-from typing import Any
 
 from grader.adapters.store.postgres import Store
 from grader.adapters.web import staff_html
 from grader.adapters.web.design import rebase
 from grader.adapters.web.lti import services
 from grader.adapters.web.lti.registrations import Registrations
-from grader.adapters.web.lti.services import Posting, SyncReport, post_grades
+from grader.adapters.web.lti.services import SyncReport, post_grades
 from grader.adapters.web.lti.state import LtiState
+from grader.compose import read_side
 from grader.compose.context import Context
 from grader.core.errors import GradelineError
 from grader.core.upload import Upload
-from grader.course.lms_mapping import NOBODY, Roster
-from grader.course.lms_scores import lms_scores
-from grader.course.load import ROSTER_OPTIONAL, ROSTER_REQUIRED, Course, Student, load_course
-from grader.course.policy import grade_course
+from grader.course.lms_grades import Posting, lms_postings
+from grader.course.lms_roster import reconcile, roster_csv
+from grader.course.load import Course, load_course
+from grader.course.shown import Receipt, StudentView
 from grader.formats.load import load_problem
 from grader.formats.problem import Problem
-from grader.views.desk import Desk, desk_key
-from grader.views.staff import StaffPages
+from grader.views.staff_pages import StaffPages
+from grader.views.student_desk import Desk, desk_key
 
 log = logging.getLogger(__name__)
 
@@ -46,74 +45,83 @@ def _stamp(course: Course) -> tuple[int, ...]:
     return tuple(out)
 
 
+class Loaded:
+    """One course file as loaded: the course, its packages and when its files last
+    changed; its desk and staff pages are made when first asked for (a grades sync
+    needs neither)."""
+
+    def __init__(self, ctx: Context, course_file: str) -> None:
+        self.ctx = ctx
+        self.course = load_course(course_file)
+        self.problems: dict[str, Problem] = {a.name: load_problem(a.package)
+                                             for a in self.course.ordered()}
+        self.stamp = _stamp(self.course)
+
+    @functools.cached_property
+    def desk(self) -> Desk:
+        return read_side.student_desk(self.ctx, self.course, self.problems)
+
+    @functools.cached_property
+    def staff(self) -> StaffPages:
+        return read_side.staff_pages(self.ctx, self.course, self.problems,
+                                     spool=self.ctx.spool(create=True), usage=False)
+
+    def points(self) -> dict[str, float]:
+        """Each assignment's points at most, by its package."""
+        return {n: p.max_score for n, p in self.problems.items()}
+
+
 class Courses:
     """``adapters.web.lti.app.CourseSide`` for the courses a tool serves (loaded on
     their first launch, again when their files change)."""
 
     def __init__(self, ctx: Context) -> None:
         self.ctx = ctx
-        self.key = desk_key(ctx.state_dir / "desk.key")  # receipts: `receipt verify` checks
         self._lock = threading.Lock()
-        self._loaded: dict[str, tuple[Course, Desk, StaffPages, dict[str, Problem],
-                                      tuple[int, ...]]] = {}
+        self._loaded: dict[str, Loaded] = {}
 
-    def _get(self, course_file: str) -> tuple[Course, Desk, StaffPages, dict[str, Problem]]:
+    def _get(self, course_file: str) -> Loaded:
         """The course as its files say now: loaded again when the course file or its
         roster changed (``lti roster --write``, an extension), not only at start."""
         with self._lock:
             found = self._loaded.get(course_file)
-            if found is None or _stamp(found[0]) != found[4]:
-                course = load_course(course_file)
-                problems = {a.name: load_problem(a.package) for a in course.ordered()}
-                spool = self.ctx.spool(create=True)  # a hand-in door makes it
-                found = self._loaded[course_file] = (
-                    course, Desk(course, spool, self.ctx.reads(), problems, self.key),
-                    StaffPages(course, spool, self.ctx.reads(), problems), problems,
-                    _stamp(course))
-            return found[:4]
+            if found is None or _stamp(found.course) != found.stamp:
+                found = self._loaded[course_file] = Loaded(self.ctx, course_file)
+            return found
 
     def course(self, course_file: str) -> Course:
-        return self._get(course_file)[0]
+        return self._get(course_file).course
 
-    def view(self, course_file: str, student: str) -> Mapping[str, Any]:
-        view: Mapping[str, Any] = self._get(course_file)[1].view(student)["view"]
-        return view
+    def view(self, course_file: str, student: str) -> StudentView:
+        return self._get(course_file).desk.view(student)
 
     def hand_in(self, course_file: str, student: str, assignment: str, name: str,
-                body: Upload) -> Mapping[str, Any]:
-        receipt: Mapping[str, Any] = self._get(course_file)[1].hand_in(
-            student, assignment, name, body)["receipt"]
-        return receipt
+                body: Upload) -> Receipt:
+        return self._get(course_file).desk.hand_in(student, assignment, name, body)
 
     def max_points(self, course_file: str, assignment: str) -> float:
-        course, _, _, problems = self._get(course_file)
-        a = course.assignments[assignment]
-        return float(a.points or problems[assignment].max_score)
+        loaded = self._get(course_file)
+        return float(loaded.course.assignments[assignment].points or
+                     loaded.points()[assignment])
 
     def staff_page(self, course_file: str, path: str, base: str) -> str | None:
         """The staff page at ``path`` (the web's), its links under ``base``."""
-        html = staff_html(self._get(course_file)[2], path)
+        html = staff_html(self._get(course_file).staff, path)
         return rebase(html, base) if html is not None else None
 
     def postings(self, state: LtiState) -> list[Posting]:
-        """What each LMS course's gradebook should hold now (``course.lms_scores``), for
-        the students whose LMS ids are known (the roster's lms_id, or a launch's)."""
+        """What each LMS course's gradebook should hold now (``course.lms_grades``)."""
         out = []
         with Store(self.ctx.db_url()) as store:
             for key, ctx in state.contexts().items():
                 if "course_file" not in ctx:
                     continue
-                course, _, _, problems = self._get(ctx["course_file"])
-                attempts = store.attempts(course.name)
-                released = {a: store.released(course.name, a) for a in course.assignments}
-                points = {n: p.max_score for n, p in problems.items()}
-                users = {**{s.id: s.lms_id for s in course.students.values() if s.lms_id},
-                         **(ctx.get("users") or {})}
-                for s in lms_scores(course, grade_course(course, attempts, points), attempts,
-                                    released, points):
-                    if s.student in users:
-                        out.append(Posting(key, s.assignment, users[s.student], s.given,
-                                           s.maximum, s.grading, s.activity, s.submitted_at))
+                loaded = self._get(ctx["course_file"])
+                name = loaded.course.name
+                out += lms_postings(loaded.course, key, store.attempts(name),
+                                    {a: store.released(name, a)
+                                     for a in loaded.course.assignments},
+                                    loaded.points(), ctx.get("users") or {})
         return out
 
 
@@ -136,11 +144,10 @@ def session_key(ctx: Context) -> bytes:
 
 
 def roster_sync(regs: Registrations, state: LtiState, course: Course) -> tuple[list[str], str]:
-    """What the LMS's member list (NRPS) changes in the course's roster, and the roster
-    CSV with those changes: each learner linked to their row by LMS id, email or SIS id
-    (the row gets the ``lms_id``), a learner with no row added, a row the LMS does not
-    list named. Instructors and TAs are listed: their staff pages come from a launch."""
-    members: list[dict[str, Any]] = []
+    """What the LMS's member list (NRPS) of every LMS course launched into this course
+    file changes in the roster (``course.lms_roster.reconcile``), and the roster CSV
+    with those changes."""
+    members = []
     for ctx in state.contexts().values():
         if course.source is not None and ctx.get("course_file") and \
                 Path(ctx["course_file"]).resolve() == course.source.resolve():
@@ -148,35 +155,6 @@ def roster_sync(regs: Registrations, state: LtiState, course: Course) -> tuple[l
     if not members:
         raise GradelineError(f"no launch from an LMS course of {course.name} yet: launch "
                              "gradeline from the LMS once, then sync its roster")
-    rows = dict(course.students)
-    roster = Roster(rows)
-    changes, seen = [], set()
-    for m in members:
-        name, email = str(m.get("name", "")), str(m.get("email") or "").lower()
-        if services.is_staff_role(m.get("roles") or [], course.lms.staff_roles):
-            changes.append(f"staff in the LMS: {name} <{email}>")
-            continue
-        if m.get("status", "Active") != "Active":
-            continue
-        sub, sis = str(m["user_id"]), str(m.get("lis_person_sourcedid") or "")
-        sid, why = roster.member(sub, email, sis)
-        if sid is None and why != NOBODY:
-            changes.append(f"not linked: {name} <{email}> (LMS id {sub}): {why}")
-            continue
-        if sid is None:
-            sid = email.split("@")[0] if email and email.split("@")[0] not in rows else \
-                f"lms-{sub}"
-            rows[sid] = Student(sid, name, email, sis_id=sis, lms_id=sub)
-            changes.append(f"added {sid}: {name} <{email}> (LMS id {sub})")
-        elif rows[sid].lms_id != sub:
-            rows[sid] = replace(rows[sid], lms_id=sub)
-            changes.append(f"linked {sid} to LMS id {sub}")
-        seen.add(sid)
-    changes += [f"not in the LMS: {sid}" for sid in rows if sid not in seen]
-    out = io.StringIO()
-    w = csv.writer(out, lineterminator="\n")
-    w.writerow(ROSTER_REQUIRED + ROSTER_OPTIONAL)
-    for s in rows.values():
-        ext = f"{int(s.extension.total_seconds())}s" if s.extension else ""  # as read
-        w.writerow((s.id, s.name, s.email, ext, s.sis_id, s.section, s.lms_id))
-    return changes, out.getvalue()
+    changes, rows = reconcile(course.students, members, functools.partial(
+        services.is_staff_role, staff=course.lms.staff_roles))
+    return changes, roster_csv(rows.values())

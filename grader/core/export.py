@@ -7,7 +7,6 @@ import csv
 import io
 import xml.etree.ElementTree as ET
 from collections.abc import Iterable, Mapping, Sequence
-from typing import Any
 
 from grader.core.result import SubmissionResult
 from grader.core.verdict import Verdict
@@ -37,10 +36,10 @@ def csv_rows(results: Iterable[tuple[str, SubmissionResult]]) -> str:
 
 def gradescope(result: SubmissionResult, *,
                secret_visibility: str = "after_due_date"  # noqa: S107 -- not a password
-               ) -> dict[str, Any]:
+               ) -> dict[str, object]:
     """Gradescope autograder ``results.json``: one entry per test group (scores) and
     the per-test verdicts in each entry's output. Samples are always visible."""
-    tests: list[dict[str, Any]] = []
+    tests: list[dict[str, object]] = []
     if result.compile is not None and not result.compile.ok:
         tests.append({"name": "compile", "score": 0, "max_score": 0, "status": "failed",
                       "output": result.compile.judge_error or result.compile.output,

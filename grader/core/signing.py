@@ -15,28 +15,27 @@ import hmac
 import json
 from collections.abc import Mapping
 from datetime import datetime
-from typing import Any
 
 from grader.core.errors import RefusedError
 
 KEY_BYTES = 32
 
 
-def _canonical(fields: Mapping[str, Any]) -> bytes:
+def _canonical(fields: Mapping[str, object]) -> bytes:
     return json.dumps(fields, sort_keys=True, separators=(",", ":")).encode()
 
 
-def sign(key: bytes, fields: Mapping[str, Any]) -> str:
+def sign(key: bytes, fields: Mapping[str, object]) -> str:
     """The MAC of ``fields`` (hex)."""
     return hmac.new(key, _canonical(fields), hashlib.sha256).hexdigest()
 
 
-def signed(key: bytes, fields: Mapping[str, Any]) -> dict[str, Any]:
+def signed(key: bytes, fields: Mapping[str, object]) -> dict[str, object]:
     """``fields`` with their ``signature``: a receipt."""
     return {**fields, "signature": sign(key, fields)}
 
 
-def check(key: bytes, receipt: Mapping[str, Any]) -> dict[str, Any]:
+def check(key: bytes, receipt: Mapping[str, object]) -> dict[str, object]:
     """The receipt's fields, if its signature is ours.
 
     :raises RefusedError: when it was changed or not signed with ``key``.
@@ -49,13 +48,13 @@ def check(key: bytes, receipt: Mapping[str, Any]) -> dict[str, Any]:
     return fields
 
 
-def token(key: bytes, fields: Mapping[str, Any]) -> str:
+def token(key: bytes, fields: Mapping[str, object]) -> str:
     """``fields`` and their MAC as one URL-safe string (for a link)."""
     body = base64.urlsafe_b64encode(_canonical(fields)).decode().rstrip("=")
     return f"{body}.{sign(key, fields)}"
 
 
-def open_token(key: bytes, text: str, now: datetime) -> dict[str, Any]:
+def open_token(key: bytes, text: str, now: datetime) -> dict[str, object]:
     """The fields of a token made by :func:`token` whose ``expires`` (ISO) is after now.
 
     :raises RefusedError: forged, edited, malformed or expired.

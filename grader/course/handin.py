@@ -6,7 +6,7 @@ came through, so that no door is a way around another's refusal.
 A hand-in is refused when its assignment is unknown, its student id could not name a
 spool entry safely, the student is not on the course's roster, it comes after the
 student's deadline plus the late policy's ``max_late``, or it is past a hand-in limit
-that the course refuses (``course.limits``; a limit that defers takes it, graded last).
+that the course refuses (``course.handin_limits``; a limit that defers takes it, graded last).
 Staff may take a refused hand-in anyway with a reason (``override``), which travels with
 it: nothing is refused silently and nothing is overridden without a record. An unknown
 assignment or an unsafe student id is never taken, whoever asks.
@@ -20,7 +20,7 @@ from dataclasses import dataclass
 from datetime import datetime
 
 from grader.core.errors import RefusedError
-from grader.course.limits import allowance, span
+from grader.course.handin_limits import allowance, span
 from grader.course.load import Course
 
 #: what a student id may look like: it names spool entries and rows, so no path

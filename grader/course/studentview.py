@@ -23,16 +23,24 @@ and nowhere else:
 from __future__ import annotations
 
 from collections.abc import Callable, Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from datetime import datetime
 from functools import partial
-from typing import Any
 
 from grader.core.result import SubmissionResult, TestResult
 from grader.core.verdict import Verdict
-from grader.course.limits import allowance
+from grader.course.handin_limits import allowance
 from grader.course.load import Course
 from grader.course.policy import Attempt, counting, lateness
+from grader.course.shown import (
+    AssignmentView,
+    LimitsLeft,
+    ShownGroup,
+    ShownTest,
+    StudentView,
+    SubmissionView,
+)
+from grader.course.spec import Visibility
 from grader.course.visibility import group_visibility
 
 SHOWN_BYTES = 1000  # of a failed test's input, answer and output
@@ -59,8 +67,8 @@ class Submitted:
 
 def student_view(course: Course, student: str, submitted: Sequence[Submitted], *,
                  released: Mapping[str, datetime | None], now: datetime,
-                 case_data: CaseData) -> dict[str, Any]:
-    """The student's page as plain data (JSON-ready); see the module docstring."""
+                 case_data: CaseData) -> StudentView:
+    """The student's page as a value; see the module docstring."""
     by: dict[str, list[Submitted]] = {}
     for s in submitted:
         by.setdefault(s.assignment, []).append(s)
@@ -76,37 +84,34 @@ def student_view(course: Course, student: str, submitted: Sequence[Submitted], *
         subs = []
         for s in mine:
             late = lateness(course, a, Attempt(s.spool_id, student, a.name, s.submitted_at))
-            item: dict[str, Any] = {
-                "id": s.spool_id, "submitted_at": s.submitted_at.isoformat(),
-                "late_hours": round(late.total_seconds() / 3600, 2),
-                "counts": counts is not None and counts.spool_id == s.spool_id,
-                "state": s.state, "sha256": s.sha256}
+            item = SubmissionView(s.spool_id, s.submitted_at.isoformat(),
+                                  round(late.total_seconds() / 3600, 2),
+                                  counts is not None and counts.spool_id == s.spool_id,
+                                  s.state, s.sha256)
             if s.state == "quarantined":
-                item["reason"] = s.reason
+                item = replace(item, reason=s.reason)
             elif s.deferred and now < due:
-                item.update(deferred=True, verdict=None, score=None, max_score=None,
-                            tests=[], groups=[], message="taken past the assignment's "
-                            "hand-in limit: its feedback comes after your deadline")
+                item = replace(item, deferred=True, message="taken past the assignment's "
+                               "hand-in limit: its feedback comes after your deadline")
             else:
                 shown = _shown_groups(s, a.visibility, past_due=now >= due,
                                       released=rel is not None)
-                item.update(_result(s, shown, rel is not None, partial(case_data, a.name)))
+                item = _result(item, s, shown, rel is not None, partial(case_data, a.name))
             subs.append(item)
         allow = allowance(a.limits, [s.submitted_at for s in mine], now)
-        out.append({"name": a.name, "deadline": due.isoformat(),
-                    "released": rel.isoformat() if rel else None, "submissions": subs,
-                    "limits": {"used": allow.used, "left": allow.left,
-                               "next_at": allow.next_at.isoformat() if allow.next_at
-                               else None, "why": allow.why, "deferring": allow.deferred}})
-    return {"student": student, "course": course.name, "now": now.isoformat(),
-            "assignments": out}
+        out.append(AssignmentView(
+            a.name, due.isoformat(), rel.isoformat() if rel else None, tuple(subs),
+            LimitsLeft(allow.used, allow.left,
+                       allow.next_at.isoformat() if allow.next_at else None, allow.why,
+                       allow.deferred)))
+    return StudentView(student, course.name, now.isoformat(), tuple(out))
 
 
 def _fraction(r: SubmissionResult | None) -> float | None:
     return r.score / r.max_score if r is not None and r.max_score else None
 
 
-def _shown_groups(s: Submitted, rules: Mapping[str, Any], *, past_due: bool,
+def _shown_groups(s: Submitted, rules: Mapping[str, Visibility], *, past_due: bool,
                   released: bool) -> frozenset[str]:
     groups = {g.name for r in (s.visible, s.full) if r for g in r.groups} | \
              {t.group for r in (s.visible, s.full) if r for t in r.tests}
@@ -115,54 +120,43 @@ def _shown_groups(s: Submitted, rules: Mapping[str, Any], *, past_due: bool,
     return frozenset(g for g, v in group_visibility(groups, rules).items() if show[v])
 
 
-def _result(s: Submitted, shown: frozenset[str], released: bool,
-            case_data: Callable[[str], tuple[str, str]]) -> dict[str, Any]:
+def _result(item: SubmissionView, s: Submitted, shown: frozenset[str], released: bool,
+            case_data: Callable[[str], tuple[str, str]]) -> SubmissionView:
     """Verdict, score, compile output and the shown tests of one graded submission."""
     first = s.visible or s.full
     if first is None:
-        return {"verdict": None, "score": None, "max_score": None, "tests": [],
-                "groups": [], "message": "not graded yet"}
-    out: dict[str, Any] = {"message": "", "groups": [], "tests": [], "complete": False,
-                           "verdict": first.verdict.value, "score": 0.0,
-                           "max_score": first.max_score}
+        return replace(item, message="not graded yet")
+    out = replace(item, verdict=first.verdict.value, score=0.0, max_score=first.max_score)
     if first.verdict is Verdict.CE:
-        out["compile_output"] = first.compile.output if first.compile else ""
-        return out
+        return replace(out, compile_output=first.compile.output if first.compile else "")
     if first.verdict is Verdict.JE and not first.tests:
-        out.update(score=None, message="grading failed on our side; staff are told and "
-                                       "will grade it again")
-        return out
+        return replace(out, score=None, message="grading failed on our side; staff are "
+                                                "told and will grade it again")
     tests: list[TestResult] = []
-    groups: list[dict[str, Any]] = []
+    groups: list[ShownGroup] = []
     for r, phase in ((s.visible, "visible"), (s.full, "full")):
         if r is None:
             continue
         for g in r.groups:
-            if g.name in shown and g.name not in {x["name"] for x in groups}:
-                groups.append({"name": g.name, "verdict": g.verdict.value,
-                               "points": g.score, "max_points": g.points,
-                               "passed": g.passed, "total": g.total, "phase": phase})
+            if g.name in shown and g.name not in {x.name for x in groups}:
+                groups.append(ShownGroup(g.name, g.verdict.value, g.score, g.points,
+                                         g.passed, g.total, phase))
         have = {t.name for t in tests}
         tests += [t for t in r.tests if t.group in shown and t.name not in have]
-    out["groups"] = groups
-    out["tests"] = [_test(t, case_data) for t in tests]
+    out = replace(out, groups=tuple(groups), tests=tuple(_test(t, case_data) for t in tests))
     if released and s.full is not None:
-        out.update(verdict=s.full.verdict.value, score=s.full.score,
-                   max_score=s.full.max_score, complete=True)
-    else:
-        bad = [t.verdict for t in tests if t.verdict is not Verdict.AC]
-        verdict = first.verdict if first.verdict in (Verdict.CE, Verdict.JE) else \
-            (bad[0] if bad else Verdict.AC)
-        out.update(verdict=verdict.value, score=sum(g["points"] for g in groups),
-                   max_score=sum(g["max_points"] for g in groups), complete=False)
-    return out
+        return replace(out, verdict=s.full.verdict.value, score=s.full.score,
+                       max_score=s.full.max_score, complete=True)
+    bad = [t.verdict for t in tests if t.verdict is not Verdict.AC]
+    verdict = first.verdict if first.verdict in (Verdict.CE, Verdict.JE) else \
+        (bad[0] if bad else Verdict.AC)
+    return replace(out, verdict=verdict.value, score=sum(g.points for g in groups),
+                   max_score=sum(g.max_points for g in groups))
 
 
-def _test(t: TestResult, case_data: Callable[[str], tuple[str, str]]) -> dict[str, Any]:
-    item: dict[str, Any] = {"name": t.name, "group": t.group, "verdict": t.verdict.value,
-                            "time_s": t.cpu_time_s, "feedback": t.feedback}
-    if t.verdict is not Verdict.AC:
-        given, expected = case_data(t.name)
-        item.update(input=given[:SHOWN_BYTES], expected=expected[:SHOWN_BYTES],
-                    output=t.output[:SHOWN_BYTES])
-    return item
+def _test(t: TestResult, case_data: Callable[[str], tuple[str, str]]) -> ShownTest:
+    if t.verdict is Verdict.AC:
+        return ShownTest(t.name, t.group, t.verdict.value, t.cpu_time_s, t.feedback)
+    given, expected = case_data(t.name)
+    return ShownTest(t.name, t.group, t.verdict.value, t.cpu_time_s, t.feedback,
+                     given[:SHOWN_BYTES], expected[:SHOWN_BYTES], t.output[:SHOWN_BYTES])

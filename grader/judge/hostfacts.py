@@ -15,8 +15,8 @@ import os
 from collections.abc import Sequence
 from pathlib import Path
 
+from grader.core.cpuset import CpuSet
 from grader.core.perfresult import Fact
-from grader.cpuset import CpuSet
 
 CPU = "sys/devices/system/cpu"
 

@@ -26,8 +26,8 @@ from grader.adapters.metrics import check_all
 from grader.adapters.metrics.base import MetricsSource, counting
 from grader.adapters.procfs import Monitor
 from grader.adapters.resctrl import Resctrl
+from grader.core.cpuset import CpuSet
 from grader.core.errors import GradelineError
-from grader.cpuset import CpuSet
 from grader.examples import example_dirs
 from grader.measure import schema
 from grader.measure.corpus import shared_course
@@ -120,7 +120,8 @@ def _cpuinfo() -> dict[str, str]:
     return out
 
 
-def write_csv(path: Path, columns: Sequence[str], rows: Sequence[Mapping[str, Any]]) -> None:
+def write_csv(path: Path, columns: Sequence[str], rows: Sequence[Mapping[str, object]]
+              ) -> None:
     """One of the schema's files: ``campaign`` first, then ``columns``."""
     path.parent.mkdir(parents=True, exist_ok=True)
     with path.open("w", newline="") as f:
@@ -145,9 +146,9 @@ class Campaign:
         # every job does all its work: no compile cache (and no dedupe: not a run)
         self.worker = replace(cfg.worker, compile_cache=False) if cfg.worker else None
         self.id = datetime.now().strftime("campaign-%Y%m%dT%H%M%S")
-        self.spans: list[dict[str, Any]] = []  # per job: start/finish, seconds from rep start
-        self.counts: list[dict[str, Any]] = []  # counter samples per rep
-        self.monitor: list[dict[str, Any]] = []  # node monitor samples per rep
+        self.spans: list[dict[str, object]] = []  # per job: start/finish, seconds from rep start
+        self.counts: list[dict[str, object]] = []  # counter samples per rep
+        self.monitor: list[dict[str, object]] = []  # node monitor samples per rep
 
     def one_rep(self, workload: str, n: int, rep: int, jobs: Sequence[Job]) -> Rep:
         cores = self.cpus[:n]
@@ -188,7 +189,7 @@ class Campaign:
                                          for v in xs.values()):
                 break
 
-    def _save(self, rows: Sequence[Mapping[str, Any]]) -> None:
+    def _save(self, rows: Sequence[Mapping[str, object]]) -> None:
         """Rewrite the CSVs (after every rep: an interrupted campaign keeps its data)."""
         write_csv(self.out / "runs.csv", schema.RUNS, rows)
         write_csv(self.out / "jobs.csv", schema.JOBS, self.spans)

@@ -168,7 +168,7 @@ def point_file(out: Path, point: int, rep: int) -> Path:
     return out / "points" / (f"p{point}-warmup.json" if rep < 0 else f"p{point}-r{rep}.json")
 
 
-def _write_atomic(path: Path, data: Any) -> None:
+def _write_atomic(path: Path, data: object) -> None:
     path.parent.mkdir(parents=True, exist_ok=True)
     fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=".tmp-")
     with os.fdopen(fd, "w") as f:

@@ -7,14 +7,14 @@ import csv
 import json
 from collections.abc import Mapping, Sequence
 from pathlib import Path
-from typing import Any, Protocol
+from typing import Protocol
 
 from grader.measure import schema
 
 
 class CampaignStore(Protocol):
-    def save_campaign(self, campaign_id: str, meta: Mapping[str, Any],
-                      tables: Mapping[str, tuple[Sequence[str], Sequence[Sequence[Any]]]]
+    def save_campaign(self, campaign_id: str, meta: Mapping[str, object],
+                      tables: Mapping[str, tuple[Sequence[str], Sequence[Sequence[object]]]]
                       ) -> int: ...
 
 
@@ -24,7 +24,7 @@ def save(out: Path, store: CampaignStore,
     """Store the campaign (or experiment: its ``files`` and ``meta_name``) in ``out``;
     re-saving replaces it. Returns the rows stored."""
     meta = json.loads((out / meta_name).read_text())
-    tables: dict[str, tuple[Sequence[str], Sequence[Sequence[Any]]]] = {}
+    tables: dict[str, tuple[Sequence[str], Sequence[Sequence[object]]]] = {}
     for fname, (table, cols) in files.items():
         path = out / fname
         if not path.exists() or not path.stat().st_size:

@@ -24,13 +24,13 @@ from grader.core.record import SubmissionRecord
 log = logging.getLogger(__name__)
 
 
-def append_line(path: Path, data: Mapping[str, Any], *, sync: bool = True) -> None:
+def append_line(path: Path, data: Mapping[str, object], *, sync: bool = True) -> None:
     """Append one JSON line and fsync it (unless not ``sync``): once this returns, the
     line survives a crash."""
     append_lines(path, [data], sync=sync)
 
 
-def append_lines(path: Path, items: Sequence[Mapping[str, Any]], *, sync: bool = True
+def append_lines(path: Path, items: Sequence[Mapping[str, object]], *, sync: bool = True
                  ) -> None:
     """Append JSON lines with one write(2) (and one fsync, unless not ``sync``)."""
     if not items:

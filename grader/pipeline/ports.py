@@ -69,6 +69,14 @@ class CourseRows(Protocol):
         ...
 
 
+class RegradeStore(ResultStore, CourseRows, Protocol):
+    """What a regrade reads besides the results: the submissions a judge error ended."""
+
+    def judge_errors(self, course: str, assignment: str, version: str) -> list[str]:
+        """Spool ids whose current result for ``version`` is a judge error."""
+        ...
+
+
 class Executor(Protocol):
     """Where grading jobs run: this machine's CPUs, or a Slurm array."""
 

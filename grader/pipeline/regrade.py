@@ -3,26 +3,30 @@ result is for another package version, each distinct content once; the earlier
 results stay in the database, marked superseded.
 
 It grades through ``Pipeline.grade`` (the same planner, executor and journal as a
-run), in a batch directory of its own under ``spool/regrades/``.
+run), in a batch directory of its own under ``spool/regrades/``. With a course file a
+regrade runs per phase (the visible groups' results with the live package, the full
+results with the whole suite; one phase where every group is visible): ``regrade_course``
+and ``preview_course`` walk them.
 """
 
 from __future__ import annotations
 
+import json
 import logging
 import secrets
 import time
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from dataclasses import replace
 
-from grader.adapters.spool import Entry
 from grader.core.jobs import now_iso
 from grader.core.record import SubmissionRecord
 from grader.core.samples import ShardSample
+from grader.course.staffview import RegradeChange, RegradePreview, regrade_changes
 from grader.formats.problem import Problem
 from grader.pipeline import dedupe
 from grader.pipeline.intake import Rejected, prepare
 from grader.pipeline.journal import Journal
-from grader.pipeline.ports import ResultStore
+from grader.pipeline.ports import RegradeStore, ResultStore
 from grader.pipeline.run import Pipeline, entry_record
 
 log = logging.getLogger(__name__)
@@ -57,14 +61,14 @@ def _graded(pipe: Pipeline, problem: Problem, store: ResultStore, spool_ids: Ite
             prefix: str) -> tuple[dict[str, SubmissionRecord], str, list[ShardSample]]:
     spool = pipe.spool
     name = time.strftime(f"{prefix}%Y%m%dT%H%M%S-") + secrets.token_hex(3)
-    batch = spool.root / "regrades" / name
+    batch = spool.regrade_batch(name)
     batch.mkdir(parents=True, exist_ok=True)
     todo: list[tuple[dedupe.Candidate, SubmissionRecord]] = []
     claimed = now_iso()
     for spool_id in spool_ids:
-        entry = Entry(spool_id, spool.dir("done") / spool_id)
+        entry = spool.done(spool_id)
         if not entry.path.is_dir():
-            log.error("%s: not in %s; cannot regrade it", spool_id, spool.dir("done"))
+            log.error("%s: not in %s; cannot regrade it", spool_id, entry.path.parent)
             continue
         try:
             prep = prepare(entry, {problem.short_name: problem})
@@ -78,5 +82,56 @@ def _graded(pipe: Pipeline, problem: Problem, store: ResultStore, spool_ids: Ite
     journal = Journal(batch)
     samples = pipe.grade(todo, journal, records, store, batch)
     for c, _ in todo:
-        Entry(c.key, spool.dir("done") / c.key).drop_src()
+        spool.done(c.key).drop_src()
     return records, name, samples
+
+
+def _phases(phases: Sequence[Mapping[str, Problem]], assignment: str
+            ) -> Iterator[tuple[Mapping[str, Problem], Problem]]:
+    """Each phase's packages and the assignment's package in it, once per version."""
+    seen: set[str] = set()
+    for problems in phases:
+        problem = problems[assignment]
+        if problem.version not in seen:  # every group visible: one phase
+            seen.add(problem.version)
+            yield problems, problem
+
+
+def regrade_course(pipes: Callable[[Mapping[str, Problem]], Pipeline],
+                   phases: Sequence[Mapping[str, Problem]], names: Sequence[str],
+                   course: str, store: RegradeStore, *, judge_errors: bool = False) -> int:
+    """Regrade ``names`` in every phase: what a changed package affects, or what ended in
+    a judge error (graded again with the same package, its result replacing the JE);
+    returns how many got a new result."""
+    n = 0
+    for assignment in names:
+        for problems, problem in _phases(phases, assignment):
+            pipe = pipes(problems)
+            if judge_errors:
+                n += grade_again(pipe, problem, store, store.judge_errors(
+                    course, assignment, problem.version), prefix="je")
+            else:
+                n += regrade(pipe, problem, course, store)
+    return n
+
+
+def preview_course(pipes: Callable[[Mapping[str, Problem]], Pipeline],
+                   phases: Sequence[Mapping[str, Problem]], assignment: str, course: str,
+                   store: RegradeStore) -> RegradePreview:
+    """What a regrade of ``assignment`` would change in every phase, nothing stored; kept
+    where the staff page reads it (``Spool.regrade_preview``)."""
+    changes: list[RegradeChange] = []
+    spool = None
+    for problems, problem in _phases(phases, assignment):
+        pipe = pipes(problems)
+        spool = pipe.spool
+        ids = store.outdated(course, assignment, problem.version)
+        changes += regrade_changes(store.rows(course, assignment=assignment),
+                                   preview(pipe, problem, store, ids))
+    out = RegradePreview(assignment, phases[-1][assignment].version, now_iso(),
+                         tuple(changes))
+    if spool is not None:
+        path = spool.regrade_preview(assignment)
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_text(json.dumps(out.to_json(), indent=1))
+    return out

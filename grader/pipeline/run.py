@@ -148,7 +148,7 @@ class Pipeline:
                 self._process(batch, store)
             name = self.claim(batch_size)
             if name is not None:
-                self._process(self.spool.dir("cur") / name, store)
+                self._process(self.spool.batch(name), store)
         finally:
             if store is not None:
                 store.close()
@@ -169,14 +169,14 @@ class Pipeline:
             return None
         name = time.strftime("b%Y%m%dT%H%M%S") + "-" + secrets.token_hex(3)
         if not self.spool.claim(name, batch_size, ids):
-            self.spool.close_batch(self.spool.dir("cur") / name)  # others took them all
+            self.spool.close_batch(self.spool.batch(name))  # others took them all
             return None
         return name
 
     def stage(self, batch_name: str, *, ingest: bool) -> RunSummary:
         """One workflow stage for one batch: grade it (the journal), or also store it."""
         t0 = time.monotonic()
-        batch = self.spool.dir("cur") / batch_name
+        batch = self.spool.batch(batch_name)
         if not batch.is_dir():
             log.info("batch %s is already finished", batch_name)
             return self.summary

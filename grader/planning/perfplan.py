@@ -23,7 +23,6 @@ from __future__ import annotations
 import math
 from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import Any
 
 from grader.core.perfspec import PerformanceSpec
 
@@ -55,7 +54,7 @@ class PerfPlan:
     core_hours: float
     finish_s: float
 
-    def to_dict(self) -> dict[str, Any]:
+    def to_dict(self) -> dict[str, object]:
         return {"students": self.students, "timed": self.timed,
                 "per_student_s": round(self.per_student_s, 3),
                 "by_cores": [{"cores": n, "seconds": round(s, 3)} for n, s in self.by_cores],

@@ -60,7 +60,7 @@ def replay_open(spool: Spool, rows: Sequence[TraceRow], base: Path, course: str,
 
 
 def _answered(spool: Spool, sid: str) -> bool:
-    return (spool.dir("done") / sid).exists() or (spool.dir("quarantine") / sid).exists()
+    return spool.settled(sid)
 
 
 def replay_closed(spool: Spool, rows: Sequence[TraceRow], base: Path, course: str, *,

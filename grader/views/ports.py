@@ -8,10 +8,11 @@ from __future__ import annotations
 from collections.abc import Callable
 from contextlib import AbstractContextManager
 from datetime import datetime
-from typing import Any, Protocol
+from typing import Protocol
 
 from grader.core.finished import Finished
 from grader.course.policy import Attempt
+from grader.course.shown import Receipt
 from grader.course.staffview import Detail, Row
 from grader.course.studentview import Submitted
 
@@ -49,7 +50,7 @@ class CourseReads(Protocol):
         """(spool id, when) of each hand-in of the assignment by the student."""
         ...
 
-    def add_receipt(self, receipt: dict[str, Any]) -> None:
+    def add_receipt(self, receipt: Receipt) -> None:
         """Keep a hand-in's signed receipt (idempotent on its submission id)."""
         ...
 

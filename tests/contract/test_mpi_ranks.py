@@ -193,7 +193,7 @@ def test_a_rank_reaches_its_server_and_peers_and_nothing_else(once, sbx_tmp):
 
 def _runner_fds(root: int, want: str) -> list[str]:
     """The gl-runner processes below ``root`` (the container) that hold ``want``."""
-    from ..conftest import descendants
+    from ..support import descendants
 
     holders = []
     for pid in descendants(root):

@@ -10,7 +10,7 @@ import pytest
 from grader.core.limits import MIB, Limits
 from grader.judge.ports import RunRequest
 
-from ..conftest import SLOWDOWN, own_sleep, sleeping
+from ..support import SLOWDOWN, own_sleep, sleeping
 
 pytestmark = pytest.mark.sandbox
 

@@ -12,8 +12,7 @@ import pytest
 from grader.core.verdict import Verdict
 from grader.formats.load import load_problem
 
-from ..conftest import EXAMPLES
-from ..support import BIN
+from ..support import BIN, EXAMPLES
 
 pytestmark = [pytest.mark.sandbox, pytest.mark.slow]
 STATE = os.environ.get("GRADELINE_STATE_DIR", "/var/lib/gradeline")

@@ -14,7 +14,7 @@ from grader.core.jobs import GradingJob, JudgeFault
 from grader.core.verdict import Verdict
 from grader.formats.load import load_problem
 
-from ..conftest import own_sleep, sleeping
+from ..support import own_sleep, sleeping
 
 pytestmark = pytest.mark.sandbox
 

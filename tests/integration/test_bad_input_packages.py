@@ -11,9 +11,7 @@ from pathlib import Path
 
 import pytest
 
-from ..conftest import EXAMPLES
-from ..support import file_tree as tree
-from ..support import files_of, gl, zip_of
+from ..support import EXAMPLES, file_tree, files_of, gl, zip_of
 
 pytestmark = [pytest.mark.sandbox]
 
@@ -29,7 +27,7 @@ def test_a_validator_that_does_not_compile_is_refused_before_any_grading(
     (tmp_path / "course.yaml").write_text(
         "course: c\ntimezone: UTC\nassignments:\n"
         "  - {name: a, package: spread, deadline: '2026-12-01 23:59'}\n")
-    before = tree(tmp_path)
+    before = file_tree(tmp_path)
     r = gl("check", str(pkg), "--no-record")
     assert r.returncode == 1, r.stdout + r.stderr
     assert "ERROR     spread: output validator of spread does not compile: validate.c:2" \
@@ -40,7 +38,7 @@ def test_a_validator_that_does_not_compile_is_refused_before_any_grading(
     assert "a: output validator of spread does not compile: validate.c:2" in r.stdout
     for out in (r.stdout, r.stderr):
         assert "Traceback" not in out and "internal error" not in out
-    assert tree(tmp_path) == before
+    assert file_tree(tmp_path) == before
 
 
 def test_check_refuses_a_zipped_folder_naming_the_remedy(tmp_path: Path,
@@ -53,10 +51,10 @@ def test_check_refuses_a_zipped_folder_naming_the_remedy(tmp_path: Path,
     gl_yaml = pkg / "gradeline.yaml"
     gl_yaml.write_text(gl_yaml.read_text().replace("autograder: autograder ",
                                                    "autograder: autograder.zip"))
-    before = tree(tmp_path)
+    before = file_tree(tmp_path)
     r = gl("check", str(pkg), "--no-record")
     assert r.returncode == 2, r.stdout + r.stderr
     assert "autograder.zip: no setup.sh and no run_autograder at its root; they are in " \
         "wordfreq/: zip the files, not the folder" in r.stderr
     assert "Traceback" not in r.stderr and "internal error" not in r.stderr
-    assert tree(tmp_path) == before
+    assert file_tree(tmp_path) == before

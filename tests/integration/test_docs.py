@@ -17,7 +17,7 @@ from grader.adapters.browser import chromium_binary, render_check
 
 ROOT = Path(__file__).resolve().parents[2]
 PAGES = ROOT / "docs" / "pages"
-BIN = Path(sys.executable).parent
+VENV_BIN = Path(sys.executable).parent
 RUNNABLE = re.compile(r"<!-- runnable -->\n```[^\n]*\n(.*?)\n```", re.S)
 
 
@@ -36,7 +36,7 @@ def runnable_commands() -> list[tuple[str, str]]:
 @pytest.fixture(scope="module")
 def site(tmp_path_factory: pytest.TempPathFactory) -> Path:
     out = tmp_path_factory.mktemp("site")
-    r = subprocess.run([str(BIN / "mkdocs"), "build", "--strict", "-f",
+    r = subprocess.run([str(VENV_BIN / "mkdocs"), "build", "--strict", "-f",
                         str(ROOT / "docs" / "mkdocs.yml"), "-d", str(out)],
                        capture_output=True, text=True, timeout=300, check=False)
     assert r.returncode == 0, r.stderr
@@ -76,7 +76,7 @@ def test_the_guides_mark_commands_runnable() -> None:
 def test_every_runnable_command_runs_as_written(tmp_path: Path, sandbox_factory: object
                                                ) -> None:
     """In one fresh directory, in page order (later lines use what earlier ones made)."""
-    env = {**os.environ, "PATH": f"{BIN}:{os.environ.get('PATH', '')}"}
+    env = {**os.environ, "PATH": f"{VENV_BIN}:{os.environ.get('PATH', '')}"}
     for page, line in runnable_commands():
         r = subprocess.run(shlex.split(line), cwd=tmp_path, env=env, capture_output=True,
                            text=True, timeout=900, check=False)

@@ -8,8 +8,7 @@ from grader.core.verdict import Verdict
 from grader.examples import all_example_dirs
 from grader.formats.load import load_problem
 
-from ..conftest import EXAMPLES
-from ..support import gl
+from ..support import EXAMPLES, gl
 
 pytestmark = pytest.mark.sandbox
 

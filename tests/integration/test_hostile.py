@@ -12,7 +12,7 @@ import pytest
 
 from grader.formats.load import load_problem
 
-from ..conftest import FIXTURES, SLOWDOWN, descendants, proc_files
+from ..support import FIXTURES, SLOWDOWN, descendants, proc_files
 
 HOSTILE = Path(__file__).resolve().parent.parent / "hostile"
 PROGRAMS = sorted(p for p in HOSTILE.iterdir() if p.suffix in (".c", ".cpp", ".py"))

@@ -16,8 +16,7 @@ from pathlib import Path
 
 import pytest
 
-from ..conftest import EXAMPLES, ROOT, descendants
-from ..support import gl
+from ..support import EXAMPLES, ROOT, descendants, gl
 
 pytestmark = [pytest.mark.sandbox, pytest.mark.slow]
 NOTEBOOK = EXAMPLES / "notebook"

@@ -23,9 +23,9 @@ from pathlib import Path
 
 import pytest
 
-from ..conftest import EXAMPLES
+from ..support import EXAMPLES
 
-BIN = Path(sys.executable).parent
+VENV_BIN = Path(sys.executable).parent
 pytestmark = [pytest.mark.sandbox, pytest.mark.slow]
 
 KATTIS = {"AC": "AC", "WA": "WA", "TLE": "TLE", "RE": "RTE", "MLE": "RTE", "OLE": "RTE",
@@ -56,7 +56,7 @@ RESULT = re.compile(r"^\s*(\S+/\S+) \([^)]*\) .*?\b(AC|WA|TLE|RTE|JE|PAC)\b"
 
 
 def _need_problemtools() -> Path:
-    tool = BIN / "verifyproblem"
+    tool = VENV_BIN / "verifyproblem"
     if not tool.exists():
         if os.environ.get("GRADELINE_REQUIRE_SANDBOX") == "1":
             pytest.fail("make test installs problemtools (the dev extra); it is missing")
@@ -81,7 +81,7 @@ def problemtools(pkg: Path, tmp: Path, time_limit: float) -> dict[str, tuple[str
 
 
 def gradeline(pkg: Path, sub: Path) -> tuple[str, float]:
-    r = subprocess.run([str(BIN / "gradeline"), "grade", str(pkg), str(sub), "--json"],
+    r = subprocess.run([str(VENV_BIN / "gradeline"), "grade", str(pkg), str(sub), "--json"],
                        capture_output=True, text=True, timeout=600)
     assert r.returncode == 0, r.stderr
     res = json.loads(r.stdout)
@@ -230,6 +230,6 @@ def test_float_tolerance_flags_agree(tmp_path: Path, sandbox_factory: object) ->
         (pkg / "submissions" / rel).write_text(f"a, b = map(int, input().split())\n{line}\n")
     compare(pkg, tmp_path, 1.0, scoring=False)
     # and both agree with the labels: within the tolerance AC, beyond it WA
-    r = subprocess.run([str(BIN / "gradeline"), "check", "--no-record", str(pkg)],
+    r = subprocess.run([str(VENV_BIN / "gradeline"), "check", "--no-record", str(pkg)],
                        capture_output=True, text=True, timeout=600)
     assert r.returncode == 0 and "5 as expected" in r.stdout, r.stdout[-3000:]

@@ -11,8 +11,7 @@ from pathlib import Path
 
 import pytest
 
-from ..conftest import EXAMPLES
-from ..support import gl
+from ..support import EXAMPLES, gl
 
 pytestmark = [pytest.mark.sandbox, pytest.mark.slow]
 

@@ -22,8 +22,8 @@ import pytest
 
 from grader.adapters.web.design import CSP
 
-from ..conftest import CHROMIUM
 from ..page_samples import PAGES
+from ..support import CHROMIUM
 
 ROOT = Path(__file__).resolve().parents[2]
 DRIVER = Path(__file__).with_name("axe_check.js")

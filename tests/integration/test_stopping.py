@@ -12,8 +12,7 @@ from pathlib import Path
 
 import pytest
 
-from ..conftest import EXAMPLES
-from ..support import BIN
+from ..support import BIN, EXAMPLES
 
 pytestmark = [pytest.mark.sandbox, pytest.mark.slow]
 

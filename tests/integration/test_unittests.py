@@ -12,7 +12,7 @@ import yaml
 from grader.core.verdict import Verdict
 from grader.formats.load import load_problem
 
-from ..conftest import EXAMPLES, own_sleep, sleeping
+from ..support import EXAMPLES, own_sleep, sleeping
 
 pytestmark = pytest.mark.sandbox
 ACCEPTED = (EXAMPLES / "stats/submissions/accepted/stats.py").read_text()

@@ -26,8 +26,7 @@ import pytest
 import yaml
 from cryptography.hazmat.primitives.asymmetric import rsa
 
-from ..conftest import EXAMPLES, free_port
-from ..support import gl
+from ..support import EXAMPLES, free_port, gl
 from .world import admin, id_token, pem, platform_cmd, post, resigned, running, tool_cmd, why
 
 pytestmark = [pytest.mark.sandbox, pytest.mark.slow]

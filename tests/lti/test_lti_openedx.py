@@ -21,10 +21,11 @@ import yaml
 from cryptography.hazmat.primitives import serialization
 
 from grader.adapters.web.lti.registrations import key_files, load_registrations
-from grader.adapters.web.lti.services import Posting, post_grades
+from grader.adapters.web.lti.services import post_grades
 from grader.adapters.web.lti.state import LtiState
+from grader.course.lms_grades import Posting
 
-from ..conftest import ROOT, free_port
+from ..support import ROOT, free_port
 from .world import running
 
 pytestmark = pytest.mark.slow  # a platform of its own, and its venv made once

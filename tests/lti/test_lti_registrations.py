@@ -27,10 +27,11 @@ import yaml
 from cryptography.hazmat.primitives.asymmetric import rsa
 
 from grader.adapters.web.lti.registrations import load_registrations
-from grader.adapters.web.lti.services import Posting, SyncReport, post_grades
+from grader.adapters.web.lti.services import SyncReport, post_grades
 from grader.adapters.web.lti.state import LtiState
+from grader.course.lms_grades import Posting
 
-from ..conftest import EXAMPLES, free_port
+from ..support import EXAMPLES, free_port
 from . import world
 from .world import admin, id_token, launch, login, pem, post, resigned, running, why
 

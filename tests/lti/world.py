@@ -22,7 +22,7 @@ from cryptography.hazmat.primitives import serialization
 from cryptography.hazmat.primitives.asymmetric import rsa
 
 HERE = Path(__file__).resolve().parent
-BIN = Path(sys.executable).parent
+VENV_BIN = Path(sys.executable).parent
 
 
 def pem(key: rsa.RSAPrivateKey) -> tuple[str, str]:
@@ -51,7 +51,7 @@ def platform_cmd(port: int, issuer: str, config: Path) -> list[str]:
 
 
 def tool_cmd(registrations: Path, spool: Path, port: int) -> list[str]:
-    return [str(BIN / "gradeline"), "lti", "serve", "--registrations", str(registrations),
+    return [str(VENV_BIN / "gradeline"), "lti", "serve", "--registrations", str(registrations),
             "--spool", str(spool), "--port", str(port), "--sync-every", "0"]
 
 

@@ -16,8 +16,7 @@ from grader.adapters.store.server import LocalServer, _bindir
 from grader.core.errors import ConfigError
 from grader.formats.load import load_problem
 
-from ..conftest import FIXTURES, own_local_server
-from ..support import BIN
+from ..support import BIN, FIXTURES, own_local_server
 
 OTHER = "gradeline-other"
 

@@ -5,10 +5,7 @@ import pwd
 import secrets
 import shutil
 import subprocess
-import sys
 import time
-import urllib.request
-from dataclasses import dataclass
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
 from typing import Any
@@ -16,20 +13,19 @@ from typing import Any
 import pytest
 import yaml
 
-from ..conftest import EXAMPLES, ROOT, free_port, staff_tunnel  # noqa: F401 (the site tests')
-
-USER = "gradeline-ci"
-TA = "gradeline-ta"
-STAFF_GROUP = "gradeline-staff"
-COURSE_STAFF = {"staff": {"groups": [STAFF_GROUP]}}
-PY = Path(sys.executable)
-BIN = PY.parent / "gradeline"
-
-
-def _require(reason: str) -> None:
-    if os.environ.get("GRADELINE_REQUIRE_SANDBOX") == "1":
-        pytest.fail(f"site-user tier required but {reason}")
-    pytest.skip(reason)
+from ..support import (
+    BIN,
+    EXAMPLES,
+    PY,
+    ROOT,
+    STAFF_GROUP,
+    TA,
+    USER,
+    DeskRun,
+    answers,
+    free_port,
+    site_required,
+)
 
 
 @pytest.fixture(scope="session")
@@ -44,7 +40,7 @@ def site_user(settings, sandbox_factory, tmp_path_factory):
     readable = subprocess.run(["runuser", "-u", USER, "--", "test", "-r",
                                str(ROOT / "pyproject.toml"), "-a", "-x", str(PY)])
     if readable.returncode != 0:
-        _require(f"{USER} cannot read this checkout ({ROOT}) or its venv: a site installs "
+        site_required(f"{USER} cannot read this checkout ({ROOT}) or its venv: a site installs "
                  "gradeline where its users can read it")
     home = Path(pwd.getpwnam(USER).pw_dir)
     scratch = Path("/var/tmp") / f"gradeline-site-user-{os.getpid()}"
@@ -69,8 +65,6 @@ def site_user(settings, sandbox_factory, tmp_path_factory):
     subprocess.run(["rm", "-rf", str(scratch)], check=False)
 
 
-
-
 @pytest.fixture(scope="session")
 def staff_account(student_accounts) -> str:
     """A member of the course's staff group (created when missing; root only)."""
@@ -81,37 +75,6 @@ def staff_account(student_accounts) -> str:
                         STAFF_GROUP, TA], check=True)
     subprocess.run(["usermod", "-a", "-G", STAFF_GROUP, TA], check=True)
     return TA
-
-
-def as_user(user: str, *argv: str | Path, env: dict[str, str] | None = None,
-            cwd: str = "/", timeout: float = 600) -> subprocess.CompletedProcess[str]:
-    """``argv`` run as ``user`` (runuser), with a clean environment plus ``env``."""
-    envs = [f"{k}={v}" for k, v in (env or {}).items()]
-    return subprocess.run(["runuser", "-u", user, "--", "env", "-i", "PATH=/usr/bin:/bin",
-                           "LC_ALL=C.UTF-8", *envs, *map(str, argv)],
-                          capture_output=True, text=True, timeout=timeout, cwd=cwd)
-
-
-def answers(base: str) -> bool:
-    try:
-        with urllib.request.urlopen(f"{base}/healthz", timeout=2) as r:
-            return r.status == 200
-    except OSError:
-        return False
-
-
-@dataclass
-class DeskRun:
-    """A desk and a web server running as the grading account for a course of bigsum."""
-
-    run: Any  # as the grading account (site_user's runner)
-    sock: Path  # the desk's socket
-    staff_sock: Path  # the web server's staff socket
-    opts: list[Any]  # --spool, --course-file
-    alice: str
-    bob: str
-    base: str  # the web server's TCP address
-    desk_pid: int
 
 
 @pytest.fixture

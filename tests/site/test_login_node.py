@@ -15,7 +15,7 @@ from pathlib import Path
 
 import pytest
 
-from .conftest import BIN, COURSE_STAFF, PY, as_user
+from ..support import BIN, COURSE_STAFF, PY, as_user
 
 pytestmark = [pytest.mark.sandbox, pytest.mark.slow]
 

@@ -12,8 +12,7 @@ import json
 
 import pytest
 
-from ..conftest import FIXTURES, ROOT
-from .conftest import BIN, USER
+from ..support import BIN, FIXTURES, ROOT, USER
 
 pytestmark = [pytest.mark.sandbox, pytest.mark.slow]
 MPISUM = ROOT / "grader/examples/mpisum"

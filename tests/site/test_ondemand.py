@@ -33,9 +33,7 @@ from typing import Any
 import pytest
 import yaml
 
-from ..conftest import CHROMIUM, free_port
-from .conftest import BIN, COURSE_STAFF, PY, USER, DeskRun, as_user
-from .test_student_desk import _files
+from ..support import BIN, CHROMIUM, COURSE_STAFF, PY, USER, DeskRun, as_user, desk_files, free_port
 
 pytestmark = [pytest.mark.sandbox, pytest.mark.slow]
 HERE = Path(__file__).with_name("ondemand")
@@ -203,7 +201,7 @@ def test_students_and_staff_in_the_portal(portal: Portal, browser_tools: Path,
     p, d = portal, portal.desk
     alice, bob, ta = d.alice, d.bob, staff_account
     page = f"{APP}/c/{p.course}/"
-    files = _files(d.sock)
+    files = desk_files(d.sock)
     shots = Path(os.environ.get("GRADELINE_SCREENSHOTS") or tmp_path / "shots")
     shots.mkdir(parents=True, exist_ok=True)
     me = {u: {"user": u, "password": p.passwords[u], "axe": True} for u in (alice, bob, ta)}

@@ -15,8 +15,7 @@ from pathlib import Path
 
 import pytest
 
-from ..conftest import ROOT
-from .conftest import BIN, PY, USER, _require
+from ..support import BIN, PY, ROOT, USER, site_required
 
 pytestmark = [pytest.mark.sandbox, pytest.mark.slow]
 
@@ -70,7 +69,7 @@ def test_sandbox_contract_and_hostile_corpus_hold_for_an_ordinary_user(site_user
     same verdicts with a busy loop on every core as on an idle node."""
     if runtime == "apptainer" and not Path("/usr/local/bin/apptainer").exists() and \
             subprocess.run(["which", "apptainer"], capture_output=True).returncode != 0:
-        _require("apptainer is not installed (make test installs it as root)")
+        site_required("apptainer is not installed (make test installs it as root)")
     run, _ = site_user
     tests = [ROOT / "tests/contract", ROOT / "tests/integration/test_hostile.py",
              ROOT / "tests/integration/test_autograder.py",

@@ -7,7 +7,6 @@ from __future__ import annotations
 
 import json
 import os
-import shutil
 import time
 import urllib.error
 import urllib.request
@@ -18,12 +17,10 @@ import pytest
 
 from grader.adapters.browser import render_check
 
-from ..conftest import EXAMPLES
-from .conftest import BIN, PY, USER, as_user, staff_tunnel
+from ..support import BIN, PY, USER, WRONG_SUM, as_user, desk_files, staff_tunnel
 
 pytestmark = [pytest.mark.sandbox, pytest.mark.slow]
 
-WRONG = "print(0)\n"  # fails bigsum's samples: a visible failure with input and answer
 VISIBILITY = {"visibility": {"sample": "visible", "secret/small": "after_release",
                              "secret/large": "hidden"}}
 
@@ -38,13 +35,13 @@ def desk(desk_factory):
 def test_each_student_sees_their_own_results_never_anothers_nor_hidden_data(desk):
     run, sock, opts, alice, bob, _ = desk
     env = {"GRADELINE_DESK_SOCKET": str(sock)}
-    tmp_path = _files(sock)
+    tmp_path = desk_files(sock)
 
     # a receipt at hand-in, signed: staff verify it, an edited one is refused
     r = as_user(alice, BIN, "hand-in", "bigsum", tmp_path / "sum.py", env=env)
     assert r.returncode == 0, r.stderr
     receipt_a = json.loads(r.stdout)
-    assert receipt_a["student"] == alice and receipt_a["size"] == len(WRONG)
+    assert receipt_a["student"] == alice and receipt_a["size"] == len(WRONG_SUM)
     r = as_user(bob, BIN, "hand-in", "bigsum", tmp_path / "good.py", env=env)
     assert r.returncode == 0, r.stderr
     receipt_b = json.loads(r.stdout)
@@ -101,18 +98,6 @@ def test_each_student_sees_their_own_results_never_anothers_nor_hidden_data(desk
     assert "secret/large" not in json.dumps(_mine(alice, env))
 
 
-def _files(sock: Path) -> Path:
-    """A wrong and a right bigsum, where the students can read them (pytest's tmp is
-    root's alone)."""
-    files = sock.parent / "files"
-    files.mkdir(mode=0o755)
-    (files / "sum.py").write_text(WRONG)
-    shutil.copy(EXAMPLES / "bigsum/submissions/accepted/sum.py", files / "good.py")
-    for f in files.iterdir():
-        f.chmod(0o644)
-    return files
-
-
 def test_staff_pages_and_a_students_own_page_in_headless_chromium(desk_factory, tmp_path):
     """Checked the way people look at them (the staff pages through the staff socket, as
     ssh -L brings staff there); screenshots go to $GRADELINE_SCREENSHOTS when set (the
@@ -121,7 +106,7 @@ def test_staff_pages_and_a_students_own_page_in_headless_chromium(desk_factory, 
     run, sock, opts, alice, bob, base = (desk_run.run, desk_run.sock, desk_run.opts,
                                          desk_run.alice, desk_run.bob, desk_run.base)
     env = {"GRADELINE_DESK_SOCKET": str(sock)}
-    files = _files(sock)
+    files = desk_files(sock)
     ids = {}
     for who, f in ((alice, "sum.py"), (bob, "good.py")):
         r = as_user(who, BIN, "hand-in", "bigsum", files / f, env=env)

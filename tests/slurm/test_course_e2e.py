@@ -21,8 +21,7 @@ import yaml
 
 from grader.adapters.store.postgres import Store
 
-from ..conftest import ALICE, BOB, EXAMPLES
-from ..support import BIN
+from ..support import ALICE, BIN, BOB, EXAMPLES
 
 pytestmark = [pytest.mark.sandbox, pytest.mark.slow]
 

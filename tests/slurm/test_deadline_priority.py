@@ -13,8 +13,7 @@ import psycopg
 import pytest
 import yaml
 
-from ..conftest import EXAMPLES
-from ..support import BIN, db_env, started_after_live, submit_slow_sums
+from ..support import BIN, EXAMPLES, db_env, started_after_live, submit_slow_sums
 
 pytestmark = [pytest.mark.sandbox, pytest.mark.slow]
 STUDENTS = 8

@@ -18,8 +18,7 @@ import psycopg
 import pytest
 import yaml
 
-from ..conftest import ROOT, SLURM_NODES
-from ..support import db_env, gl
+from ..support import ROOT, SLURM_NODES, db_env, gl
 
 pytestmark = [pytest.mark.sandbox, pytest.mark.slow]
 

@@ -30,8 +30,8 @@ import pytest
 from grader.core.limits import Limits
 from grader.judge.ports import RunRequest
 
-from ..conftest import ROOT
 from ..mpi_launch import rank_container
+from ..support import ROOT
 
 pytestmark = [pytest.mark.sandbox, pytest.mark.slow]
 

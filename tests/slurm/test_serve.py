@@ -13,8 +13,7 @@ from grader.adapters.spool import Spool
 from grader.adapters.store.postgres import Store
 from grader.measure.corpus import generate_course
 
-from ..conftest import proc_files
-from ..support import BIN, db_env, gl
+from ..support import BIN, db_env, gl, proc_files
 
 pytestmark = [pytest.mark.sandbox, pytest.mark.slow]
 

@@ -17,8 +17,7 @@ from pathlib import Path
 import psycopg
 import pytest
 
-from ..conftest import EXAMPLES, ROOT, SLURM_NODES
-from ..support import db_env, gl
+from ..support import EXAMPLES, ROOT, SLURM_NODES, db_env, gl
 
 pytestmark = [pytest.mark.sandbox, pytest.mark.slow]
 

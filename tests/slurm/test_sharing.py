@@ -19,8 +19,16 @@ import yaml
 
 from grader.adapters.browser import render_check
 
-from ..conftest import EXAMPLES, ROOT, SLURM_NODES, running_web
-from ..support import BIN, db_env, started_after_live, submit_slow_sums
+from ..support import (
+    BIN,
+    EXAMPLES,
+    ROOT,
+    SLURM_NODES,
+    db_env,
+    running_web,
+    started_after_live,
+    submit_slow_sums,
+)
 
 pytestmark = [pytest.mark.sandbox, pytest.mark.slow]
 STUDENTS = 8

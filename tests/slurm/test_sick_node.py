@@ -17,7 +17,7 @@ import pytest
 
 from grader.adapters.store.postgres import Store
 
-from .test_slurm import BIN, spool_course
+from ..support import BIN, spool_course
 
 pytestmark = [pytest.mark.sandbox, pytest.mark.slow]
 

@@ -14,8 +14,7 @@ import yaml
 
 from grader.adapters.browser import render_check
 
-from ..conftest import EXAMPLES, running_web
-from ..support import BIN
+from ..support import BIN, EXAMPLES, running_web
 
 pytestmark = [pytest.mark.slow]
 

@@ -11,29 +11,16 @@ from pathlib import Path
 
 import pytest
 
-from grader.adapters.spool import Spool
 from grader.adapters.store.postgres import Store
 from grader.core.jobs import GradingJob, JudgeFault
-from grader.measure.corpus import generate_course
 from grader.pipeline.local_executor import grade_many
 
-from ..conftest import EXAMPLES, ROOT, SLURM_NODES, proc_files
-from ..support import BIN
+from ..support import BIN, EXAMPLES, ROOT, SLURM_NODES, proc_files, spool_course
 
 pytestmark = [pytest.mark.sandbox, pytest.mark.slow]
 
 
 NODES = SLURM_NODES
-
-
-def spool_course(tmp_path, count, seed=5):
-    course = tmp_path / "course"
-    entries = generate_course(course, count=count, seed=seed)
-    spool = Spool(tmp_path / "spool", create=True)
-    for e in entries:
-        spool.submit(course="c", assignment=e.assignment, student=e.student,
-                     path=course / e.path, submitted_at=e.submitted_at)
-    return course, entries
 
 
 def run(tmp_path, url, conf, *extra, fault=None, timeout=900):

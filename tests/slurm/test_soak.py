@@ -9,7 +9,7 @@ import sys
 
 import pytest
 
-from ..conftest import ROOT, own_local_server
+from ..support import ROOT, own_local_server
 
 pytestmark = [pytest.mark.sandbox, pytest.mark.slow]
 

@@ -13,8 +13,7 @@ import yaml
 
 from grader.adapters.store.postgres import Store
 
-from ..conftest import EXAMPLES
-from ..support import db_env, gl
+from ..support import EXAMPLES, db_env, gl
 
 pytestmark = pytest.mark.sandbox
 SUBS = EXAMPLES / "wordfreq" / "submissions"

@@ -25,10 +25,10 @@ from grader.adapters.store.postgres import Store
 from grader.core.errors import RefusedError
 from grader.core.upload import Upload
 from grader.course.load import load_course
-from grader.views.desk import Desk
+from grader.course.shown import Receipt
+from grader.views.student_desk import Desk
 
-from ..conftest import ALICE, BOB, EXAMPLES
-from ..support import db_env, gl
+from ..support import ALICE, BOB, EXAMPLES, db_env, gl
 
 DUE = datetime.now(UTC).replace(microsecond=0) + timedelta(days=3)
 PAST_LIMIT = "bigsum: you have handed in 1 of the 1 submissions allowed; no more " \
@@ -55,7 +55,7 @@ def _desk(course: Path, spool: Spool, db: str) -> Desk:
     return Desk(load_course(course), spool, functools.partial(Store, db), {}, b"k" * 32)
 
 
-def _hand_in(desk: Desk, student: str, tmp: Path) -> dict[str, object]:
+def _hand_in(desk: Desk, student: str, tmp: Path) -> Receipt:
     f = tmp / f"upload-{student}-{len(list(tmp.iterdir()))}"
     f.write_bytes(SOURCE)
     return desk.hand_in(student, "bigsum", "sum.py", Upload(f, len(SOURCE)))
@@ -73,7 +73,7 @@ def test_every_door_refuses_past_the_limit_and_off_the_roster_alike(
     uploads = tmp_path / "uploads"
     uploads.mkdir()
     desk = _desk(course, spool, db)
-    assert _hand_in(desk, ALICE, uploads)["receipt"]  # her one allowed hand-in
+    assert _hand_in(desk, ALICE, uploads).signature  # her one allowed hand-in
 
     # the desk (and the LTI and OnDemand pages, which hand in through it)
     for who, why in ((ALICE, PAST_LIMIT), (BOB, OFF_ROSTER)):

@@ -17,8 +17,7 @@ from grader.core.record import SubmissionRecord
 from grader.core.result import SubmissionResult
 from grader.core.verdict import Verdict
 
-from ..conftest import EXAMPLES
-from ..support import BIN
+from ..support import BIN, EXAMPLES
 
 
 def record(spool_id: str, student: str, assignment: str, at: str, score: float

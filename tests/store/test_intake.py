@@ -11,7 +11,7 @@ from grader.adapters.spool import Spool
 from grader.formats.load import load_problem
 from grader.pipeline.intake import Reason, Rejected, prepare
 
-from ..conftest import EXAMPLES
+from ..support import EXAMPLES
 
 PROBLEMS = {"bigsum": load_problem(EXAMPLES / "bigsum")}
 GOOD = (EXAMPLES / "bigsum/submissions/accepted/sum.cpp").read_bytes()

@@ -14,9 +14,7 @@ from grader.adapters.browser import render_check
 from grader.adapters.spool import Spool
 from grader.adapters.store.postgres import Store
 
-from ..conftest import running_web
-from ..support import BIN
-from .test_store_pipeline import fake_record
+from ..support import BIN, fake_record, running_web
 
 
 def _stamped(db, n=12):

@@ -6,12 +6,11 @@ import subprocess
 import pytest
 
 from grader.adapters.spool import Spool
-from grader.adapters.store.postgres import recreate_database
+from grader.adapters.store.connections import recreate_database
 from grader.adapters.store.server import database_url
 from grader.core.errors import StoreError
 
-from ..conftest import own_local_server
-from ..support import BIN
+from ..support import BIN, own_local_server
 
 
 @pytest.fixture

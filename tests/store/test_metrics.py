@@ -13,8 +13,7 @@ import urllib.request
 
 import pytest
 
-from ..conftest import EXAMPLES, free_port
-from ..support import BIN
+from ..support import BIN, EXAMPLES, free_port
 
 pytestmark = [pytest.mark.sandbox, pytest.mark.slow]
 

@@ -11,13 +11,11 @@ import pytest
 
 from grader.adapters.spool import Spool
 from grader.adapters.store.postgres import Store
-from grader.core.record import SubmissionRecord
-from grader.core.result import SubmissionResult, TestResult
+from grader.core.result import TestResult
 from grader.core.verdict import Verdict
 from grader.pipeline.journal import Journal
 
-from ..conftest import EXAMPLES
-from ..support import BIN
+from ..support import BIN, EXAMPLES, fake_record
 
 MIGRATIONS = Path(__file__).resolve().parents[2] / "grader/adapters/store/migrations"
 
@@ -31,18 +29,6 @@ def counts(url):
                 s.count("SELECT count(*) FROM test_results"),
                 s.count("SELECT count(*) FROM (SELECT submission_id FROM results "
                         "GROUP BY submission_id HAVING count(*) > 1) d"))
-
-
-def fake_record(i, version="v1", tests=3):
-    result = SubmissionResult(
-        "a", version, f"spool:id{i}", f"h{i % 5}", "cpp", Verdict.AC, 100.0, 100.0, None,
-        tuple(TestResult(f"t{k}", "g", Verdict.AC, 0.01, 0.02, 1000, 0) for k in range(tests)),
-        ())
-    return SubmissionRecord(
-        spool_id=f"id{i}", course="c", assignment="a", student=f"s{i}",
-        submitted_at="2026-11-20T10:00:00+00:00", batch_id="b1", state="graded",
-        arrived_at="2026-11-20T10:00:00+00:00", claimed_at="2026-11-20T10:00:01+00:00",
-        content_hash=f"h{i % 5}", language="cpp", result=result)
 
 
 def test_a_judge_error_is_replaced_by_a_later_grading_of_the_same_version(db):

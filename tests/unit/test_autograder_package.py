@@ -10,7 +10,7 @@ from grader.core.errors import ProblemFormatError
 from grader.formats.gradescope.package import GROUPS
 from grader.formats.load import is_package, load_problem
 
-from ..conftest import EXAMPLES
+from ..support import EXAMPLES
 
 
 @pytest.fixture

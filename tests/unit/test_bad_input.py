@@ -37,7 +37,7 @@ from grader.course.staffinput import read_text
 from grader.formats.load import load_problem
 from grader.settings import KNOBS, Settings
 
-from ..conftest import EXAMPLES
+from ..support import EXAMPLES
 
 _N = int(os.environ.get("GRADELINE_FUZZ", "0"))
 FUZZ = settings(max_examples=_N or 120, derandomize=not _N, database=None, deadline=None,

@@ -24,9 +24,7 @@ from grader.cli import main as cli
 from grader.core.errors import GradelineError
 from grader.formats.load import load_problem, verify_package
 
-from ..conftest import EXAMPLES
-from ..support import file_tree as tree
-from ..support import files_of, zip_of
+from ..support import EXAMPLES, file_tree, files_of, zip_of
 
 # -- helpers ------------------------------------------------------------------------
 
@@ -273,13 +271,13 @@ def test_bad_input_is_refused_naming_its_place_and_loses_nothing(
     monkeypatch.delenv("GRADELINE_SPOOL", raising=False)
     argv = case.make(tmp_path)
     capsys.readouterr()
-    before = tree(tmp_path)
+    before = file_tree(tmp_path)
     code, text = _run(argv, capsys)
     assert code != 0, text
     for said in case.says:
         assert said.replace("TMP", str(tmp_path)) in text, (said, text)
     assert "Traceback" not in text and "internal error" not in text, text
-    after = tree(tmp_path)
+    after = file_tree(tmp_path)
     new = {k for k in set(after) - set(before)
            if not any(k == m or k.startswith(m + "/") for m in case.made)}
     assert not new, new
@@ -307,9 +305,9 @@ def test_examples_into_the_same_copy_again_keeps_it_and_completes_a_partial_one(
     assert cli.main(["examples", str(dest)]) == 0
     (dest / "bigsum" / ".timelimit").write_text("2\n")  # what check records: its own
     shutil.rmtree(dest / "spread")
-    before = tree(dest)
+    before = file_tree(dest)
     assert cli.main(["examples", str(dest)]) == 0
-    after = tree(dest)
+    after = file_tree(dest)
     assert {k: v for k, v in after.items() if k in before} == before
     assert "spread/problem.yaml" in after
     assert f"{dest}/spread" in capsys.readouterr().out
@@ -351,13 +349,13 @@ def test_every_file_of_a_package_mutated_loads_or_is_refused_by_name(
                 f.unlink()
                 f.write_bytes(b"")  # a file where the link was, then mutated
             mutate(f)
-            before = tree(pkg)
+            before = file_tree(pkg)
             try:
                 verify_package(load_problem(pkg, require_time_limit=False))
             except GradelineError as e:
                 refused += 1
                 assert "pkg" in str(e), (f, how, e)
-            assert tree(pkg) == before, (f, how)  # reading it changed nothing
+            assert file_tree(pkg) == before, (f, how)  # reading it changed nothing
             if f.exists() or f.is_symlink():
                 f.unlink()
             if link:

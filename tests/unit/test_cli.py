@@ -4,12 +4,12 @@ import pytest
 
 from grader.cli import main as cli
 from grader.compose.context import Context
+from grader.core.cpuset import CpuSet
 from grader.core.jobs import JudgeFault, Outcome
 from grader.core.verdict import Verdict
-from grader.cpuset import CpuSet
 from grader.settings import Settings
 
-from .test_result_export import make_result
+from ..support import make_result
 
 
 def test_grade_json_calls_the_library(monkeypatch, capsys, tmp_path):
@@ -28,7 +28,7 @@ def test_grade_json_calls_the_library(monkeypatch, capsys, tmp_path):
         return FakeJudge()
 
     monkeypatch.setattr(Context, "judge", judge)
-    from ..conftest import EXAMPLES
+    from ..support import EXAMPLES
     assert cli.main(["grade", str(EXAMPLES / "bigsum"), "x.cpp", "--json", "--cpus", "1"]) == 0
     out = json.loads(capsys.readouterr().out)
     assert out["verdict"] == "WA" and out["score"] == 70
@@ -44,7 +44,7 @@ def test_a_grading_failure_is_a_je_result_not_a_crash(monkeypatch, capsys):
             return Outcome(job.key, JudgeFault("internal error: KeyError: 'x'"), "", "")
 
     monkeypatch.setattr(Context, "judge", lambda self, cpus, keep_workdirs=False: BrokenJudge())
-    from ..conftest import EXAMPLES
+    from ..support import EXAMPLES
     assert cli.main(["grade", str(EXAMPLES / "bigsum"), "x.cpp", "--json"]) == 0
     out = json.loads(capsys.readouterr().out)
     assert out["verdict"] == "JE" and "KeyError" in out["message"]

@@ -10,7 +10,7 @@ from grader.core.errors import ProblemFormatError
 from grader.formats.kattis.constants import parse_constants, substitute, substitute_tree
 from grader.formats.load import load_problem
 
-from .test_package_format import cases, write
+from ..support import add_cases, write_files
 
 CONSTS = {"k": {"value": 5000000, "tex": "5,000,000"}, "name": "Ada", "eps": 1e-6}
 
@@ -27,11 +27,11 @@ def test_sequences_are_replaced_and_unknown_ones_kept() -> None:
 
 def test_the_package_substitutes_where_the_spec_says(tmp_path: Path) -> None:
     root = tmp_path / "c"
-    write(root, {"problem.yaml": "problem_format_version: 2025-09\nname: C\nuuid: 1\n"
+    write_files(root, {"problem.yaml": "problem_format_version: 2025-09\nname: C\nuuid: 1\n"
                                  "limits: {time_limit: 1}\nconstants: {k: 7, word: hi}\n",
                  "data/secret/test_group.yaml": "args: ['{{k}}', '{{word}}', '{{other}}']\n",
                  "include/python3/consts.py": "K = {{k}}\n"})
-    cases(root, "secret", 1)
+    add_cases(root, "secret", 1)
     (root / "data/secret/01.in").write_text("{{k}}\n")  # test data: never substituted
     p = load_problem(root)
     assert p.cases[0].args == ("7", "hi", "{{other}}")

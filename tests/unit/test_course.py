@@ -6,12 +6,10 @@ from __future__ import annotations
 import csv
 import io
 import shutil
-from datetime import datetime, timedelta
+from datetime import timedelta
 from pathlib import Path
-from zoneinfo import ZoneInfo
 
 import pytest
-import yaml
 
 from grader.core.errors import ConfigError
 from grader.course.load import load_course, read_roster
@@ -27,51 +25,24 @@ from grader.course.sheets import (
 from grader.course.spec import LatePolicy
 from grader.course.visibility import group_visibility, unknown_rules, visible_groups
 
-BERLIN = ZoneInfo("Europe/Berlin")
-ROSTER = """student,name,email,extension,sis_id,section
-alice,Alice Adams,alice@example.org,,S1,A
-bob,Bob Brown,bob@example.org,2d,S2,B
-"""
-
-
-def course_file(tmp_path: Path, **over: object) -> Path:
-    data: dict[str, object] = {
-        "course": "cs101", "timezone": "Europe/Berlin", "roster": "roster.csv",
-        "late_days": 2,
-        "late": {"penalty_per_day": 10, "cap": 50, "max_late": "4d"},
-        "assignments": [
-            {"name": "hw1", "package": "pk/hw1", "deadline": "2026-12-01 23:59",
-             "points": 20},
-            {"name": "hw2", "package": "pk/hw2", "deadline": "2026-12-08 23:59",
-             "counts": "best", "late_days": 1},
-        ],
-    }
-    data.update(over)
-    (tmp_path / "roster.csv").write_text(ROSTER)
-    p = tmp_path / "course.yaml"
-    p.write_text(yaml.safe_dump(data))
-    return p
-
-
-def at(day: int, hour: int, minute: int = 0) -> datetime:
-    return datetime(2026, 12, day, hour, minute, tzinfo=BERLIN)
+from ..support import COURSE_ROSTER, course_at, course_yaml
 
 
 def test_a_course_file_reads_with_deadlines_in_its_time_zone(tmp_path: Path) -> None:
-    c = load_course(course_file(tmp_path))
+    c = load_course(course_yaml(tmp_path))
     hw1 = c.assignments["hw1"]
-    assert hw1.deadline == at(1, 23, 59)
+    assert hw1.deadline == course_at(1, 23, 59)
     assert hw1.deadline.utcoffset() == timedelta(hours=1)  # CET in December
     assert hw1.package == (tmp_path / "pk" / "hw1").resolve()
     assert hw1.counts == "last" and c.assignments["hw2"].counts == "best"
     assert c.students["bob"].extension == timedelta(days=2)
-    assert c.deadline("bob", "hw1") == at(3, 23, 59)
-    assert c.deadline("alice", "hw1") == at(1, 23, 59)
+    assert c.deadline("bob", "hw1") == course_at(3, 23, 59)
+    assert c.deadline("alice", "hw1") == course_at(1, 23, 59)
     assert c.slurm.account is None and c.bulk.nice == 1000
 
 
 def test_the_course_names_its_slurm_account_and_live_qos(tmp_path: Path) -> None:
-    c = load_course(course_file(tmp_path, slurm={"account": "cs101", "qos": "live"},
+    c = load_course(course_yaml(tmp_path, slurm={"account": "cs101", "qos": "live"},
                                 bulk={"qos": "bulk"}))
     assert (c.slurm.account, c.slurm.qos, c.bulk.qos) == ("cs101", "live", "bulk")
 
@@ -100,7 +71,7 @@ def test_a_wrong_course_file_is_an_error_naming_the_place(tmp_path: Path,
                                                           change: dict[str, object],
                                                           says: str) -> None:
     with pytest.raises(ConfigError) as e:
-        load_course(course_file(tmp_path, **change))
+        load_course(course_yaml(tmp_path, **change))
     assert str(e.value).startswith(str(tmp_path / "course.yaml"))
     assert says in str(e.value)
 
@@ -114,7 +85,7 @@ def test_a_wrong_course_file_is_an_error_naming_the_place(tmp_path: Path,
 ])
 def test_a_wrong_roster_is_an_error_naming_its_line(tmp_path: Path, roster: str,
                                                     says: str) -> None:
-    p = course_file(tmp_path)
+    p = course_yaml(tmp_path)
     (tmp_path / "roster.csv").write_text(roster)
     with pytest.raises(ConfigError, match=r"roster\.csv") as e:
         load_course(p)
@@ -130,15 +101,15 @@ def test_penalty_counts_days_and_hours_begun_up_to_the_cap() -> None:
 
 def grades(tmp_path: Path, attempts: list[Attempt], **over: object
            ) -> dict[tuple[str, str], Grade]:
-    c = load_course(course_file(tmp_path, **over))
+    c = load_course(course_yaml(tmp_path, **over))
     return {(g.student, g.assignment): g for g in grade_course(c, attempts,
                                                                {"hw2": 100.0})}
 
 
 def test_grace_days_cover_lateness_in_deadline_order_then_the_penalty(tmp_path: Path
                                                                       ) -> None:
-    tries = [Attempt("a1", "alice", "hw1", at(3, 1), 1.0, 1.0),  # 25 h late: 2 days
-             Attempt("a2", "alice", "hw2", at(9, 2), 1.0, 0.8)]  # 2 h late: pool empty
+    tries = [Attempt("a1", "alice", "hw1", course_at(3, 1), 1.0, 1.0),  # 25 h late: 2 days
+             Attempt("a2", "alice", "hw2", course_at(9, 2), 1.0, 0.8)]  # 2 h late: pool empty
     g = grades(tmp_path, tries)
     hw1, hw2 = g[("alice", "hw1")], g[("alice", "hw2")]
     assert (hw1.grace_days, hw1.penalty_pct, hw1.points) == (2, 0.0, 20.0)
@@ -147,14 +118,14 @@ def test_grace_days_cover_lateness_in_deadline_order_then_the_penalty(tmp_path: 
 
 
 def test_an_assignment_caps_the_grace_days_it_may_take(tmp_path: Path) -> None:
-    g = grades(tmp_path, [Attempt("a2", "alice", "hw2", at(10, 12), 1.0, 1.0)])  # 36 h
+    g = grades(tmp_path, [Attempt("a2", "alice", "hw2", course_at(10, 12), 1.0, 1.0)])  # 36 h
     hw2 = g[("alice", "hw2")]
     assert (hw2.grace_days, hw2.penalty_pct) == (1, 10.0)
 
 
 def test_an_extension_moves_the_students_deadline_and_a_change_recomputes(tmp_path: Path
                                                                            ) -> None:
-    late = [Attempt("b1", "bob", "hw1", at(3, 12), 1.0, 1.0)]  # bob's roster: +2 days
+    late = [Attempt("b1", "bob", "hw1", course_at(3, 12), 1.0, 1.0)]  # bob's roster: +2 days
     assert grades(tmp_path, late)[("bob", "hw1")].late == timedelta(0)
     moved = grades(tmp_path, late, extensions=[
         {"student": "bob", "assignment": "hw1", "until": "2026-12-02 12:00"}])
@@ -163,15 +134,15 @@ def test_an_extension_moves_the_students_deadline_and_a_change_recomputes(tmp_pa
 
 
 def test_past_max_late_nothing_counts_and_a_missing_one_is_zero(tmp_path: Path) -> None:
-    g = grades(tmp_path, [Attempt("a1", "alice", "hw1", at(6, 12), 1.0, 1.0)])
+    g = grades(tmp_path, [Attempt("a1", "alice", "hw1", course_at(6, 12), 1.0, 1.0)])
     assert g[("alice", "hw1")].status == "too late"
     assert g[("bob", "hw1")].status == "missing" and g[("bob", "hw1")].points == 0
 
 
 def test_last_best_and_chosen_pick_their_submission(tmp_path: Path) -> None:
-    tries = [Attempt("x1", "alice", "hw1", at(1, 10), 0.9, 0.9),
-             Attempt("x2", "alice", "hw1", at(1, 12), 0.5, 0.5, chosen=True),
-             Attempt("x3", "alice", "hw1", at(1, 14), 0.7, None)]
+    tries = [Attempt("x1", "alice", "hw1", course_at(1, 10), 0.9, 0.9),
+             Attempt("x2", "alice", "hw1", course_at(1, 12), 0.5, 0.5, chosen=True),
+             Attempt("x3", "alice", "hw1", course_at(1, 14), 0.7, None)]
     assert grades(tmp_path, tries)[("alice", "hw1")].spool_id == "x3"
     assert grades(tmp_path, tries)[("alice", "hw1")].status == "pending"
 
@@ -182,16 +153,16 @@ def test_last_best_and_chosen_pick_their_submission(tmp_path: Path) -> None:
 
     assert pick("best") == "x1"
     assert pick("chosen") == "x2"
-    tie = [*tries, Attempt("x4", "alice", "hw1", at(1, 15), 0.9, None)]
+    tie = [*tries, Attempt("x4", "alice", "hw1", course_at(1, 15), 0.9, None)]
     over = {"assignments": [{"name": "hw1", "package": "p", "deadline": "2026-12-01 23:59",
                              "counts": "best"}]}
     assert grades(tmp_path, tie, **over)[("alice", "hw1")].spool_id == "x4"
 
 
 def test_the_lms_files_have_their_documented_columns(tmp_path: Path) -> None:
-    c = load_course(course_file(tmp_path))
-    gs = grade_course(c, [Attempt("a1", "alice", "hw1", at(1, 12), 1.0, 0.5),
-                          Attempt("b1", "bob", "hw2", at(8, 12), 1.0, None)], {"hw2": 100.0})
+    c = load_course(course_yaml(tmp_path))
+    gs = grade_course(c, [Attempt("a1", "alice", "hw1", course_at(1, 12), 1.0, 0.5),
+                          Attempt("b1", "bob", "hw2", course_at(8, 12), 1.0, None)], {"hw2": 100.0})
     possible = {"hw1": 20.0, "hw2": 100.0}
     canvas = list(csv.reader(io.StringIO(canvas_csv(c, gs, possible))))
     assert canvas[0] == [*CANVAS_FIXED, "hw1", "hw2"]
@@ -225,18 +196,18 @@ def test_course_check_reads_the_packages_and_names_a_rule_that_matches_no_group(
         tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     from grader.cli import main as cli
 
-    from ..conftest import EXAMPLES
+    from ..support import EXAMPLES
 
     (tmp_path / "pk").mkdir()
     for name in ("hw1", "hw2"):
         shutil.copytree(EXAMPLES / "bigsum", tmp_path / "pk" / name)
-    p = course_file(tmp_path)
+    p = course_yaml(tmp_path)
     assert cli.main(["course", "check", "--course-file", str(p)]) == 0
     out = capsys.readouterr().out
     assert "course cs101 (Europe/Berlin): 2 assignment(s), 2 student(s)" in out
     assert "hw1: due 2026-12-01T23:59+01:00, counts last, 20 points; sample visible, " \
            "secret/large after_release, secret/small after_release" in out
-    p = course_file(tmp_path, assignments=[{"name": "hw1", "package": "pk/hw1",
+    p = course_yaml(tmp_path, assignments=[{"name": "hw1", "package": "pk/hw1",
                                             "deadline": "2026-12-01 23:59",
                                             "visibility": {"secret/smal": "visible"}}])
     assert cli.main(["course", "check", "--course-file", str(p)]) == 1
@@ -250,7 +221,7 @@ def test_a_command_naming_no_assignment_of_the_course_is_refused_first(
         tmp_path: Path, capsys: pytest.CaptureFixture[str], argv: list[str]) -> None:
     from grader.cli import main as cli
 
-    p = course_file(tmp_path)
+    p = course_yaml(tmp_path)
     with pytest.raises(SystemExit) as e:
         cli.main([*argv, "--course-file", str(p)])
     assert e.value.code == 2
@@ -260,7 +231,7 @@ def test_a_command_naming_no_assignment_of_the_course_is_refused_first(
 
 def test_the_roster_takes_an_lms_id_column_and_keeps_it_unique() -> None:
     """An LMS's own id of a student (Canvas's user id) maps its downloads; optional."""
-    assert read_roster(ROSTER, "r.csv")["alice"].lms_id == ""
+    assert read_roster(COURSE_ROSTER, "r.csv")["alice"].lms_id == ""
     r = read_roster("student,name,email,lms_id\na,A,a@e,7\nb,B,b@e,\n", "r.csv")
     assert (r["a"].lms_id, r["b"].lms_id) == ("7", "")
     with pytest.raises(ConfigError, match=r"r\.csv:3: lms_id '7' is also 'a'"):

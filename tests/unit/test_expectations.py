@@ -13,22 +13,22 @@ from grader.core.verdict import Verdict
 from grader.formats import expectations as ex
 from grader.formats.load import load_problem
 
-from .test_package_format import cases, write
+from ..support import add_cases, write_files
 
 
 def package(tmp: Path, version: str = "2025-09", yaml_rules: str = "") -> Path:
     root = tmp / "pkg"
     head = f"problem_format_version: {version}\nname: P\nuuid: 1\n" if version != "legacy" \
         else "name: P\n"
-    write(root, {"problem.yaml": head,
+    write_files(root, {"problem.yaml": head,
                  "data/secret/g1/test_group.yaml" if version != "legacy" else
                  "data/secret/g1/testdata.yaml": "",
                  "submissions/accepted/a.py": "", "submissions/wrong_answer/w.py": "",
                  "submissions/time_limit_exceeded/t.py": "",
                  "submissions/brute_force/b.py": "", "submissions/mine/m.py": "",
                  "submissions/submissions.yaml": yaml_rules})
-    cases(root, "secret/g1", 2)
-    cases(root, "secret/g2", 1)
+    add_cases(root, "secret/g1", 2)
+    add_cases(root, "secret/g2", 1)
     return root
 
 

@@ -1,9 +1,9 @@
-"""Hand-in limits (``course.limits``): a count, a least interval and a token bucket, each
+"""Hand-in limits (``course.handin_limits``): a count, a least interval and a token bucket, each
 refused with the time of the next allowed hand-in, or deferred, as the course says."""
 
 from datetime import UTC, datetime, timedelta
 
-from grader.course.limits import allowance
+from grader.course.handin_limits import allowance
 from grader.course.spec import LimitsSpec
 
 T0 = datetime(2026, 12, 1, 12, 0, tzinfo=UTC)

@@ -7,7 +7,7 @@ import yaml
 from grader.adapters.sandbox.image import ImageStore, parse_definition
 from grader.core.errors import ImageError
 
-from ..conftest import ROOT
+from ..support import ROOT
 
 
 def test_grader_def_is_a_debootstrap_apptainer_definition():

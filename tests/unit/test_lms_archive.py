@@ -5,8 +5,6 @@ contradicting evidence."""
 
 from __future__ import annotations
 
-import csv
-import io
 from datetime import datetime, timedelta
 from zoneinfo import ZoneInfo
 
@@ -28,6 +26,8 @@ from grader.course.lms_mapping import (
     read_worksheet,
 )
 from grader.course.load import Student, read_roster
+
+from ..support import WORKSHEET
 
 BERLIN = ZoneInfo("Europe/Berlin")
 DEADLINE = datetime(2026, 12, 1, 23, 59, tzinfo=BERLIN)
@@ -51,30 +51,8 @@ MOODLE = [
     "Zoe Zed_11_assignsubmission_file/sum.c",
     "Alice Adams_7_assignsubmission_comments/x.txt",
 ]
-WORKSHEET_ROWS = [
-    ("Participant 7", "Alice Adams", "alice@example.org", "Submitted for grading",
-     "Tuesday, 1 December 2026, 11:58 PM"),
-    ("Participant 8", "Bob Brown", "BOB@example.org", "Submitted for grading",
-     "Wednesday, 2 December 2026, 9:05 AM"),
-    ("Participant 9", "Carol Carter", "carol@example.org", "Submitted for grading",
-     "Monday, 30 November 2026, 12:00 PM"),
-    ("Participant 10", "Dan Dixon", "dan@example.org", "Submitted for grading",
-     "Tuesday, 1 December 2026, 8:00 AM"),
-    ("Participant 11", "Zoe Zed", "zoe@example.org", "No submission", "-"),
-]
 
 
-def worksheet_csv(rows: list[tuple[str, ...]] = WORKSHEET_ROWS) -> str:
-    """Moodle's grading worksheet as it downloads it (a BOM, every cell quoted)."""
-    buf = io.StringIO()
-    w = csv.writer(buf, quoting=csv.QUOTE_ALL, lineterminator="\n")
-    w.writerow(["Identifier", "Full name", "Email address", "Status", "Grade",
-                "Last modified (submission)"])
-    w.writerows([(*r[:4], "", r[4]) for r in rows])
-    return "\ufeff" + buf.getvalue()
-
-
-WORKSHEET = worksheet_csv()
 ROSTER = """student,name,email,lms_id
 alice,Alice Adams,alice@example.org,111
 bob,Bob Brown,bob@example.org,

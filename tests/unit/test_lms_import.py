@@ -24,7 +24,7 @@ from grader.pipeline.intake import Reason, unpack
 from grader.pipeline.lms_import import plan_import, read_members, spool_import
 from grader.views.status import course_status
 
-from .test_lms_archive import WORKSHEET
+from ..support import WORKSHEET
 
 ROOT = Path(__file__).resolve().parents[2]
 BERLIN = ZoneInfo("Europe/Berlin")

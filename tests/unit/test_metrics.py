@@ -14,7 +14,7 @@ from grader.adapters import metrics
 from grader.adapters.metrics.cachegrind import Cachegrind, ll_geometry, parse_cachegrind_out
 from grader.adapters.metrics.likwid import Likwid, parse_likwid_csv
 from grader.adapters.metrics.perf import PerfStat, parse_perf_stat
-from grader.cpuset import CpuSet
+from grader.core.cpuset import CpuSet
 
 FIX = Path(__file__).parent.parent / "fixtures" / "metrics"
 

@@ -22,31 +22,14 @@ from grader.core.verdict import Verdict
 from grader.formats.load import load_problem
 from grader.formats.scoring import score_kattis, score_submission
 
-from ..conftest import EXAMPLES
-
-
-def write(root: Path, files: dict[str, str | None]) -> Path:
-    """A package from {relative path: text}; a value of None makes a directory."""
-    for rel, text in files.items():
-        p = root / rel
-        p.parent.mkdir(parents=True, exist_ok=True)
-        if text is None:
-            p.mkdir(exist_ok=True)
-        else:
-            p.write_text(text)
-    return root
-
-
-def cases(root: Path, group: str, n: int, start: int = 1) -> None:
-    for i in range(start, start + n):
-        write(root, {f"data/{group}/{i:02d}.in": f"{i}\n", f"data/{group}/{i:02d}.ans": f"{i}\n"})
+from ..support import EXAMPLES, add_cases, write_files
 
 
 def legacy_scoring(tmp: Path) -> Path:
     """A legacy scoring package whose subtasks share cases by symlink (as IOI-style
     packages do): subtask 2 contains subtask 1's cases plus its own."""
     root = tmp / "subtasks"
-    write(root, {
+    write_files(root, {
         "problem.yaml": "name: Subtasks\ntype: scoring\nlimits: {time_limit: 1}\n",
         "data/testdata.yaml": "on_reject: continue\ngrader_flags: ignore_sample\n",
         "data/sample/testdata.yaml": "accept_score: 0\ngrader_flags: sum\n",
@@ -54,9 +37,9 @@ def legacy_scoring(tmp: Path) -> Path:
         "data/secret/g1/testdata.yaml": "accept_score: 10\ngrader_flags: min\non_reject: break\n",
         "data/secret/g2/testdata.yaml": "accept_score: 30\ngrader_flags: min\non_reject: break\n",
     })
-    cases(root, "sample", 1)
-    cases(root, "secret/g1", 2)
-    cases(root, "secret/g2", 1, start=3)
+    add_cases(root, "sample", 1)
+    add_cases(root, "secret/g1", 2)
+    add_cases(root, "secret/g2", 1, start=3)
     for name in ("01", "02"):
         for ext in ("in", "ans"):
             (root / f"data/secret/g2/{name}.{ext}").symlink_to(f"../g1/{name}.{ext}")
@@ -124,16 +107,16 @@ def new_scoring(tmp: Path, version: str = "2025-09", secret_cfg: str = "",
                 g1: str = "max_score: 40\n", g2: str = "max_score: 60\nscore_aggregation: sum\n"
                 ) -> Path:
     root = tmp / "newscore"
-    write(root, {
+    write_files(root, {
         "problem.yaml": f"problem_format_version: {version}\nname: New\ntype: scoring\n"
                         "uuid: 1\nlimits: {time_limit: 2}\n",
         "data/secret/test_group.yaml": secret_cfg,
         "data/secret/g1/test_group.yaml": g1,
         "data/secret/g2/test_group.yaml": g2,
     })
-    cases(root, "sample", 1)
-    cases(root, "secret/g1", 2)
-    cases(root, "secret/g2", 4)
+    add_cases(root, "sample", 1)
+    add_cases(root, "secret/g1", 2)
+    add_cases(root, "secret/g2", 4)
     return root
 
 
@@ -190,7 +173,7 @@ def test_types_and_what_is_refused(tmp_path: Path) -> None:
 
     def load(problem_yaml: str, extra: dict[str, str | None] | None = None) -> object:
         shutil.rmtree(pkg, ignore_errors=True)
-        write(pkg, {"problem.yaml": problem_yaml, **base, **(extra or {})})
+        write_files(pkg, {"problem.yaml": problem_yaml, **base, **(extra or {})})
         return load_problem(pkg)
 
     head = "problem_format_version: 2025-09\nname: T\nuuid: x\nlimits: {time_limit: 1}\n"
@@ -232,13 +215,13 @@ def test_types_and_what_is_refused(tmp_path: Path) -> None:
 
 def test_test_data_configuration_is_checked_and_inherited(tmp_path: Path) -> None:
     root = tmp_path / "cfg"
-    write(root, {"problem.yaml": "problem_format_version: 2025-09\nname: C\nuuid: 1\n"
+    write_files(root, {"problem.yaml": "problem_format_version: 2025-09\nname: C\nuuid: 1\n"
                                  "limits: {time_limit: 1}\n",
                  "data/secret/test_group.yaml": "args: [--fast]\noutput_validator_args: "
                                                 "[float_tolerance, '1e-6']\n",
                  "data/secret/02.yaml": "args: [--slow, '3']\n",
                  "data/secret/02.files/extra.txt": "hello\n"})
-    cases(root, "secret", 2)
+    add_cases(root, "secret", 2)
     p = load_problem(root)
     one, two = p.cases
     assert one.args == ("--fast",) and two.args == ("--slow", "3")
@@ -254,8 +237,8 @@ def test_test_data_configuration_is_checked_and_inherited(tmp_path: Path) -> Non
 
 def test_time_limit_recorded_by_check_and_required(tmp_path: Path) -> None:
     root = tmp_path / "tl"
-    write(root, {"problem.yaml": "problem_format_version: 2025-09\nname: T\nuuid: 1\n"})
-    cases(root, "secret", 1)
+    write_files(root, {"problem.yaml": "problem_format_version: 2025-09\nname: T\nuuid: 1\n"})
+    add_cases(root, "secret", 1)
     with pytest.raises(ProblemFormatError, match="run `gradeline check`"):
         load_problem(root)
     assert load_problem(root, require_time_limit=False).time_limit_source == "unset"
@@ -268,16 +251,16 @@ def test_time_limit_recorded_by_check_and_required(tmp_path: Path) -> None:
 
 def test_include_and_language_restrictions(tmp_path: Path) -> None:
     root = tmp_path / "inc"
-    write(root, {"problem.yaml": "problem_format_version: 2025-09\nname: I\nuuid: 1\n"
+    write_files(root, {"problem.yaml": "problem_format_version: 2025-09\nname: I\nuuid: 1\n"
                                  "limits: {time_limit: 1}\nlanguages: [cpp, python3, cobol]\n",
                  "include/cpp/driver.cpp": "int main(){}\n",
                  "include/default/data.txt": "x\n"})
-    cases(root, "secret", 1)
+    add_cases(root, "secret", 1)
     p = load_problem(root)
     assert p.languages == ("cpp", "python3")  # cobol is left out: gradeline has none
     assert p.included_files("cpp") == (root / "include/cpp").resolve()
     assert p.included_files("python3") == (root / "include/default").resolve()
-    write(root, {"include/klingon/x.kl": "x\n"})
+    write_files(root, {"include/klingon/x.kl": "x\n"})
     with pytest.raises(ProblemFormatError, match="include/klingon"):
         load_problem(root)
 
@@ -367,31 +350,31 @@ def test_secret_cases_beside_directories_and_data_settings(tmp_path: Path) -> No
     are refused with the remedy. data/test_group.yaml (BAPCtools' place for settings
     every case shares) is applied, not ignored; what data/ may not hold is refused."""
     root = tmp_path / "mix"
-    write(root, {"problem.yaml": "problem_format_version: 2025-09\nname: M\nuuid: 1\n"
+    write_files(root, {"problem.yaml": "problem_format_version: 2025-09\nname: M\nuuid: 1\n"
                                  "limits: {time_limit: 1}\n",
                  "data/test_group.yaml": "output_validator_args: [float_tolerance, 1E-6]\n",
                  "data/secret/more/02.in": "2\n", "data/secret/more/02.ans": "2\n"})
-    cases(root, "sample", 1)
-    cases(root, "secret", 1)
+    add_cases(root, "sample", 1)
+    add_cases(root, "secret", 1)
     p = load_problem(root)
     names = [c.name for c in p.cases]
     assert names == ["sample/01", "secret/01", "secret/more/02"], names
     assert all(c.validator_flags == ("float_tolerance", "1E-6") for c in p.cases)
     assert [g.name for g in p.groups] == ["sample", "secret"]
     # a group's own output_validator_args replace what data/ gave
-    write(root, {"data/secret/test_group.yaml": "output_validator_args: [case_sensitive]\n"})
+    write_files(root, {"data/secret/test_group.yaml": "output_validator_args: [case_sensitive]\n"})
     assert load_problem(root).cases[1].validator_flags == ("case_sensitive",)
     (root / "data/secret/test_group.yaml").unlink()
-    write(root, {"data/secret/more/test_group.yaml": ""})
+    write_files(root, {"data/secret/more/test_group.yaml": ""})
     with pytest.raises(ProblemFormatError, match=r"holds test cases \(01.in\) beside test "
                                                  r"data groups \(more/ has a test_group"):
         load_problem(root)
     (root / "data/secret/01.in").unlink()
     (root / "data/secret/01.ans").unlink()
     assert [g.name for g in load_problem(root).groups] == ["sample", "secret/more"]
-    write(root, {"data/test_group.yaml": "max_score: 50\n"})
+    write_files(root, {"data/test_group.yaml": "max_score: 50\n"})
     with pytest.raises(ProblemFormatError, match="max_score belongs in data/secret"):
         load_problem(root)
-    write(root, {"data/test_group.yaml": "", "data/extra.in": "1\n"})
+    write_files(root, {"data/test_group.yaml": "", "data/extra.in": "1\n"})
     with pytest.raises(ProblemFormatError, match=r"extra\.in: is not part of the test data"):
         load_problem(root)

@@ -28,7 +28,7 @@ from grader.judge.kattis_validators import Validators
 from grader.judge.performance import Program, Timing
 from grader.judge.ports import RunRequest
 
-from ..conftest import EXAMPLES
+from ..support import EXAMPLES
 
 ITEM = {"metric": "time_ratio", "cores": 2, "points": 50, "bands": [[1.2, 100]]}
 

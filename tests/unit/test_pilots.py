@@ -13,8 +13,8 @@ from pathlib import Path
 import pytest
 
 from grader.adapters.scheduler.base import SchedulerError, TaskState
+from grader.core.cpuset import CpuSet
 from grader.core.jobs import GradingJob, JudgeFault, Outcome
-from grader.cpuset import CpuSet
 from grader.formats.load import load_problem
 from grader.formats.problem import Problem
 from grader.pipeline.slurm.node.pilot import idle_poll_s, run_pilot
@@ -24,8 +24,7 @@ from grader.pipeline.slurm.submit.pool import PilotExecutor, PilotPool, ticket_s
 from grader.pipeline.slurm.tickets import PilotSpec, SickReports, Tickets, read_spec
 from grader.settings import SlurmTask
 
-from ..conftest import EXAMPLES
-from .test_pipeline import FakeExecutor
+from ..support import EXAMPLES, FakeExecutor
 
 
 @pytest.fixture

@@ -5,23 +5,20 @@ from __future__ import annotations
 
 import json
 import time
-from collections.abc import Iterable, Iterator, Sequence
 from dataclasses import replace
 from pathlib import Path
 
 import pytest
 
 from grader.adapters.spool import Spool
+from grader.core.cpuset import CpuSet
 from grader.core.errors import StoreError
-from grader.core.jobs import GradingJob, JudgeFault, Outcome
+from grader.core.jobs import GradingJob, Outcome
 from grader.core.record import SubmissionRecord
-from grader.core.result import SubmissionResult
 from grader.core.samples import Sample, ShardSample
 from grader.core.verdict import Verdict
-from grader.cpuset import CpuSet
 from grader.formats.load import load_problem
 from grader.formats.problem import Problem
-from grader.formats.scoring import score_submission
 from grader.pipeline import dedupe
 from grader.pipeline.journal import Journal
 from grader.pipeline.regrade import regrade
@@ -30,114 +27,9 @@ from grader.pipeline.slurm.node.task import OK, OUR_FAULT, SUBMISSION_FAULT, run
 from grader.pipeline.slurm.shards import ArrayDir
 from grader.settings import SlurmTask
 
-from ..conftest import EXAMPLES
+from ..support import EXAMPLES, FakeExecutor, MemoryStore, fake_result
 
 SUBS = EXAMPLES / "bigsum" / "submissions"
-
-
-class MemoryStore:
-    """The ResultStore port in memory; ``down`` makes every call fail like a lost DB."""
-
-    def __init__(self) -> None:
-        self.subs: dict[str, SubmissionRecord] = {}
-        self.results: dict[tuple[str, str], SubmissionResult] = {}
-        self.reused: dict[tuple[str, str], str | None] = {}
-        self.metrics: dict[str, list[ShardSample]] = {}
-        self.down = False
-        self.times_stored: dict[str, int] = {}  # spool id -> records of it ingested
-
-    def _check(self) -> None:
-        if self.down:
-            raise StoreError("cannot connect to the results database: down")
-
-    def migrate(self) -> list[str]:
-        self._check()
-        return []
-
-    def close(self) -> None:
-        pass
-
-    def ingest(self, records: Iterable[SubmissionRecord]) -> int:
-        self._check()
-        new = 0
-        for r in records:
-            self.times_stored[r.spool_id] = self.times_stored.get(r.spool_id, 0) + 1
-            self.subs[r.spool_id] = r
-            if r.result is not None and (r.spool_id, r.result.problem_version) not in \
-                    self.results:
-                self.results[(r.spool_id, r.result.problem_version)] = r.result
-                self.reused[(r.spool_id, r.result.problem_version)] = r.reused_from
-                new += 1
-        return new
-
-    def ingest_metrics(self, batch_id: str, samples: Iterable[ShardSample]) -> int:
-        self._check()
-        self.metrics[batch_id] = list(samples)
-        return len(self.metrics[batch_id])
-
-    def current(self, spool_id: str) -> SubmissionResult:
-        return [r for (s, _), r in self.results.items() if s == spool_id][-1]
-
-    def stored_spool_ids(self, spool_ids: Iterable[str]) -> set[str]:
-        self._check()
-        return {s for s in spool_ids if s in self.subs}
-
-    def reusable(self, version: str, content_hash: str) -> tuple[str, SubmissionResult] | None:
-        self._check()
-        for (sid, v), r in self.results.items():
-            if v == version and self.subs[sid].content_hash == content_hash and \
-                    self.reused[(sid, v)] is None and r.verdict is not Verdict.JE:
-                return sid, r
-        return None
-
-    def outdated(self, course: str, assignment: str, version: str) -> list[str]:
-        return [sid for sid, rec in self.subs.items() if rec.assignment == assignment
-                and rec.result is not None and rec.result.problem_version != version]
-
-    def status(self, course: str) -> list[tuple[str, str, int]]:
-        return []
-
-
-class FakeExecutor:
-    """Grades by looking at the source: WA if it holds "WRONG", else AC; a source
-    holding "BREAK" is a judge fault, one holding "NOLANG" the submission's fault."""
-
-    def __init__(self, problem: Problem) -> None:
-        self.problem = problem
-        self.dispatched: list[str] = []
-        self.left_behind: list[Outcome] = []
-        self.shard_samples: list[ShardSample] = []
-
-    def run(self, jobs: Sequence[GradingJob]) -> Iterator[Outcome]:
-        for job in jobs:
-            self.dispatched.append(job.key)
-            src = Path(job.source)
-            files = [src] if src.is_file() else [p for p in src.rglob("*") if p.is_file()]
-            text = "".join(p.read_text() for p in files)
-            if "BREAK" in text:
-                yield Outcome(job.key, JudgeFault("the sandbox broke"), "t0", "t1")
-                continue
-            if "NOLANG" in text:
-                yield Outcome(job.key, JudgeFault("no source file", "submission"), "t0", "t1")
-                continue
-            yield Outcome(job.key, result(self.problem, "WRONG" not in text, text), "t0",
-                          "t1")
-
-    def collected(self) -> Iterator[Outcome]:
-        return iter(self.left_behind)
-
-    def wait_active(self) -> None:
-        pass
-
-    def samples(self) -> list[ShardSample]:
-        return self.shard_samples
-
-
-def result(problem: Problem, ok: bool, text: str) -> SubmissionResult:
-    _, groups = score_submission(problem, [])
-    return SubmissionResult(problem.short_name, problem.version, "x", str(hash(text)), "cpp",
-                            Verdict.AC if ok else Verdict.WA, 100.0 if ok else 0.0,
-                            problem.max_score, None, (), groups)
 
 
 @pytest.fixture
@@ -270,7 +162,7 @@ def test_outcomes_an_interrupted_run_left_are_collected_not_regraded(course, big
     pipe = make_pipeline(course, bigsum, store, ex)
     batch = course.dir("cur") / pipe.claim()
     dee = next(e for e in course.batch_entries(batch) if e.meta().student == "dee")
-    ex.left_behind = [Outcome(str(dee.src), result(bigsum, True, "left"), "a", "b")]
+    ex.left_behind = [Outcome(str(dee.src), fake_result(bigsum, True, "left"), "a", "b")]
     pipe.run()
     assert str(dee.src) not in ex.dispatched and len(ex.dispatched) == 2
     assert store.subs[dee.id].result.content_hash == str(hash("left"))
@@ -315,7 +207,7 @@ def test_plan_splits_leaders_followers_and_stored(bigsum):
     def cand(key: str, content: str) -> dedupe.Candidate:
         return dedupe.Candidate(key, GradingJob(bigsum.path, Path(key)), bigsum, content)
 
-    stored = result(bigsum, True, "s")
+    stored = fake_result(bigsum, True, "s")
     p = dedupe.plan([cand("a", "h1"), cand("b", "h1"), cand("c", "h2"), cand("d", "h3")],
                     lookup=lambda v, h: ("old", stored) if h == "h3" else None)
     assert [c.key for c in p.leaders] == ["a", "c"]
@@ -475,7 +367,6 @@ def test_a_batch_that_meets_the_database_away_fails_with_a_reason_and_is_resumed
         course, bigsum, monkeypatch, caplog):
     """PostgreSQL crashed under a batch: one line with the reason (no traceback), and
     the batch is graded when serve resumes it."""
-    from grader.core.errors import StoreError
     from grader.pipeline.run import Pipeline
     from grader.pipeline.serve import ServePolicy, Server
 

@@ -6,7 +6,7 @@ from grader.core.errors import ProblemFormatError
 from grader.core.limits import MIB
 from grader.formats.load import load_problem
 
-from ..conftest import EXAMPLES
+from ..support import EXAMPLES
 
 
 def test_bigsum_groups_points_and_limits():

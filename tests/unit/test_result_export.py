@@ -4,25 +4,10 @@ import json
 import xml.etree.ElementTree as ET
 
 from grader.core.export import csv_rows, gradescope, junit_xml
-from grader.core.result import CompileResult, SubmissionResult, TestResult
+from grader.core.result import SubmissionResult
 from grader.core.verdict import Verdict
-from grader.formats.load import load_problem
-from grader.formats.scoring import score_submission
 
-from ..conftest import EXAMPLES
-
-
-def make_result(verdicts: dict[str, Verdict]) -> SubmissionResult:
-    p = load_problem(EXAMPLES / "bigsum")
-    tests = [TestResult(c.name, c.group, verdicts.get(c.name, Verdict.AC), cpu_time_s=0.01,
-                        wall_time_s=0.02, feedback="" if verdicts.get(c.name) is None else "bad")
-             for c in p.cases]
-    score, groups = score_submission(p, tests)
-    from grader.core.verdict import submission_verdict
-    return SubmissionResult(p.short_name, p.version, "sub.cpp", "ab" * 32, "cpp",
-                            submission_verdict([t.verdict for t in tests]), score, p.max_score,
-                            CompileResult(ok=True), tuple(tests), groups,
-                            {"runtime": "bwrap"}, {"total_s": 1.0})
+from ..support import make_result
 
 
 def test_scoring_all_or_nothing_and_proportional():

@@ -20,7 +20,7 @@ from grader.formats.load import load_problem
 from grader.formats.resources import shaped_limits
 from grader.judge import parallel
 
-from ..conftest import EXAMPLES
+from ..support import EXAMPLES
 
 
 def package(tmp_path: Path, **extra: object) -> Path:

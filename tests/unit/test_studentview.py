@@ -14,9 +14,10 @@ from grader.core.result import GroupResult, SubmissionResult, TestResult
 from grader.core.signing import check, open_token, signed, token
 from grader.core.verdict import Verdict
 from grader.course.load import load_course
+from grader.course.shown import StudentView
 from grader.course.studentview import SHOWN_BYTES, Submitted, student_view
 
-from .test_course import at, course_file
+from ..support import course_at, course_yaml
 
 AC, WA = Verdict.AC, Verdict.WA
 RULES = {"sample": "visible", "secret/a": "after_deadline", "secret/b": "after_release",
@@ -43,17 +44,19 @@ FULL = _record(["sample", "secret/a", "secret/b", "secret/h"], "v1")
 
 def _view(tmp_path: Path, student: str, now_day: int, released: bool,
           subs: list[Submitted] | None = None) -> dict[str, object]:
-    course = load_course(course_file(tmp_path, assignments=[
+    course = load_course(course_yaml(tmp_path, assignments=[
         {"name": "hw1", "package": "pk/hw1", "deadline": "2026-12-01 23:59",
          "visibility": RULES}]))
     subs = subs if subs is not None else [
-        Submitted("s1", "hw1", at(1, 10), "graded", visible=VISIBLE, full=FULL),
-        Submitted("s2", "hw1", at(1, 12), "quarantined", reason="an empty archive"),
-        Submitted("s3", "hw1", at(1, 13), "waiting", sha256="ab" * 32)]
-    return student_view(course, student, subs,
-                        released={"hw1": at(3, 9) if released else None},
-                        now=at(now_day, 12),
+        Submitted("s1", "hw1", course_at(1, 10), "graded", visible=VISIBLE, full=FULL),
+        Submitted("s2", "hw1", course_at(1, 12), "quarantined", reason="an empty archive"),
+        Submitted("s3", "hw1", course_at(1, 13), "waiting", sha256="ab" * 32)]
+    view = student_view(course, student, subs,
+                        released={"hw1": course_at(3, 9) if released else None},
+                        now=course_at(now_day, 12),
                         case_data=lambda a, t: (f"IN:{t}" * 400, f"ANS:{t}"))
+    assert StudentView.from_json(json.loads(json.dumps(view.to_json()))) == view
+    return view.to_json()  # what every front end is given, in the form they read
 
 
 def _shown(view: dict[str, object]) -> tuple[list[str], dict[str, object]]:
@@ -108,7 +111,7 @@ def test_a_compile_error_shows_the_compiler_and_no_groups(tmp_path: Path) -> Non
                           CompileResult(ok=False, output="a.cpp:1: error"), (),
                           (GroupResult("sample", Verdict.CE, 0.0, 0.0, "sum", 0, 1),))
     view = _view(tmp_path, "alice", 1, False,
-                 [Submitted("s1", "hw1", at(1, 10), "graded", visible=ce)])
+                 [Submitted("s1", "hw1", course_at(1, 10), "graded", visible=ce)])
     _, sub = _shown(view)
     assert (sub["verdict"], sub["score"], sub["groups"], sub["compile_output"]) == \
         ("CE", 0.0, [], "a.cpp:1: error")
@@ -129,20 +132,20 @@ def test_a_receipt_checks_and_a_changed_one_is_refused() -> None:
 
 
 def test_a_link_opens_until_it_expires_and_an_edited_one_never() -> None:
-    t = token(KEY, {"student": "alice", "course": "c", "expires": at(1, 13).isoformat()})
-    assert open_token(KEY, t, at(1, 12))["student"] == "alice"
+    t = token(KEY, {"student": "alice", "course": "c", "expires": course_at(1, 13).isoformat()})
+    assert open_token(KEY, t, course_at(1, 12))["student"] == "alice"
     with pytest.raises(RefusedError, match="expired"):
-        open_token(KEY, t, at(1, 13) + timedelta(seconds=1))
+        open_token(KEY, t, course_at(1, 13) + timedelta(seconds=1))
     body, mac = t.split(".")
-    bob = token(OTHER, {"student": "bob", "course": "c", "expires": at(1, 13).isoformat()})
+    bob = token(OTHER, {"student": "bob", "course": "c", "expires": course_at(1, 13).isoformat()})
     for forged in (f"{bob.split('.')[0]}.{mac}", f"{body}.{'0' * 64}", "garbage", "",
                    bob):
         with pytest.raises(RefusedError, match="not a link"):
-            open_token(KEY, forged, at(1, 12))
+            open_token(KEY, forged, course_at(1, 12))
 
 
 def test_similarity_keeps_pairs_above_the_threshold_in_a_stable_order() -> None:
-    from grader.course.similarity import flagged, side_by_side
+    from grader.course.similarity_pairs import flagged, side_by_side
     span = {"file": "a.cpp", "start": 2, "end": 3}
     pairs = [{"first": "zed", "second": "amy", "similarity": 0.9,
               "matches": [{"first": span, "second": {**span, "start": 5, "end": 6},
@@ -150,9 +153,9 @@ def test_similarity_keeps_pairs_above_the_threshold_in_a_stable_order() -> None:
              {"first": "bo", "second": "cy", "similarity": 0.5, "matches": []},
              {"first": "bo", "second": "dee", "similarity": 0.49, "matches": []}]
     out = flagged(pairs, 0.5)
-    assert [(p["a"], p["b"]) for p in out] == [("amy", "zed"), ("bo", "cy")]
+    assert [(p.a, p.b) for p in out] == [("amy", "zed"), ("bo", "cy")]
     # names sorted within a pair: the sides of its matches swap with them
-    assert out[0]["matches"][0]["first"]["start"] == 5
+    assert out[0].matches[0].first.start == 5
     view = side_by_side(out[0], {"a.cpp": "1\n2\n3\n4\n5\n6\n"}, {"a.cpp": "x\ny\nz\n"})
-    assert [ln["match"] for ln in view["left"][0]["lines"]] == [0, 0, 0, 0, 1, 1]
-    assert [ln["match"] for ln in view["right"][0]["lines"]] == [0, 1, 1]
+    assert [ln.match for ln in view.left[0].lines] == [0, 0, 0, 0, 1, 1]
+    assert [ln.match for ln in view.right[0].lines] == [0, 1, 1]

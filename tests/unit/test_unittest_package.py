@@ -8,7 +8,7 @@ import yaml
 from grader.core.errors import ProblemFormatError
 from grader.formats.load import load_problem
 
-from ..conftest import EXAMPLES
+from ..support import EXAMPLES
 
 
 @pytest.fixture

@@ -37,7 +37,7 @@ def test_an_unreadable_accepted_submission_leaves_reports_unchecked(tmp_path):
     from grader.formats.load import load_problem
     from grader.judge.unittests import expected_tests, reference_submission
 
-    from ..conftest import EXAMPLES
+    from ..support import EXAMPLES
     root = tmp_path / "stats"
     shutil.copytree(EXAMPLES / "stats", root)
     accepted = root / "submissions" / "accepted"

@@ -18,8 +18,10 @@ from urllib.parse import unquote
 import pytest
 
 from grader.adapters.web import design as d
-from grader.adapters.web import live, pages, student
+from grader.adapters.web import live_page, pages, student
 from grader.core.verdict import Verdict
+from grader.course.similarity_pairs import FileLines, Line, PairView
+from grader.course.staffview import Snapshot
 
 from ..page_samples import PAGES, RECEIPT, VIEW
 
@@ -214,10 +216,8 @@ def test_the_live_charts_are_named_and_reload_only_when_asked() -> None:
         assert f'role="img" aria-labelledby="{chart}"><title id="{chart}">' in doc
     assert "per min now" in doc and "p95 now" in doc and "stored (last 10 min)" in doc
     assert 'href="?refresh=on">Reload every 5 s' in doc
-    snap = {"course": "c", "waiting": 0, "in_progress": 0, "window_s": 600.0, "stored": 0,
-            "throughput_per_min": 0.0, "p50_s": None, "p95_s": None, "series": [],
-            "verdicts": {}, "by_node": {}, "failures": []}
-    auto = live.page(snap, 5, auto=True)
+    snap = Snapshot("c", 0.0, 600.0, 0, 0, 0, 0.0, None, None)
+    auto = live_page.page(snap, 5, auto=True)
     assert 'http-equiv="refresh" content="5"' in auto and "no data yet" in auto
 
 
@@ -225,9 +225,8 @@ def test_a_pair_marks_matches_with_classes_and_numbers() -> None:
     doc = PAGES["staff-pair"]()
     assert '<span class="m1"><span class="ln">3</span><span class="mk">#1</span>' in doc
     assert "background:" not in doc.split("</style>")[1]
-    assert 'class="m1"' in pages.pair_page("a", 0, {
-        "a": "x", "b": "y", "similarity": 0.5, "matches": 7, "right": [],
-        "left": [{"file": "f", "lines": [{"n": 1, "text": "t", "match": 7}]}]}, "")
+    assert 'class="m1"' in pages.pair_page("a", 0, PairView(
+        "x", "y", 0.5, 7, (FileLines("f", (Line(1, "t", 7),)),), ()), "")
 
 
 def test_similarity_lists_only_the_pairs_after_its_sentence() -> None:
@@ -251,7 +250,7 @@ def test_the_handin_page_shows_the_receipt_and_the_error() -> None:
     doc = PAGES["handin-receipt"]()
     assert 'download="receipt-primes-2025-03-21T10-00-03-5b6c.json"' in doc
     assert '<option value="primes" selected>' in doc and "Past the assignment's" in doc
-    assert RECEIPT["signature"] in doc and "Your deadlines and hand-in limits" in doc
+    assert RECEIPT.signature in doc and "Your deadlines and hand-in limits" in doc
     err = PAGES["handin-error"]()
     assert 'role="alert"' in err and 'aria-invalid="true"' in err
     assert "larger than 16 MiB" in err

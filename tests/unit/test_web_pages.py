@@ -7,56 +7,62 @@ tests/site/test_login_node.py.)"""
 from __future__ import annotations
 
 import asyncio
-from collections.abc import Mapping, Sequence
+from collections.abc import Sequence
 from typing import Any
 
 from grader.adapters import web
 from grader.adapters.peercred import Peer
 from grader.adapters.web.design import CSP
-from grader.adapters.web.live import span
+from grader.adapters.web.live_page import span
 from grader.adapters.web.serving import PEER
 from grader.core.errors import RefusedError
+from grader.course.shown import StudentView
+from grader.course.similarity_pairs import PairView, SimilarityReport
+from grader.course.staffview import (
+    AssignmentRow,
+    HistoryView,
+    RegradePreview,
+    Snapshot,
+    SubmissionDetail,
+    UsageRow,
+    UsageView,
+)
 
-SNAPSHOT = {"course": "c", "waiting": 0, "in_progress": 0, "window_s": 100_000.0,
-            "stored": 0, "throughput_per_min": 0.0, "p50_s": None, "p95_s": None,
-            "series": [], "verdicts": {}, "by_node": {}, "failures": []}
+SNAPSHOT = Snapshot("c", 0.0, 100_000.0, 0, 0, 0, 0.0, None, None)
 
 
 class Staff:
     def assignments(self) -> Sequence[str]:
         return ["hw1"]
 
-    def assignment(self, name: str) -> Sequence[Mapping[str, Any]] | None:
-        return [{"student": "alice", "name": "Alice <b>", "attempts": 1, "last": "s1",
-                 "last_verdict": "WA", "status": "pending", "counting": "s1"}] \
+    def assignment(self, name: str) -> Sequence[AssignmentRow] | None:
+        return [AssignmentRow("alice", "Alice <b>", 1, "s1", "WA", "pending", "s1")] \
             if name == "hw1" else None
 
-    def student(self, name: str) -> Sequence[Mapping[str, Any]] | None:
+    def student(self, name: str) -> Sequence[HistoryView] | None:
         return None
 
-    def submission(self, spool_id: str) -> Mapping[str, Any] | None:
+    def submission(self, spool_id: str) -> SubmissionDetail | None:
         return None
 
-    def preview(self, name: str) -> Mapping[str, Any] | None:
+    def preview(self, name: str) -> RegradePreview | None:
         return None
 
-    def similarity(self, name: str) -> Mapping[str, Any] | None:
+    def similarity(self, name: str) -> SimilarityReport | None:
         return None
 
-    def pair(self, name: str, index: int) -> Mapping[str, Any] | None:
+    def pair(self, name: str, index: int) -> PairView | None:
         return None
 
-    def usage(self) -> Mapping[str, Any]:
-        return {"account": "cs101", "since": "now-30days", "period": "the last 30 days",
-                "rows": [
-            {"account": "cs101", "qos": "live", "jobs": 3, "core_hours": 0.25},
-            {"account": "cs101", "qos": "bulk", "jobs": 9, "core_hours": 1.5}]}
+    def usage(self) -> UsageView:
+        return UsageView("cs101", "now-30days", "the last 30 days", (
+            UsageRow("cs101", "live", 3, 0.25), UsageRow("cs101", "bulk", 9, 1.5)))
 
 
-def student(token: str) -> Mapping[str, Any]:
+def student(token: str) -> StudentView:
     if token != "good":
         raise RefusedError("not a link this service made")
-    return {"student": "alice", "course": "c", "now": "", "assignments": []}
+    return StudentView("alice", "c", "", ())
 
 
 TA, ALICE = Peer(1, 5001, 5001, "ta1"), Peer(2, 5002, 5002, "alice")

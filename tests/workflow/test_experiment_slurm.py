@@ -12,7 +12,7 @@ from pathlib import Path
 
 import pytest
 
-from ..conftest import ROOT
+from ..support import ROOT
 
 SNAKEMAKE = Path(sys.executable).parent / "snakemake"
 pytestmark = [pytest.mark.sandbox, pytest.mark.slow]

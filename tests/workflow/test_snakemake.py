@@ -12,7 +12,7 @@ from grader.adapters.spool import Spool
 from grader.adapters.store.postgres import Store
 from grader.measure.corpus import generate_course
 
-from ..conftest import ROOT
+from ..support import ROOT
 
 SNAKEMAKE = Path(sys.executable).parent / "snakemake"
 ENV = {**os.environ, "PATH": f"{Path(sys.executable).parent}:{os.environ['PATH']}"}

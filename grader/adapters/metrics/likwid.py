@@ -12,8 +12,8 @@ from collections.abc import Sequence
 from pathlib import Path
 
 from grader.adapters.metrics.base import Availability, run_tool
+from grader.core.cpuset import CpuSet
 from grader.core.samples import Sample
-from grader.cpuset import CpuSet
 
 LIKWID_GROUPS = ("L3CACHE", "L3", "MEM")  # in order of preference
 

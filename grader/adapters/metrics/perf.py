@@ -10,8 +10,8 @@ from collections.abc import Sequence
 from pathlib import Path
 
 from grader.adapters.metrics.base import Availability, run_tool
+from grader.core.cpuset import CpuSet
 from grader.core.samples import Sample
-from grader.cpuset import CpuSet
 
 PERF_EVENTS = ("LLC-loads", "LLC-load-misses", "LLC-stores", "LLC-store-misses",
                "instructions", "cycles", "page-faults")

@@ -24,8 +24,8 @@ from grader.adapters.scheduler.accounting import (
     sacct_argv,
 )
 from grader.adapters.scheduler.base import SchedulerError, TaskState
+from grader.core.cpuset import CpuSet
 from grader.core.shape import Capacity
-from grader.cpuset import CpuSet
 
 try:  # optional: PyPI's pyslurm targets Slurm 25.11 and does not build against 22.05
     import pyslurm

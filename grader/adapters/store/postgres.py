@@ -17,15 +17,15 @@ from collections.abc import Iterable, Iterator, Mapping, Sequence
 from contextlib import contextmanager
 from datetime import datetime
 from importlib import resources
-from typing import Any
-from urllib.parse import urlsplit, urlunsplit
 
 import psycopg
 from psycopg import sql
+from psycopg.rows import TupleRow
 
 from grader import faults
-from grader.adapters.store.course import CourseQueries
-from grader.adapters.store.staff import StaffQueries
+from grader.adapters.store.connections import Connections, answers, connect, reusable
+from grader.adapters.store.course_queries import CourseQueries
+from grader.adapters.store.staff_queries import StaffQueries
 from grader.core.errors import StoreError
 from grader.core.finished import Finished
 from grader.core.finished import epoch as e
@@ -34,6 +34,7 @@ from grader.core.result import SubmissionResult
 from grader.core.samples import ShardSample
 
 log = logging.getLogger(__name__)
+Row = tuple[object, ...]  # of a table, in its columns' order
 
 SUB_COLUMNS = ("spool_id", "course", "assignment", "student", "submitted_at", "content_hash",
                "language", "batch_id", "state", "quarantine_code", "quarantine_reason",
@@ -51,30 +52,29 @@ def _migrations() -> list[tuple[str, str]]:
 
 
 class Store(CourseQueries, StaffQueries):
-    """A connection to the results database."""
+    """A connection to the results database: its own (``Store(url)``), or one lent by a
+    pool (``Store(connections)``), given back when the store is closed unless a call on
+    it failed."""
 
-    def __init__(self, url: str, *, connect_timeout_s: int = 5) -> None:
-        try:
-            self.conn = psycopg.connect(url, connect_timeout=connect_timeout_s)
-        except psycopg.OperationalError as e:
-            raise StoreError(f"cannot connect to the results database: "
-                             f"{str(e).strip().splitlines()[0]}") from e
-        self.url = url
+    def __init__(self, source: str | Connections, *, connect_timeout_s: int = 5) -> None:
+        self._pool = source if isinstance(source, Connections) else None
+        self.url = source.url if isinstance(source, Connections) else source
+        self.conn = self._pool.lend() if self._pool is not None else \
+            connect(self.url, connect_timeout_s)
+        self._failed = self._closed = False
 
     def close(self) -> None:
-        self.conn.close()
+        if self._closed:
+            return
+        self._closed = True
+        if self._pool is None:
+            self.conn.close()
+        else:
+            self._pool.give_back(self.conn, broken=self._failed or not reusable(self.conn))
 
     def alive(self) -> bool:
-        """Whether the connection still answers: one round trip. A server restarted
-        since it was opened left it dead, and its next real use would fail."""
-        if self.conn.closed:
-            return False
-        try:
-            with self.conn.transaction():
-                self.conn.execute("SELECT 1")
-        except psycopg.Error:
-            return False
-        return True
+        """Whether the connection still answers (``connections.answers``)."""
+        return not self._failed and answers(self.conn)
 
     def __enter__(self) -> Store:
         return self
@@ -83,16 +83,20 @@ class Store(CourseQueries, StaffQueries):
         self.close()
 
     @contextmanager
-    def _tx(self) -> Iterator[psycopg.Cursor[Any]]:
+    def _tx(self) -> Iterator[psycopg.Cursor[TupleRow]]:
         try:
             with self.conn.transaction(), self.conn.cursor() as cur:
                 yield cur
         except psycopg.Error as e:
+            self._failed = True  # lent by a pool: closed, not lent again
             raise StoreError(f"database error: {str(e).strip().splitlines()[0]}") from e
 
     # -- schema ----------------------------------------------------------------
     def migrate(self) -> list[str]:
-        """Apply pending migrations in order; returns the names applied."""
+        """Apply pending migrations in order; returns the names applied (none when another
+        store of the same pool applied them)."""
+        if self._pool is not None and self._pool.migrated:
+            return []
         applied: list[str] = []
         with self._tx() as cur:
             cur.execute("SELECT pg_advisory_xact_lock(7271)")  # one migrator at a time
@@ -111,6 +115,8 @@ class Store(CourseQueries, StaffQueries):
                 cur.execute("INSERT INTO schema_migrations (name, sha256) VALUES (%s, %s)",
                             (name, digest))
                 applied.append(name)
+        if self._pool is not None:
+            self._pool.migrated = True
         return applied
 
     # -- ingest ----------------------------------------------------------------
@@ -238,21 +244,22 @@ class Store(CourseQueries, StaffQueries):
                     cp.write_row(row)
         return len(rows)
 
-    def count(self, sql: str, params: tuple[Any, ...] = ()) -> int:
+    def count(self, sql: str, params: tuple[object, ...] = ()) -> int:
         """A single number (tests and benchmarks)."""
         with self._tx() as cur:
             cur.execute(sql, params)
             row = cur.fetchone()
         return int(row[0]) if row else 0
 
-    def save_campaign(self, campaign_id: str, meta: Mapping[str, Any],
-                      tables: Mapping[str, tuple[Sequence[str], Sequence[Sequence[Any]]]]
+    def save_campaign(self, campaign_id: str, meta: Mapping[str, object],
+                      tables: Mapping[str, tuple[Sequence[str], Sequence[Sequence[object]]]]
                       ) -> int:
         """Store a campaign (its meta and rows per table); re-saving replaces it.
 
         :param tables: table -> (columns, rows), in the columns' order.
         """
-        m = meta.get("machine", {})
+        machine = meta.get("machine")
+        m = machine if isinstance(machine, Mapping) else {}
         n = 0
         with self._tx() as cur:
             cur.execute("DELETE FROM campaigns WHERE id = %s", (campaign_id,))
@@ -268,21 +275,6 @@ class Store(CourseQueries, StaffQueries):
                         cp.write_row([campaign_id, *row])
                 n += len(rows)
         return n
-
-
-def recreate_database(url: str, name: str) -> str:
-    """An empty database ``name`` on the server of ``url`` (dropped first); its URL."""
-    if not name or not name.replace("_", "").isalnum():
-        raise StoreError(f"database name {name!r}: use letters, digits and _")
-    try:
-        with psycopg.connect(url, autocommit=True, connect_timeout=5) as c:
-            c.execute(sql.SQL("DROP DATABASE IF EXISTS {} WITH (FORCE)").format(
-                sql.Identifier(name)))
-            c.execute(sql.SQL("CREATE DATABASE {}").format(sql.Identifier(name)))
-    except psycopg.Error as e:
-        raise StoreError(f"cannot create database {name}: {str(e).strip()}") from e
-    parts = urlsplit(url)  # keep the query: the local server's names its passfile
-    return urlunsplit(parts._replace(path="/" + name))
 
 
 #: the staging tables a batch's records are copied into (one COPY each)
@@ -379,11 +371,11 @@ _FINISH_SQL = """
 
 
 def _stage_rows(records: Iterable[SubmissionRecord]
-                ) -> tuple[list[tuple[Any, ...]], list[tuple[Any, ...]], list[tuple[Any, ...]]]:
+                ) -> tuple[list[Row], list[Row], list[Row]]:
     """(submissions, results, tests) rows of the staging tables."""
-    subs: list[tuple[Any, ...]] = []
-    res: list[tuple[Any, ...]] = []
-    tests: list[tuple[Any, ...]] = []
+    subs: list[Row] = []
+    res: list[Row] = []
+    tests: list[Row] = []
     for r in records:
         subs.append(tuple(getattr(r, c) for c in SUB_COLUMNS))
         result = r.result

@@ -30,7 +30,9 @@ from __future__ import annotations
 
 import os
 from collections.abc import Callable, Mapping, Sequence
-from typing import Any, Protocol
+from dataclasses import dataclass
+from functools import partial
+from typing import Protocol
 from urllib.parse import quote
 
 from starlette.applications import Starlette
@@ -41,15 +43,25 @@ from starlette.routing import Route
 from grader.adapters.peercred import Peer
 from grader.adapters.web import pages
 from grader.adapters.web.design import CSP, REFRESH_QUERY, layout, link
-from grader.adapters.web.live import page
+from grader.adapters.web.live_page import page
 from grader.adapters.web.serving import peer_in
 from grader.adapters.web.student import MINE_RELOAD_S, mine_page
 from grader.core.errors import RefusedError
+from grader.course.shown import StudentView
+from grader.course.similarity_pairs import PairView, SimilarityReport
+from grader.course.staffview import (
+    AssignmentRow,
+    HistoryView,
+    RegradePreview,
+    Snapshot,
+    SubmissionDetail,
+    UsageView,
+)
 
-#: Returns the current snapshot (``views.live.Snapshot.to_dict()``).
-Provider = Callable[[], Mapping[str, Any]]
+#: Returns the current snapshot (``views.snapshot``).
+Provider = Callable[[], Snapshot]
 #: A student link's token -> that student's view; :raises RefusedError:
-StudentSource = Callable[[str], Mapping[str, Any]]
+StudentSource = Callable[[str], StudentView]
 #: whether a kernel-named account is staff of the course (``peercred.is_one_of``)
 StaffCheck = Callable[[Peer], bool]
 
@@ -58,25 +70,57 @@ class StaffSource(Protocol):
     """What the staff pages read (None: no such assignment, student or submission)."""
 
     def assignments(self) -> Sequence[str]: ...
-    def assignment(self, name: str) -> Sequence[Mapping[str, Any]] | None: ...
-    def student(self, name: str) -> Sequence[Mapping[str, Any]] | None: ...
-    def submission(self, spool_id: str) -> Mapping[str, Any] | None: ...
-    def preview(self, name: str) -> Mapping[str, Any] | None: ...
-    def similarity(self, name: str) -> Mapping[str, Any] | None: ...
-    def pair(self, name: str, index: int) -> Mapping[str, Any] | None: ...
-    def usage(self) -> Mapping[str, Any]:
+    def assignment(self, name: str) -> Sequence[AssignmentRow] | None: ...
+    def student(self, name: str) -> Sequence[HistoryView] | None: ...
+    def submission(self, spool_id: str) -> SubmissionDetail | None: ...
+    def preview(self, name: str) -> RegradePreview | None: ...
+    def similarity(self, name: str) -> SimilarityReport | None: ...
+    def pair(self, name: str, index: int) -> PairView | None: ...
+    def usage(self) -> UsageView:
         """The course account's core-hours per QOS (``rows``), or why there are none."""
         ...
 
 
-#: the staff pages with a key: how each is rendered, and its path (a JSON twin under /api)
-VIEWS: dict[str, Callable[[str, Any, str], str]] = {
-    "assignment": pages.assignment_page,
-    "student": lambda k, d, n: pages.student_page(k, d, n),
-    "submission": lambda _k, d, n: pages.submission_page(d, n),
-    "preview": pages.preview_page, "similarity": pages.similarity_page}
-PATHS = {"assignment": "/a/{key}", "student": "/s/{key}", "submission": "/sub/{key}",
-         "preview": "/a/{key}/preview", "similarity": "/a/{key}/similarity"}
+@dataclass(frozen=True, slots=True)
+class Page:
+    """A staff page found: its JSON twin (under /api), and its HTML for a navigation."""
+
+    json: object
+    html: Callable[[str], str]
+
+
+def _assignment(staff: StaffSource, key: str) -> Page | None:
+    rows = staff.assignment(key)
+    return None if rows is None else \
+        Page([r.to_json() for r in rows], partial(pages.assignment_page, key, rows))
+
+
+def _student(staff: StaffSource, key: str) -> Page | None:
+    history = staff.student(key)
+    return None if history is None else \
+        Page([h.to_json() for h in history], partial(pages.student_page, key, history))
+
+
+def _submission(staff: StaffSource, key: str) -> Page | None:
+    s = staff.submission(key)
+    return None if s is None else Page(s.to_json(), partial(pages.submission_page, s))
+
+
+def _preview(staff: StaffSource, key: str) -> Page:  # none yet: a page saying how
+    p = staff.preview(key)
+    return Page(p.to_json() if p else None, partial(pages.preview_page, key, p))
+
+
+def _similarity(staff: StaffSource, key: str) -> Page:  # none yet: a page saying how
+    r = staff.similarity(key)
+    return Page(r.to_json() if r else None, partial(pages.similarity_page, key, r))
+
+
+#: the staff pages with a key: their path (a JSON twin under /api) and how each is found
+STAFF_PAGES: dict[str, tuple[str, Callable[[StaffSource, str], Page | None]]] = {
+    "assignment": ("/a/{key}", _assignment), "student": ("/s/{key}", _student),
+    "submission": ("/sub/{key}", _submission), "preview": ("/a/{key}/preview", _preview),
+    "similarity": ("/a/{key}/similarity", _similarity)}
 
 
 def staff_html(staff: StaffSource, path: str) -> str | None:
@@ -86,7 +130,6 @@ def staff_html(staff: StaffSource, path: str) -> str | None:
     index there (the live page belongs to the serving host)."""
     parts = path.strip("/").split("/")
     names = list(staff.assignments())
-    data: Any = None
     if parts == [""]:
         items = "".join(f"<li>{link(f'/a/{quote(n)}', n)}</li>" for n in names)
         return layout("Your course", f"<ul>{items}</ul>", nav=pages.staff_nav(names))
@@ -96,14 +139,12 @@ def staff_html(staff: StaffSource, path: str) -> str | None:
     kind = {("a", 2): "assignment", ("s", 2): "student", ("sub", 2): "submission",
             ("a", 3): parts[-1], ("a", 4): "pair"}.get((parts[0], len(parts)), "")
     if kind == "pair" and parts[2] == "similarity" and parts[3].isdecimal() and parts[3].isascii():
-        data = staff.pair(parts[1], int(parts[3]))
-        return pages.pair_page(parts[1], int(parts[3]), data, nav) if data else None
-    if kind not in VIEWS or (kind in ("preview", "similarity")) != (len(parts) == 3):
+        pair = staff.pair(parts[1], int(parts[3]))
+        return pages.pair_page(parts[1], int(parts[3]), pair, nav) if pair else None
+    if kind not in STAFF_PAGES or (kind in ("preview", "similarity")) != (len(parts) == 3):
         return None
-    data = getattr(staff, kind)(parts[1])
-    if data is None and kind not in ("preview", "similarity"):
-        return None
-    return VIEWS[kind](parts[1], data, nav)
+    found = STAFF_PAGES[kind][1](staff, parts[1])
+    return found.html(nav) if found is not None else None
 
 
 def healthz(_: Request) -> Response:
@@ -173,13 +214,13 @@ def app(provider: Provider, refresh_s: int = 5, *, staff: StaffSource | None = N
             page(provider(), refresh_s, nav(request), auto=refresh_asked(request)))
 
     def snapshot(request: Request) -> Response:
-        return _not_staff(request) or JSONResponse(dict(provider()))
+        return _not_staff(request) or JSONResponse(provider().to_json())
 
     def access(request: Request) -> Response:  # whether to offer the staff pages, cheaply
         return _not_staff(request) or JSONResponse(
             {"staff": getattr(peer_in(request.scope.get("state")), "user", None)})
 
-    def staff_route(kind: str, render: Callable[[str, Any, str], str]
+    def staff_route(kind: str, find: Callable[[StaffSource, str], Page | None]
                     ) -> Callable[[Request], Response]:
         def handle(request: Request) -> Response:
             refused = _not_staff(request)
@@ -187,12 +228,12 @@ def app(provider: Provider, refresh_s: int = 5, *, staff: StaffSource | None = N
                 return refused or PlainTextResponse("no course file: no staff pages\n",
                                                     status_code=404)
             key = request.path_params["key"]
-            data = getattr(staff, kind)(key)
-            if data is None and kind not in ("preview", "similarity"):
+            found = find(staff, key)
+            if found is None:
                 return PlainTextResponse(f"no {kind} {key}\n", status_code=404)
             if request.url.path.startswith("/api/"):
-                return JSONResponse(data)
-            return html_page(render(key, data, nav(request)))
+                return JSONResponse(found.json)
+            return html_page(found.html(nav(request)))
         return handle
 
     def pair(request: Request) -> Response:
@@ -211,14 +252,14 @@ def app(provider: Provider, refresh_s: int = 5, *, staff: StaffSource | None = N
             return refused or PlainTextResponse("no staff pages\n", status_code=404)
         data = staff.usage()
         if request.url.path.startswith("/api/"):
-            return JSONResponse(dict(data))
+            return JSONResponse(data.to_json())
         return html_page(pages.usage_page(data, nav(request)))
 
     routes = [Route("/", index), Route("/api/snapshot", snapshot), Route("/api/access", access),
               Route("/a/{key}/similarity/{index:int}", pair),
               Route("/me/{token}", _mine(students)), Route("/healthz", healthz),
               Route("/usage", usage), Route("/api/usage", usage)]
-    for kind, path in PATHS.items():
-        handler = staff_route(kind, VIEWS[kind])
+    for kind, (path, find) in STAFF_PAGES.items():
+        handler = staff_route(kind, find)
         routes += [Route(path, handler), Route("/api" + path, handler)]
     return Starlette(routes=routes)

@@ -14,10 +14,12 @@ changes who it is."""
 from __future__ import annotations
 
 import socket
+from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
 import uvicorn
+from starlette.types import ASGIApp
 from uvicorn.protocols.http.h11_impl import H11Protocol
 
 from grader.adapters.peercred import Peer, bind_for_everyone, peer_of
@@ -28,7 +30,7 @@ PEER = "peer"  # the key in the request's state
 class PeerProtocol(H11Protocol):
     """HTTP/1.1 that records, per connection, who connected over a Unix socket."""
 
-    def connection_made(self, transport: Any) -> None:
+    def connection_made(self, transport: Any) -> None:  # uvloop's or asyncio's
         super().connection_made(transport)
         sock = transport.get_extra_info("socket")
         peer: Peer | None = None
@@ -40,13 +42,13 @@ class PeerProtocol(H11Protocol):
         self.app_state = {**self.app_state, PEER: peer}
 
 
-def peer_in(scope_state: dict[str, Any] | None) -> Peer | None:
+def peer_in(scope_state: Mapping[str, object] | None) -> Peer | None:
     """The kernel-named peer of a request (None: it came over TCP)."""
     found = (scope_state or {}).get(PEER)
     return found if isinstance(found, Peer) else None
 
 
-def serve(app: Any, *, host: str, port: int, staff_socket: Path | None) -> None:
+def serve(app: ASGIApp, *, host: str, port: int, staff_socket: Path | None) -> None:
     """Serve ``app`` on ``host:port`` and, when given, on ``staff_socket`` until
     stopped (SIGTERM or Ctrl-C)."""
     config = uvicorn.Config(app, http=PeerProtocol, proxy_headers=False,

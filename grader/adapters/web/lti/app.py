@@ -44,6 +44,8 @@ from grader.core.signing import open_token, token
 from grader.core.upload import MAX_UPLOAD_BYTES as MAX_BODY
 from grader.core.upload import Upload, form_length_refusal
 from grader.course.lms_mapping import Roster
+from grader.course.load import Course
+from grader.course.shown import Receipt, StudentView
 
 C = "https://purl.imsglobal.org/spec/lti/claim/"
 AGS_CLAIM = "https://purl.imsglobal.org/spec/lti-ags/claim/endpoint"
@@ -70,15 +72,15 @@ class Who:
 class CourseSide(Protocol):
     """What the tool asks of a course (the composition wires the desk and staff views)."""
 
-    def course(self, course_file: str) -> Any: ...
-    def view(self, course_file: str, student: str) -> Mapping[str, Any]: ...
+    def course(self, course_file: str) -> Course: ...
+    def view(self, course_file: str, student: str) -> StudentView: ...
     def hand_in(self, course_file: str, student: str, assignment: str, name: str,
-                body: Upload) -> Mapping[str, Any]: ...
+                body: Upload) -> Receipt: ...
     def staff_page(self, course_file: str, path: str, base: str) -> str | None: ...
     def max_points(self, course_file: str, assignment: str) -> float: ...
 
 
-def match_student(course: Any, claims: Mapping[str, Any]) -> tuple[str | None, str]:
+def match_student(course: Course, claims: Mapping[str, Any]) -> tuple[str | None, str]:
     """(the roster's student a launch names, or None; why not): by LMS user id, then
     email, then SIS id (``course.lms_mapping.Roster.member``)."""
     return Roster(course.students).member(

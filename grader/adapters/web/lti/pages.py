@@ -4,19 +4,18 @@ the staff pages are the web's own, their links under the launch's path (``rebase
 
 from __future__ import annotations
 
-from collections.abc import Mapping
-from typing import Any
-
 from grader.adapters.web.design import esc, layout, message_page
 from grader.adapters.web.student import handin_page
 from grader.core.upload import MAX_UPLOAD_BYTES
+from grader.course.load import Course
+from grader.course.shown import Receipt, StudentView
 
 
 def refusal(why: str) -> str:
     return message_page("Not here", why, site_href=None)
 
 
-def picker(course: Any, action: str) -> str:
+def picker(course: Course, action: str) -> str:
     """Deep linking: the course's assignments to add to the LMS (each a resource link
     and a gradebook column)."""
     options = "".join(f"<option value='{esc(a.name)}'>{esc(a.name)} (due "
@@ -28,8 +27,8 @@ def picker(course: Any, action: str) -> str:
     return layout(f"Add a gradeline assignment of {course.name}", form, site_href=None)
 
 
-def student(view: Mapping[str, Any], course: Any, action: str, assignment: str, *,
-            token: str, receipt: Mapping[str, Any] | None = None,
+def student(view: StudentView, course: Course, action: str, assignment: str, *,
+            token: str, receipt: Receipt | None = None,
             error: str | None = None) -> str:
     """A student's page inside the LMS: the hand-in form (and its outcome) above what
     the course shows them of their own submissions (``course.studentview``). The form

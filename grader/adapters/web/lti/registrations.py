@@ -84,7 +84,7 @@ class Registrations:
         return (f"this LMS registration is unknown: add client id {client_id} of issuer "
                 f"{issuer}{dep} to lti.yaml")
 
-    def jwks(self) -> dict[str, Any]:
+    def jwks(self) -> dict[str, object]:
         """Every key of the tool, public part: what the LMS checks the tool's JWTs with."""
         return {"keys": [public_jwk(p) for p in key_files(self.key_dir)]}
 
@@ -99,10 +99,10 @@ def key_files(key_dir: Path) -> list[Path]:
     return sorted(key_dir.glob("tool-*.pem"))
 
 
-def public_jwk(path: Path) -> dict[str, Any]:
+def public_jwk(path: Path) -> dict[str, object]:
     """A key's public part as the LMS reads it; its ``kid`` is the key's RFC 7638
     thumbprint, as PyLTI1p3 names the key it signs with."""
-    out: dict[str, Any] = jwk.JWK.from_pem(path.read_bytes()).export_public(as_dict=True)
+    out: dict[str, object] = jwk.JWK.from_pem(path.read_bytes()).export_public(as_dict=True)
     out.update(alg="RS256", use="sig")
     return out
 

@@ -3,13 +3,14 @@ LMS's gradebook (Assignment and Grade Services) and the course's members from it
 (Names and Role Provisioning Services), with the endpoints and line items the launches
 left in ``state``. The LMS never has to reach the cluster: the tool calls out.
 
-A grade is posted when it differs from what the journal says the LMS took, with the
-time stamp AGS asks for and, for Canvas, its submission extension carrying the hand-in
-time (Canvas marks late what it receives after the due date unless told when the work
-was submitted); a post that fails is retried later, with backoff, and never twice once
-it went through. Where a launch named no line item (a link added by hand, Open edX's
-programmatic grading), the tool's own is found among the LMS course's line items by
-resource id and tag, or made. The tool asks only for the scopes the launch offered.
+A grade is posted when ``course.lms_grades`` says it is due (it differs from what the
+journal says the LMS took; a failed one after its wait), with the time stamp AGS asks
+for and, for Canvas, its submission extension carrying the hand-in time (Canvas marks
+late what it receives after the due date unless told when the work was submitted); a
+post that fails is retried later, with backoff, and never twice once it went through.
+Where a launch named no line item (a link added by hand, Open edX's programmatic
+grading), the tool's own is found among the LMS course's line items by resource id and
+tag, or made. The tool asks only for the scopes the launch offered.
 """
 
 from __future__ import annotations
@@ -30,6 +31,8 @@ from grader.adapters.web.lti.launch import CachingConnector
 from grader.adapters.web.lti.registrations import Registrations
 from grader.adapters.web.lti.state import LtiState
 from grader.core.errors import GradelineError
+from grader.course.lms_grades import Posting, due
+from grader.course.lms_roster import Member
 
 AGS = "https://purl.imsglobal.org/spec/lti-ags/scope/"
 #: what posting grades needs (of what the launch offered): no results read
@@ -40,20 +43,6 @@ MEMBERSHIP = "http://purl.imsglobal.org/vocab/lis/v2/membership"
 #: LIS's principal context roles (its sub-roles are ``membership/PRINCIPAL#SUB``)
 PRINCIPAL_ROLES = frozenset({"Administrator", "ContentDeveloper", "Instructor", "Learner",
                              "Manager", "Member", "Mentor", "Officer"})
-
-
-@dataclass(frozen=True, slots=True)
-class Posting:
-    """One gradebook entry to post: whose (the LMS's user id), what, and when handed in."""
-
-    context: str  # the state's context key
-    assignment: str
-    lms_user: str
-    given: float
-    maximum: float
-    grading: str
-    activity: str
-    submitted_at: datetime | None
 
 
 @dataclass
@@ -118,17 +107,17 @@ def _lineitem(ags: AssignmentsGradesService, claim: Mapping[str, Any], p: Postin
 
 def post_grades(regs: Registrations, state: LtiState, postings: Iterable[Posting],
                 now: float | None = None) -> SyncReport:
-    """Post what changed since the journal's last post, each at most once per change."""
+    """Post what is due (``course.lms_grades.due``: changed since the journal's last
+    post, a failed one after its wait), each at most once per change."""
     t = time.time() if now is None else now
     contexts, journal, report = state.contexts(), state.journal(), SyncReport()
     for p in postings:
-        key = f"{p.context}|{p.assignment}|{p.lms_user}"
-        value = {"given": p.given, "maximum": p.maximum, "grading": p.grading}
-        entry = journal.get(key, {})
-        if entry.get("posted") == value:
+        key = p.key
+        when = due(p, journal.get(key, {}), t)
+        if when == "unchanged":
             report.unchanged += 1
             continue
-        if float(entry.get("retry_at", 0.0)) > t:
+        if when == "waiting":
             report.waiting.append(key)
             continue
         ctx = contexts.get(p.context, {})
@@ -151,19 +140,22 @@ def post_grades(regs: Registrations, state: LtiState, postings: Iterable[Posting
             state.failed(key, str(e), t)
             report.failed.append((key, str(e)))
             continue
-        state.posted(key, value, t)
+        state.posted(key, p.value, t)
         report.posted.append(key)
     return report
 
 
-def members(regs: Registrations, ctx: Mapping[str, Any]) -> list[dict[str, Any]]:
+def members(regs: Registrations, ctx: Mapping[str, Any]) -> list[Member]:
     """The LMS course's members (NRPS): user id, name, email, roles, SIS id."""
     if not ctx.get("nrps"):
         raise GradelineError("no launch from this LMS course has offered its roster yet "
                              "(Names and Role Provisioning Services): launch once")
     svc = NamesRolesProvisioningService(_connector(regs, ctx), ctx["nrps"])
     try:
-        return [dict(m) for m in svc.get_members()]
+        return [Member(str(m["user_id"]), str(m.get("name", "")), str(m.get("email") or ""),
+                       str(m.get("lis_person_sourcedid") or ""),
+                       tuple(str(r) for r in m.get("roles") or ()),
+                       m.get("status", "Active") == "Active") for m in svc.get_members()]
     except (LtiException, LtiServiceException, OSError) as e:
         raise GradelineError(f"the LMS's roster: {e}") from e
 

@@ -5,7 +5,7 @@ post grades and read the roster), the line item of each assignment there (or the
 it was launched from, where the LMS named none), and the journal of grades posted --
 what makes a grade go to the LMS exactly once per change, across restarts: a grade is
 recorded as posted only after the LMS took it, and one that failed waits for its next
-try, later each time the LMS stays down."""
+try, later each time the LMS stays down (``course.lms_grades``)."""
 
 from __future__ import annotations
 
@@ -18,7 +18,7 @@ from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
-BACKOFF_S = (30.0, 60.0, 300.0, 900.0, 3600.0)  # after 1, 2, 3, ... failed posts
+from grader.course.lms_grades import retry_at
 
 
 def _write(path: Path, data: Any) -> None:
@@ -98,6 +98,5 @@ class LtiState:
         with self._edit(self.journal_file) as data:
             entry = data.setdefault(key, {"failures": 0})
             n = int(entry.get("failures", 0)) + 1
-            entry.update(failures=n, error=error[:500],
-                         retry_at=at + BACKOFF_S[min(n, len(BACKOFF_S)) - 1])
+            entry.update(failures=n, error=error[:500], retry_at=retry_at(n, at))
             return float(entry["retry_at"])

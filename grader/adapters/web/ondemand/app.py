@@ -24,19 +24,23 @@ from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass
 from http import HTTPStatus
 from pathlib import Path
-from typing import Any, NamedTuple
+from typing import NamedTuple
 from urllib.parse import quote
+from wsgiref.types import WSGIEnvironment
 
 import yaml
 from python_multipart import parse_form
 from python_multipart.exceptions import FormParserError
+from python_multipart.multipart import Field, File
 
-from grader.adapters.desk_client import ask
+from grader.adapters import desk_client
+from grader.adapters.desk_client import DeskRefusal
 from grader.adapters.web.design import CSP, esc, layout, message_page, rebase
-from grader.adapters.web.ondemand.staff import staff_get
+from grader.adapters.web.ondemand.staff_socket import staff_get
 from grader.adapters.web.student import handin_page
 from grader.core.errors import ConfigError, GradelineError, RefusedError
 from grader.core.upload import MAX_UPLOAD_BYTES, form_length_refusal
+from grader.course.shown import Receipt
 
 StartResponse = Callable[[str, list[tuple[str, str]]], object]
 #: same-origin: the browser names this page's origin on its own form's post (with
@@ -96,7 +100,7 @@ class App:
     def _csrf(self, course: str) -> str:
         return hmac.new(self.key, f"{os.getuid()}:{course}".encode(), hashlib.sha256).hexdigest()
 
-    def __call__(self, environ: dict[str, Any], start: StartResponse) -> Iterable[bytes]:
+    def __call__(self, environ: WSGIEnvironment, start: StartResponse) -> Iterable[bytes]:
         base, path = app_paths(environ)
         try:
             status, body, ctype = self._route(environ, base, path)
@@ -107,7 +111,7 @@ class App:
               [("Content-Type", ctype), ("Content-Length", str(len(data))), *HEADERS])
         return [data]
 
-    def _route(self, environ: dict[str, Any], base: str, path: str) -> Reply:
+    def _route(self, environ: WSGIEnvironment, base: str, path: str) -> Reply:
         parts = path.strip("/").split("/")
         if path in ("", "/"):
             return Reply(200, self._home(base))
@@ -134,24 +138,18 @@ class App:
             items.append(f"<li>{link}{extra}</li>")
         return layout(self.title, f"<ul>{''.join(items)}</ul>", site_href=f"{base}/")
 
-    def _view(self, course: CourseDoors) -> Mapping[str, Any] | str:
-        reply = ask(course.desk, {"op": "mine"})
-        if not reply.get("ok"):
-            return str(reply.get("error", "the desk refused"))
-        view: Mapping[str, Any] = reply["view"]
-        return view
-
-    def _student(self, course: CourseDoors, here: str, receipt: Mapping[str, Any] | None = None,
+    def _student(self, course: CourseDoors, here: str, receipt: Receipt | None = None,
                  error: str | None = None) -> str:
-        view = self._view(course)
-        if isinstance(view, str):
-            return message_page(course.name, view)
-        return handin_page(view, [a["name"] for a in view["assignments"]],
+        try:
+            view = desk_client.mine(course.desk)
+        except DeskRefusal as e:
+            return message_page(course.name, str(e))
+        return handin_page(view, [a.name for a in view.assignments],
                            action=f"{here}/hand-in", csrf_token=self._csrf(course.name),
                            max_mib=MAX_UPLOAD_BYTES >> 20, receipt=receipt, error=error,
                            results=True)
 
-    def _hand_in(self, environ: dict[str, Any], course: CourseDoors, here: str) -> Reply:
+    def _hand_in(self, environ: WSGIEnvironment, course: CourseDoors, here: str) -> Reply:
         origin = environ.get("HTTP_ORIGIN")
         host = environ.get("HTTP_X_FORWARDED_HOST") or environ.get("HTTP_HOST", "")
         if origin and origin.split("://", 1)[-1] != host:
@@ -167,11 +165,12 @@ class App:
                                                 "in again from this page"))
             if file is None:
                 return Reply(400, self._student(course, here, error="choose a file to hand in"))
-            reply = ask(course.desk, {"op": "hand-in", "assignment": fields.get("assignment"),
-                                      "name": file[1]}, file[0])
-        if not reply.get("ok"):
-            return Reply(400, self._student(course, here, error=str(reply.get("error"))))
-        return Reply(200, self._student(course, here, receipt=reply["receipt"]))
+            try:
+                receipt = desk_client.hand_in(course.desk, fields.get("assignment", ""),
+                                              file[0], name=file[1])
+            except DeskRefusal as e:
+                return Reply(400, self._student(course, here, error=str(e)))
+        return Reply(200, self._student(course, here, receipt=receipt))
 
     def _staff(self, course: CourseDoors, path: str, here: str) -> Reply:
         if course.staff is None:
@@ -188,7 +187,7 @@ class App:
 _OOD_BASE = re.compile(r"^/pun/(?:sys/[^/]+|dev/[^/]+|usr/[^/]+/[^/]+)")
 
 
-def app_paths(environ: Mapping[str, Any]) -> tuple[str, str]:
+def app_paths(environ: WSGIEnvironment) -> tuple[str, str]:
     """(the app's base URI, the path under it). OnDemand's nginx sets SCRIPT_NAME (its
     passenger_base_uri); Passenger standalone has no base URI, so the app finds its
     own in the path, by OnDemand's URL layout."""
@@ -199,7 +198,7 @@ def app_paths(environ: Mapping[str, Any]) -> tuple[str, str]:
     return base, path
 
 
-def read_form(environ: Mapping[str, Any], into: Path
+def read_form(environ: WSGIEnvironment, into: Path
               ) -> tuple[dict[str, str], tuple[Path, str] | None]:
     """A multipart form's fields and its file: (where it was written under ``into``, the
     name the browser gave, which the desk judges), within the hand-in's size.
@@ -212,10 +211,10 @@ def read_form(environ: Mapping[str, Any], into: Path
     fields: dict[str, str] = {}
     saved: list[tuple[Path, str]] = []
 
-    def on_field(f: Any) -> None:
-        fields[f.field_name.decode()] = (f.value or b"").decode(errors="replace")
+    def on_field(f: Field) -> None:
+        fields[(f.field_name or b"").decode()] = (f.value or b"").decode(errors="replace")
 
-    def on_file(f: Any) -> None:
+    def on_file(f: File) -> None:
         name = Path((f.file_name or b"").decode(errors="replace")).name
         if not name:
             return

@@ -48,9 +48,9 @@ from dataclasses import replace
 from grader import faults
 from grader.adapters.metrics.base import MetricsSource, counting
 from grader.adapters.procfs import Monitor
+from grader.core.cpuset import CpuSet
 from grader.core.jobs import GradingJob, Outcome
 from grader.core.samples import ShardSample
-from grader.cpuset import CpuSet
 from grader.pipeline.local_executor import WorkerSpec, grade_inline, grade_many
 from grader.pipeline.shapes import by_shape
 from grader.pipeline.slurm.shards import Shard

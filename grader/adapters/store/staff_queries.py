@@ -5,9 +5,9 @@ of ``Store`` like ``CourseQueries``."""
 from __future__ import annotations
 
 from contextlib import AbstractContextManager
-from typing import Any
 
 import psycopg
+from psycopg.rows import TupleRow
 
 from grader.core.result import SubmissionResult
 from grader.course.staffview import Detail, Row
@@ -16,7 +16,7 @@ from grader.course.staffview import Detail, Row
 class StaffQueries:
     """Read-only queries over ``submissions`` and ``results``."""
 
-    def _tx(self) -> AbstractContextManager[psycopg.Cursor[Any]]:
+    def _tx(self) -> AbstractContextManager[psycopg.Cursor[TupleRow]]:
         raise NotImplementedError
 
     def rows(self, course: str, *, assignment: str | None = None,

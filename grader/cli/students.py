@@ -4,21 +4,22 @@
 from __future__ import annotations
 
 import argparse
+import contextlib
 import json
 import signal
 import sys
-from collections.abc import Mapping
+from collections.abc import Iterator
 from datetime import timedelta
 from pathlib import Path
-from typing import Any
 
-from grader.adapters import desk as transport
-from grader.adapters import desk_client
-from grader.cli.common import spool_options
+from grader.adapters import desk_client, desk_socket
+from grader.adapters.desk_client import DeskRefusal
+from grader.cli.common import Commands, spool_options
+from grader.compose import read_side
 from grader.compose.context import Context
 from grader.core.errors import GradelineError
 from grader.core.signing import check
-from grader.views.desk import Desk, desk_key
+from grader.course.shown import StudentView, SubmissionView
 
 CUT = 400  # characters of a failed test's input, answer and output on a terminal
 
@@ -34,12 +35,11 @@ def cmd_desk(args: argparse.Namespace, ctx: Context) -> int:
     path = socket_path(args, ctx)
     with ctx.store() as store:
         store.migrate()
-    key = desk_key(ctx.state_dir / "desk.key")
     if args.link_minutes <= 0:
         raise GradelineError("--link-minutes: give a positive number of minutes")
-    desk = Desk(course, ctx.spool(create=True), ctx.reads(), ctx.problems(), key,
-                page_url=args.page_url, link_ttl=timedelta(minutes=args.link_minutes))
-    server = transport.listen(path, desk.handle)
+    desk = read_side.student_desk(ctx, course, page_url=args.page_url,
+                                  link_ttl=timedelta(minutes=args.link_minutes))
+    server = desk_socket.listen(path, desk_socket.answering(desk))
     signal.signal(signal.SIGTERM, lambda *_: sys.exit(0))
     print(f"gradeline desk for course {course.name} on {path}; students run:\n"
           f"  export GRADELINE_DESK_SOCKET={path}\n"
@@ -54,12 +54,13 @@ def cmd_desk(args: argparse.Namespace, ctx: Context) -> int:
     return 0
 
 
-def _ask(args: argparse.Namespace, ctx: Context, request: Mapping[str, Any],
-         file: Path | None = None) -> dict[str, Any]:
-    reply = desk_client.ask(socket_path(args, ctx), request, file)
-    if not reply.get("ok"):
-        raise GradelineError(f"the desk refused: {reply.get('error', 'no reason given')}")
-    return reply
+@contextlib.contextmanager
+def _refused() -> Iterator[None]:
+    """The desk's refusal, said as the desk's."""
+    try:
+        yield
+    except DeskRefusal as e:
+        raise GradelineError(f"the desk refused: {e}") from None
 
 
 def cmd_hand_in(args: argparse.Namespace, ctx: Context) -> int:
@@ -67,18 +68,17 @@ def cmd_hand_in(args: argparse.Namespace, ctx: Context) -> int:
     if not src.is_file():
         raise GradelineError(f"{src}: not a file (hand in one file: a source, or an archive "
                              "of a directory)")
-    reply = _ask(args, ctx, {"op": "hand-in", "assignment": args.assignment,
-                             "name": src.name}, src)
-    r = reply["receipt"]
-    late = " (after your deadline)" if r.get("late") else ""
-    print(f"received {r['file']} for {r['assignment']}{late}: submission {r['submission']}, "
-          f"{r['size']} bytes, sha256 {r['sha256']}, at {r['received_at']}", file=sys.stderr)
-    if r.get("deferred"):
-        print(f"past the assignment's hand-in limit ({r['limit']}): it is graded after "
+    with _refused():
+        r = desk_client.hand_in(socket_path(args, ctx), args.assignment, src)
+    late = " (after your deadline)" if r.late else ""
+    print(f"received {r.file} for {r.assignment}{late}: submission {r.submission}, "
+          f"{r.size} bytes, sha256 {r.sha256}, at {r.received_at}", file=sys.stderr)
+    if r.deferred:
+        print(f"past the assignment's hand-in limit ({r.limit}): it is graded after "
               "everyone else's and its feedback comes after your deadline", file=sys.stderr)
-    if "left" in r:
-        print(f"hand-ins of {r['assignment']} left: {r['left']}", file=sys.stderr)
-    print(json.dumps(r, indent=1))
+    if r.left is not None:
+        print(f"hand-ins of {r.assignment} left: {r.left}", file=sys.stderr)
+    print(json.dumps(r.to_json(), indent=1))
     return 0
 
 
@@ -87,68 +87,68 @@ def cmd_mine(args: argparse.Namespace, ctx: Context) -> int:
         if not args.assignment:
             raise GradelineError("--choose needs the assignment: gradeline mine ASSIGNMENT "
                                  "--choose SUBMISSION")
-        _ask(args, ctx, {"op": "choose", "assignment": args.assignment,
-                         "submission": args.choose})
+        with _refused():
+            desk_client.choose(socket_path(args, ctx), args.assignment, args.choose)
         print(f"{args.choose} is your chosen submission for {args.assignment}")
         return 0
     if args.link:
-        reply = _ask(args, ctx, {"op": "link"})
-        print(f"{reply['url']}\n(valid until {reply['expires']}; it is yours: do not share it)")
+        with _refused():
+            link = desk_client.link(socket_path(args, ctx))
+        print(f"{link.url}\n(valid until {link.expires}; it is yours: do not share it)")
         return 0
-    req: dict[str, Any] = {"op": "mine"}
-    if args.assignment:
-        req["assignment"] = args.assignment
-    view = _ask(args, ctx, req)["view"]
-    print(json.dumps(view, indent=1) if args.json else render(view))
+    with _refused():
+        view = desk_client.mine(socket_path(args, ctx), args.assignment)
+    print(json.dumps(view.to_json(), indent=1) if args.json else render(view))
     return 0
 
 
-def render(view: Mapping[str, Any]) -> str:
+def render(view: StudentView) -> str:
     """A student's view for a terminal."""
-    lines = [f"{view['student']} in {view['course']} (as of {view['now'][:19]})"]
-    for a in view["assignments"]:
-        rel = f", results released {a['released'][:16]}" if a["released"] else ""
-        lines.append(f"\n{a['name']}: due {a['deadline'][:16]}{rel}")
-        lim = a.get("limits") or {}
-        if lim.get("left") is not None:
-            lines.append(f"  hand-ins used {lim['used']}, left {lim['left']}")
-        if lim.get("why"):
-            when = f" (next within the limits at {lim['next_at'][:16]})" \
-                if lim.get("next_at") else ""
-            later = "taken but deferred" if lim.get("deferring") else "refused"
-            lines.append(f"  a hand-in now would be {later}: {lim['why']}{when}")
-        if not a["submissions"]:
+    lines = [f"{view.student} in {view.course} (as of {view.now[:19]})"]
+    for a in view.assignments:
+        rel = f", results released {a.released[:16]}" if a.released else ""
+        lines.append(f"\n{a.name}: due {a.deadline[:16]}{rel}")
+        lim = a.limits
+        if lim.left is not None:
+            lines.append(f"  hand-ins used {lim.used}, left {lim.left}")
+        if lim.why:
+            when = f" (next within the limits at {lim.next_at[:16]})" if lim.next_at else ""
+            later = "taken but deferred" if lim.deferring else "refused"
+            lines.append(f"  a hand-in now would be {later}: {lim.why}{when}")
+        if not a.submissions:
             lines.append("  nothing handed in")
-        for s in a["submissions"]:
+        for s in a.submissions:
             lines += _submission(s)
     return "\n".join(lines)
 
 
-def _submission(s: Mapping[str, Any]) -> list[str]:
-    flag = " [counts]" if s["counts"] else ""
-    late = f", {s['late_hours']} h late" if s["late_hours"] else ""
-    head = f"  {s['id']} at {s['submitted_at'][:19]}{late}{flag}: "
-    if s["state"] == "quarantined":
-        return [head + f"refused: {s['reason']}"]
-    if s.get("deferred"):
-        return [head + s["message"]]
-    if s.get("verdict") is None:
+def _submission(s: SubmissionView) -> list[str]:
+    flag = " [counts]" if s.counts else ""
+    late = f", {s.late_hours} h late" if s.late_hours else ""
+    head = f"  {s.id} at {s.submitted_at[:19]}{late}{flag}: "
+    if s.state == "quarantined":
+        return [head + f"refused: {s.reason}"]
+    if s.deferred:
+        return [head + s.message]
+    if s.verdict is None:
         return [head + "waiting to be graded"]
-    total = f"{s['score']:g}" + (f"/{s['max_score']:g}" if s.get("max_score") else "")
-    part = "" if s.get("complete") else " so far (more after the deadline or release)"
-    out = [head + f"{s['verdict']} {total}{part}"]
-    if s.get("message"):
-        out.append(f"    {s['message']}")
-    if s.get("compile_output"):
-        out.append("    compiler: " + s["compile_output"][:CUT].replace("\n", "\n      "))
-    for g in s["groups"]:
-        out.append(f"    {g['name']}: {g['verdict']} {g['passed']}/{g['total']} "
-                   f"({g['points']:g} of {g['max_points']:g} points)")
-    for t in s["tests"]:
-        if t["verdict"] != "AC":
-            out.append(f"    {t['name']}: {t['verdict']} {t['feedback'][:CUT]}")
-            for k in ("input", "expected", "output"):
-                out.append(f"      {k}: " + t.get(k, "")[:CUT].rstrip().replace(
+    total = "" if s.score is None else \
+        f"{s.score:g}" + (f"/{s.max_score:g}" if s.max_score else "")
+    part = "" if s.complete else " so far (more after the deadline or release)"
+    out = [head + f"{s.verdict} {total}{part}"]
+    if s.message:
+        out.append(f"    {s.message}")
+    if s.compile_output:
+        out.append("    compiler: " + s.compile_output[:CUT].replace("\n", "\n      "))
+    for g in s.groups:
+        out.append(f"    {g.name}: {g.verdict} {g.passed}/{g.total} "
+                   f"({g.points:g} of {g.max_points:g} points)")
+    for t in s.tests:
+        if t.verdict != "AC":
+            out.append(f"    {t.name}: {t.verdict} {t.feedback[:CUT]}")
+            for k, text in (("input", t.input), ("expected", t.expected),
+                            ("output", t.output)):
+                out.append(f"      {k}: " + (text or "")[:CUT].rstrip().replace(
                     "\n", "\n        "))
     return out
 
@@ -160,7 +160,7 @@ def cmd_receipt(args: argparse.Namespace, ctx: Context) -> int:
         raise GradelineError(f"{args.file}: not a receipt ({e})") from None
     if not isinstance(receipt, dict):
         raise GradelineError(f"{args.file}: not a receipt")
-    fields = check(desk_key(ctx.state_dir / "desk.key"), receipt)
+    fields = check(read_side.key(ctx), receipt)
     print(f"genuine: {fields['student']} handed in {fields['file']} for "
           f"{fields['assignment']} at {fields['received_at']} (submission "
           f"{fields['submission']}, sha256 {fields['sha256']})")
@@ -172,7 +172,7 @@ def _desk_option(sp: argparse.ArgumentParser) -> None:
                     help="the desk's socket (default $GRADELINE_DESK_SOCKET)")
 
 
-def register(sub: Any) -> None:
+def register(sub: Commands) -> None:
     d = sub.add_parser("desk", help="the student desk: students hand in and see their own "
                                     "results through a socket that knows who they are")
     spool_options(d)

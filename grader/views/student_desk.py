@@ -1,9 +1,10 @@
 """The student desk: hand-in with a signed receipt, one's own results, a link to one's
 own page, and the choice of the submission that counts.
 
-Who asks is the kernel's word (``adapters.desk``: the socket's peer), never the
-request's; what they may see is ``course.studentview``'s. The desk runs as the
-grading account (it writes the spool and reads the store), not as root.
+Who asks is the front end's word (the socket's peer, by the kernel:
+``adapters.desk_socket``; a signed launch or link), never a request's; what they may
+see is ``course.studentview``'s, given as values (``course.shown``). The desk runs as
+the grading account (it writes the spool and reads the store), not as root.
 """
 
 from __future__ import annotations
@@ -15,18 +16,18 @@ import re
 import tempfile
 import threading
 from collections.abc import Callable, Mapping
+from dataclasses import replace
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
-from typing import Any
 
-from grader.adapters.peercred import Peer
 from grader.adapters.spool import Spool
 from grader.core.errors import ConfigError, GradelineError, RefusedError
-from grader.core.signing import KEY_BYTES, open_token, signed, token
+from grader.core.signing import KEY_BYTES, open_token, sign, token
 from grader.core.textfile import head
 from grader.core.upload import MAX_UPLOAD_BYTES, Upload
 from grader.course.handin import admit
 from grader.course.load import Course
+from grader.course.shown import Link, Receipt, StudentView
 from grader.course.studentview import SHOWN_BYTES, student_view
 from grader.formats.problem import Problem
 from grader.views.ports import ReadsOpener
@@ -78,26 +79,11 @@ class Desk:
         #: count them even where the store missed their receipts (it was down)
         self._taken: dict[tuple[str, str], dict[str, datetime]] = {}
 
-    def handle(self, peer: Peer, req: Mapping[str, Any], body: Upload | None = None
-               ) -> dict[str, Any]:
-        """The reply to ``req`` from ``peer``; :raises RefusedError: when refused."""
-        claimed = req.get("student")
-        if claimed is not None and claimed != peer.user:
-            raise RefusedError(f"you are {peer.user} to this desk (the kernel says so); "
-                               f"it answers no request for {claimed}")
-        if self.course.students and peer.user not in self.course.students:
-            raise RefusedError(f"{peer.user} is not on the roster of course "
+    def on_roster(self, student: str) -> None:
+        """:raises RefusedError: when the course has a roster without ``student``."""
+        if self.course.students and student not in self.course.students:
+            raise RefusedError(f"{student} is not on the roster of course "
                                f"{self.course.name}")
-        op = req.get("op")
-        if op == "hand-in":
-            return self._hand_in(peer.user, req, body)
-        if op == "mine":
-            return self.view(peer.user, req.get("assignment"))
-        if op == "link":
-            return self._link(peer.user)
-        if op == "choose":
-            return self._choose(peer.user, req)
-        raise RefusedError(f"no such request {op!r}: hand-in, mine, link or choose")
 
     def _assignment(self, name: object) -> str:
         try:
@@ -105,12 +91,8 @@ class Desk:
         except ConfigError as e:
             raise RefusedError(str(e)) from None
 
-    def _hand_in(self, student: str, req: Mapping[str, Any], body: Upload | None
-                 ) -> dict[str, Any]:
-        return self.hand_in(student, req.get("assignment"), req.get("name"), body)
-
     def hand_in(self, student: str, assignment_name: object, name: object,
-                body: Upload | None) -> dict[str, Any]:
+                body: Upload | None) -> Receipt:
         """Take ``body`` (a file the caller received) as ``student``'s hand-in: the desk's
         semantics for every front end (limits, a signed receipt, the late flag).
 
@@ -140,19 +122,17 @@ class Desk:
                                           submitted_at=when.isoformat(),
                                           deferred=adm.deferred)
             self._taken.setdefault((student, assignment), {})[entry.id] = when
-        receipt = signed(self.key, {
-            "submission": entry.id, "course": self.course.name, "assignment": assignment,
-            "student": student, "file": name, "received_at": when.isoformat(),
-            "size": body.size, "sha256": digest.hexdigest(),
-            "deadline": adm.deadline.isoformat(), "late": adm.late,
-            **({"deferred": True, "limit": adm.limit} if adm.deferred else {}),
-            **({"left": adm.left} if adm.left is not None else {})})
+        receipt = Receipt(entry.id, self.course.name, assignment, student, name,
+                          when.isoformat(), body.size, digest.hexdigest(),
+                          adm.deadline.isoformat(), adm.late, adm.deferred,
+                          adm.limit if adm.deferred else "", adm.left)
+        receipt = replace(receipt, signature=sign(self.key, receipt.fields()))
         try:
             with self.store() as store:
                 store.add_receipt(receipt)
         except GradelineError as e:  # the spool has it: nothing is lost, only listed later
             log.warning("receipt %s not stored: %s", entry.id, e)
-        return {"receipt": receipt}
+        return receipt
 
     def _student_lock(self, student: str) -> threading.Lock:
         with self._lock:
@@ -169,8 +149,8 @@ class Desk:
             log.warning("hand-in history of %s unavailable: %s", student, e)
         return sorted(seen.values())
 
-    def view(self, student: str, assignment: object = None) -> dict[str, Any]:
-        """The student's own page as data (one assignment, or all)."""
+    def view(self, student: str, assignment: object = None) -> StudentView:
+        """The student's own page as a value (one assignment, or all)."""
         only = None if assignment is None else self._assignment(assignment)
         with self.store() as store:
             mine = store.student_submissions(self.course.name, student)
@@ -178,33 +158,33 @@ class Desk:
                         for a in self.course.assignments}
         view = student_view(self.course, student, mine, released=released, now=self.clock(),
                             case_data=self.case_data)
-        if only is not None:
-            view["assignments"] = [a for a in view["assignments"] if a["name"] == only]
-        return {"view": view}
+        return view if only is None else view.only(only)
 
-    def page_for(self, link_token: str) -> dict[str, Any]:
+    def page_for(self, link_token: str) -> StudentView:
         """The view a student's link opens (``adapters.web.StudentSource``).
 
         :raises RefusedError: a forged, edited or expired link, or another course's.
         """
         fields = open_token(self.key, link_token, self.clock())
-        if fields.get("course") != self.course.name or not isinstance(fields.get("student"),
-                                                                       str):
+        student = fields.get("student")
+        if fields.get("course") != self.course.name or not isinstance(student, str):
             raise RefusedError("not a link to this course's pages")
-        view: dict[str, Any] = self.view(fields["student"])["view"]
-        return view
+        return self.view(student)
 
-    def _link(self, student: str) -> dict[str, Any]:
+    def link(self, student: str) -> Link:
+        """A link to the student's own page, valid for ``link_ttl``."""
         if not self.page_url:
             raise RefusedError("this desk has no results page to link to (staff start it "
                                "with --page-url); 'gradeline mine' shows the same")
         expires = (self.clock() + self.link_ttl).replace(microsecond=0)
         t = token(self.key, {"student": student, "course": self.course.name,
                              "expires": expires.isoformat()})
-        return {"url": f"{self.page_url.rstrip('/')}/me/{t}", "expires": expires.isoformat()}
+        return Link(f"{self.page_url.rstrip('/')}/me/{t}", expires.isoformat())
 
-    def _choose(self, student: str, req: Mapping[str, Any]) -> dict[str, Any]:
-        assignment = self._assignment(req.get("assignment"))
+    def choose(self, student: str, assignment_name: object, submission: object) -> str:
+        """Make ``submission`` the one that counts for ``student`` (courses that let
+        students choose, until their deadline); the submission chosen."""
+        assignment = self._assignment(assignment_name)
         a = self.course.assignments[assignment]
         if a.counts != "chosen":
             raise RefusedError(f"{assignment} counts your {a.counts} submission; there is "
@@ -213,6 +193,5 @@ class Desk:
         if self.clock() > due:
             raise RefusedError(f"the choice for {assignment} closed at {due.isoformat()}")
         with self.store() as store:
-            store.choose(self.course.name, assignment, student, str(req.get("submission")),
-                         by=student)
-        return {"chosen": req.get("submission")}
+            store.choose(self.course.name, assignment, student, str(submission), by=student)
+        return str(submission)

@@ -7,42 +7,14 @@ import argparse
 import socket
 import sys
 import time
-from collections.abc import Callable, Mapping
-from datetime import UTC, datetime
 from pathlib import Path
-from typing import Any
 
 from grader.adapters import web
 from grader.adapters.peercred import Peer, is_one_of
-from grader.adapters.scheduler.accounting import Usage
-from grader.adapters.store.postgres import Store
 from grader.adapters.web import serving
+from grader.compose import read_side, snapshots
 from grader.compose.context import Context
-from grader.core.errors import GradelineError
-from grader.views.desk import Desk, desk_key
-from grader.views.live import Snapshot, snapshot, text
-from grader.views.staff import StaffPages
-
-
-def provider(args: argparse.Namespace, ctx: Context) -> web.Provider:
-    """Reads the store and the spool afresh at each call (survives database restarts)."""
-    spool, course = ctx.spool(), ctx.course()
-    url = ctx.db_url()
-
-    def current() -> Mapping[str, Any]:
-        since = datetime.fromtimestamp(time.time() - args.window - 3600, UTC)
-        try:
-            with Store(url) as store:
-                rows = store.finished(course, since)
-        except GradelineError as e:
-            rows = []
-            print(f"gradeline: {e}", file=sys.stderr)
-        waiting = len(spool.new_entries())
-        in_progress = sum(len(spool.batch_entries(b)) for b in spool.batches())
-        return snapshot(course, rows, waiting=waiting, in_progress=in_progress,
-                        window_s=args.window).to_dict()
-
-    return current
+from grader.views.snapshot import text
 
 
 def staff_socket(args: argparse.Namespace, ctx: Context) -> Path:
@@ -61,10 +33,8 @@ def cmd_web(args: argparse.Namespace, ctx: Context) -> int:
     is_staff = None
     if course is not None:
         problems = ctx.problems()
-        staff = StaffPages(course, ctx.spool(), ctx.reads(), problems,
-                           usage=_usage(ctx, course.slurm.account))
-        key = desk_key(ctx.state_dir / "desk.key")
-        students = Desk(course, ctx.spool(), ctx.reads(), problems, key).page_for
+        staff = read_side.staff_pages(ctx, course, problems)
+        students = read_side.student_desk(ctx, course, problems).page_for
         named = course.staff
 
         def is_staff(peer: Peer) -> bool:
@@ -72,7 +42,7 @@ def cmd_web(args: argparse.Namespace, ctx: Context) -> int:
     sock = staff_socket(args, ctx)
     door = f"the staff socket ({socket.gethostname()}:{sock}; ssh -L 8470:{sock} " \
            f"{socket.gethostname()}, then http://localhost:8470/)"
-    app = web.app(provider(args, ctx), refresh_s=args.refresh, staff=staff,
+    app = web.app(snapshots.snapshots(ctx, args.window), refresh_s=args.refresh, staff=staff,
                   students=students, is_staff=is_staff, staff_door=door)
     who = ", ".join([*course.staff.accounts, *(f"group {g}" for g in course.staff.groups)]) \
         if course is not None else ""
@@ -84,19 +54,11 @@ def cmd_web(args: argparse.Namespace, ctx: Context) -> int:
     return 0
 
 
-def _usage(ctx: Context, account: str | None) -> Callable[[str], list[Usage]] | None:
-    """The course account's core-hours from Slurm's accounting, where both exist."""
-    sched = ctx.scheduler() if account else None
-    if sched is None or account is None:
-        return None
-    return lambda since: sched.usage(since, [account])
-
-
 def cmd_watch(args: argparse.Namespace, ctx: Context) -> int:
-    current = provider(args, ctx)
+    current = snapshots.snapshots(ctx, args.window)
     try:
         while True:
-            s = Snapshot(**current())
+            s = current()
             if sys.stdout.isatty():
                 print("\033[H\033[2J", end="")
             print(text(s), flush=True)

@@ -5,23 +5,30 @@ from __future__ import annotations
 
 import json
 from collections.abc import Callable, Mapping, Sequence
-from pathlib import Path
-from typing import Any
+from dataclasses import replace
+
+from pydantic import ValidationError
 
 from grader.adapters.scheduler.accounting import Usage
 from grader.adapters.spool import Spool
 from grader.core.errors import GradelineError
 from grader.course.load import Course
 from grader.course.policy import Grade, grade_course
-from grader.course.staffview import assignment_table, student_history, submission_page
+from grader.course.similarity_pairs import PairView, SimilarityReport
+from grader.course.staffview import (
+    AssignmentRow,
+    HistoryView,
+    RegradePreview,
+    SubmissionDetail,
+    UsageRow,
+    UsageView,
+    assignment_table,
+    student_history,
+    submission_page,
+)
 from grader.formats.problem import Problem
 from grader.views.ports import CourseReads, ReadsOpener
-from grader.views.similarity import pair_view, read_report
-
-
-def preview_path(spool: Spool, assignment: str) -> Path:
-    """Where the latest regrade preview of an assignment is kept."""
-    return spool.root / "regrades" / f"preview-{assignment}.json"
+from grader.views.similarity_report import pair_view, read_report
 
 
 class StaffPages:
@@ -40,7 +47,7 @@ class StaffPages:
     def _grades(self, store: CourseReads) -> list[Grade]:
         return grade_course(self.course, store.attempts(self.course.name), self.max_points)
 
-    def assignment(self, name: str) -> list[dict[str, Any]] | None:
+    def assignment(self, name: str) -> list[AssignmentRow] | None:
         if name not in self.course.assignments:
             return None
         with self.store() as store:
@@ -48,7 +55,7 @@ class StaffPages:
             grades = self._grades(store)
         return assignment_table(self.course, name, rows, grades)
 
-    def student(self, name: str) -> list[dict[str, Any]] | None:
+    def student(self, name: str) -> list[HistoryView] | None:
         with self.store() as store:
             rows = store.rows(self.course.name, student=name)
             if not rows and name not in self.course.students:
@@ -56,41 +63,40 @@ class StaffPages:
             grades = self._grades(store)
         return student_history(self.course, name, rows, grades)
 
-    def submission(self, spool_id: str) -> dict[str, Any] | None:
+    def submission(self, spool_id: str) -> SubmissionDetail | None:
         with self.store() as store:
             d = store.detail(self.course.name, spool_id)
         if d is None:
             return None
         return submission_page(self.course, d, self.spool.payload_files(spool_id))
 
-    def preview(self, name: str) -> dict[str, Any] | None:
+    def preview(self, name: str) -> RegradePreview | None:
+        """The latest regrade preview (None: none yet, or one this version cannot read)."""
         try:
-            data = json.loads(preview_path(self.spool, name).read_text())
-        except (OSError, ValueError):
+            return RegradePreview.from_json(json.loads(
+                self.spool.regrade_preview(name).read_text()))
+        except (OSError, ValueError, ValidationError):
             return None
-        return data if isinstance(data, dict) else None
 
-    def similarity(self, name: str) -> dict[str, Any] | None:
+    def similarity(self, name: str) -> SimilarityReport | None:
         return read_report(self.spool, name) if name in self.course.assignments else None
 
-    def pair(self, name: str, index: int) -> dict[str, Any] | None:
+    def pair(self, name: str, index: int) -> PairView | None:
         if name not in self.course.assignments:
             return None
         return pair_view(self.spool, name, index)
 
-    def usage(self, days: int = 30) -> Mapping[str, Any]:
+    def usage(self, days: int = 30) -> UsageView:
         """What the course's account used of the cluster, or why that is not known."""
         since = f"now-{days}days"
-        out: dict[str, Any] = {"account": self.course.slurm.account, "since": since,
-                               "period": f"the last {days} days", "rows": []}
+        out = UsageView(self.course.slurm.account, since, f"the last {days} days")
         if self._usage is None:
-            out["why"] = "the course file names no Slurm account (slurm: account:), or no " \
-                         "Slurm controller answers"
-            return out
+            return replace(out, why="the course file names no Slurm account (slurm: "
+                                    "account:), or no Slurm controller answers")
         try:
-            out["rows"] = [{"account": u.account, "qos": u.qos, "jobs": u.jobs,
-                            "core_hours": round(u.core_hours, 4)} for u in self._usage(since)]
+            return replace(out, rows=tuple(UsageRow(u.account, u.qos, u.jobs,
+                                                    round(u.core_hours, 4))
+                                           for u in self._usage(since)))
         except GradelineError as e:
-            out["why"] = str(e)
-        return out
+            return replace(out, why=str(e))
 

@@ -9,10 +9,12 @@ and the handler is told who connected, never who the request says it is.
 
 One request per connection: a JSON object on one line (at most ``MAX_HEADER`` bytes);
 when it says ``"size": N``, N bytes of a file follow (at most ``MAX_BODY``). One JSON
-object comes back. What every account shares is bounded (``Bounds``): connections in
-all and per account (over them a request is refused at once, with the reason), the
-whole request's time (a deadline, not a time-out per read: a trickle is dropped), and
-memory (a file is streamed to a temporary file of the desk's, never held).
+object comes back (the wire: ``desk_client``; ``answering`` maps its ops to the desk's
+calls and their values to the reply). What every account shares is bounded
+(``Bounds``): connections in all and per account (over them a request is refused at
+once, with the reason), the whole request's time (a deadline, not a time-out per read:
+a trickle is dropped), and memory (a file is streamed to a temporary file of the
+desk's, never held).
 """
 
 from __future__ import annotations
@@ -30,12 +32,22 @@ from collections import Counter
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from pathlib import Path
-from typing import IO, Any
+from typing import IO, Protocol
 
-from grader.adapters.desk_client import CHUNK, MAX_HEADER
+from grader.adapters.desk_client import (
+    CHOOSE,
+    CHUNK,
+    HAND_IN,
+    LINK,
+    MAX_HEADER,
+    MINE,
+    OPS,
+    REPLY,
+)
 from grader.adapters.peercred import Peer, bind_for_everyone, peer_of
-from grader.core.errors import GradelineError
+from grader.core.errors import GradelineError, RefusedError
 from grader.core.upload import MAX_UPLOAD_BYTES, Upload
+from grader.course.shown import Link, Receipt, StudentView
 
 log = logging.getLogger(__name__)
 MAX_BODY = MAX_UPLOAD_BYTES
@@ -60,7 +72,44 @@ Body = Upload
 
 
 #: (who asked, the request, its file or None) -> the reply's fields
-Handler = Callable[[Peer, Mapping[str, Any], Body | None], Mapping[str, Any]]
+Handler = Callable[[Peer, Mapping[str, object], Body | None], Mapping[str, object]]
+
+
+class Desk(Protocol):
+    """What the desk does for a student (``views.student_desk.Desk``), typed; the
+    socket's requests name it by ``op`` (``desk_client.OPS``)."""
+
+    def on_roster(self, student: str) -> None: ...
+    def hand_in(self, student: str, assignment: object, name: object,
+                body: Upload | None) -> Receipt: ...
+    def view(self, student: str, assignment: object = None) -> StudentView: ...
+    def link(self, student: str) -> Link: ...
+    def choose(self, student: str, assignment: object, submission: object) -> str: ...
+
+
+def answering(desk: Desk) -> Handler:
+    """The handler that answers each request with ``desk``, as the peer the kernel named
+    (a request that claims another student is refused)."""
+    def handle(peer: Peer, req: Mapping[str, object], body: Body | None
+               ) -> Mapping[str, object]:
+        claimed = req.get("student")
+        if claimed is not None and claimed != peer.user:
+            raise RefusedError(f"you are {peer.user} to this desk (the kernel says so); "
+                               f"it answers no request for {claimed}")
+        desk.on_roster(peer.user)
+        op = req.get("op")
+        if op == HAND_IN:
+            receipt = desk.hand_in(peer.user, req.get("assignment"), req.get("name"), body)
+            return {REPLY[HAND_IN]: receipt.to_json()}
+        if op == MINE:
+            return {REPLY[MINE]: desk.view(peer.user, req.get("assignment")).to_json()}
+        if op == LINK:
+            return desk.link(peer.user).to_json()
+        if op == CHOOSE:
+            return {REPLY[CHOOSE]: desk.choose(peer.user, req.get("assignment"),
+                                               req.get("submission"))}
+        raise RefusedError(f"no such request {op!r}: {', '.join(OPS)}")
+    return handle
 
 
 class Refused(Exception):
@@ -79,7 +128,7 @@ def _recv(sock: socket.socket, n: int, until: float) -> bytes:
 
 
 def read_request(sock: socket.socket, until: float, spill: Path
-                 ) -> tuple[dict[str, Any], Body | None]:
+                 ) -> tuple[dict[str, object], Body | None]:
     """The request's JSON line and its file (streamed into ``spill``, a directory only
     the desk can read), within the deadline ``until`` (monotonic seconds).
 
@@ -212,8 +261,8 @@ class DeskServer:
                 if not self._open[peer.uid]:
                     del self._open[peer.uid]
 
-    def _reply(self, peer: Peer, request: Mapping[str, Any], body: Body | None
-               ) -> Mapping[str, Any]:
+    def _reply(self, peer: Peer, request: Mapping[str, object], body: Body | None
+               ) -> Mapping[str, object]:
         try:
             return {"ok": True, **self.handler(peer, request, body)}
         except GradelineError as e:
@@ -224,7 +273,7 @@ class DeskServer:
                                           "can see why in its log"}
 
 
-def _answer(conn: socket.socket, reply: Mapping[str, Any]) -> None:
+def _answer(conn: socket.socket, reply: Mapping[str, object]) -> None:
     with contextlib.suppress(OSError):
         conn.settimeout(5.0)
         conn.sendall(json.dumps(reply).encode() + b"\n")

@@ -6,14 +6,15 @@ from __future__ import annotations
 
 from contextlib import AbstractContextManager
 from datetime import datetime
-from typing import Any
 
 import psycopg
+from psycopg.rows import TupleRow
 from psycopg.types.json import Jsonb
 
 from grader.core.errors import StoreError
 from grader.core.result import SubmissionResult
 from grader.course.policy import Attempt
+from grader.course.shown import Receipt
 from grader.course.studentview import Submitted
 
 
@@ -21,7 +22,7 @@ class CourseQueries:
     """Queries over ``submissions``, ``results``, ``releases``, ``choices`` and
     ``receipts``."""
 
-    def _tx(self) -> AbstractContextManager[psycopg.Cursor[Any]]:
+    def _tx(self) -> AbstractContextManager[psycopg.Cursor[TupleRow]]:
         raise NotImplementedError
 
     def attempts(self, course: str) -> list[Attempt]:
@@ -98,16 +99,16 @@ class CourseQueries:
                                  f"in course {course}")
 
 
-    def add_receipt(self, receipt: dict[str, Any]) -> None:
+    def add_receipt(self, receipt: Receipt) -> None:
         """Keep a receipt the desk gave (idempotent: the spool id is the key)."""
         with self._tx() as cur:
             cur.execute("""
                 INSERT INTO receipts (spool_id, course, assignment, student, received_at,
                                       size, sha256, receipt)
                 VALUES (%s, %s, %s, %s, %s, %s, %s, %s) ON CONFLICT (spool_id) DO NOTHING""",
-                        (receipt["submission"], receipt["course"], receipt["assignment"],
-                         receipt["student"], receipt["received_at"], receipt["size"],
-                         receipt["sha256"], Jsonb(receipt)))
+                        (receipt.submission, receipt.course, receipt.assignment,
+                         receipt.student, receipt.received_at, receipt.size,
+                         receipt.sha256, Jsonb(receipt.to_json())))
 
     def handins(self, course: str, student: str, assignment: str
                 ) -> list[tuple[str, datetime]]:

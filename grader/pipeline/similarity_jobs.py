@@ -16,17 +16,17 @@ import logging
 import shutil
 import time
 from collections.abc import Callable, Mapping
+from dataclasses import replace
 from pathlib import Path
-from typing import Any
 
 from grader.adapters import jplag
 from grader.adapters.scheduler.base import Scheduler, SchedulerError
 from grader.adapters.scheduler.script import ArrayRequest, array_script
-from grader.adapters.spool import Entry, Spool, similarity_dir
+from grader.adapters.spool import Spool
 from grader.core.jobs import now_iso
 from grader.course.load import Course
 from grader.course.policy import grade_course
-from grader.course.similarity import flagged
+from grader.course.similarity_pairs import SimilarityReport, SimilarPair, flagged
 from grader.course.spec import BulkSpec
 from grader.formats.problem import Problem
 from grader.pipeline.intake import Rejected, prepare
@@ -55,7 +55,7 @@ def stage(spool: Spool, problem: Problem, picks: Mapping[str, str], work: Path,
     counts: dict[str, int] = {}
     skipped = []
     for student, sid in sorted(picks.items()):
-        entry = spool.find(sid) or Entry(sid, spool.dir("done") / sid)
+        entry = spool.find(sid) or spool.done(sid)
         try:
             prep = prepare(entry, {problem.short_name: problem})
         except (Rejected, OSError) as e:
@@ -115,13 +115,13 @@ def slurm_runner(sched: Scheduler, bulk: BulkSpec, name: str, timeout_s: float =
 
 def make_report(course: Course, assignment: str, problem: Problem, spool: Spool,
                 store: CourseRows, lib: Path, runner: Runner, *, threshold: float,
-                min_tokens: int) -> dict[str, Any]:
+                min_tokens: int) -> SimilarityReport:
     """Compare, keep the pairs at or above ``threshold``, write ``report.json``."""
-    work = similarity_dir(spool, assignment)
+    work = spool.similarity(assignment)
     picks = chosen(course, assignment, store)
     counts, skipped = stage(spool, problem, picks, work / "work",
                             course.assignments[assignment].starter)
-    pairs: list[dict[str, Any]] = []
+    pairs: list[SimilarPair] = []
     tools = set()
     for lang, n in sorted(counts.items()):
         if n < 2:
@@ -133,12 +133,12 @@ def make_report(course: Course, assignment: str, problem: Problem, spool: Spool,
         runner(jplag.command(lib, lang, d / "subs", base, min_tokens, out), d / "job.log")
         data = json.loads(out.read_text())
         tools.add(str(data.get("tool", "JPlag")))
-        for p in flagged(data["pairs"], threshold):
-            pairs.append({**p, "language": lang, "ids": [picks[p["a"]], picks[p["b"]]]})
-    pairs.sort(key=lambda p: (-p["similarity"], p["a"], p["b"]))
-    report = {"assignment": assignment, "made": now_iso(), "tool": ", ".join(sorted(tools)),
-              "threshold": threshold, "min_tokens": min_tokens, "students": len(picks),
-              "languages": counts, "starter": bool(course.assignments[assignment].starter),
-              "skipped": skipped, "pairs": pairs}
-    (work / "report.json").write_text(json.dumps(report, indent=1))
+        pairs += [replace(p, language=lang, ids=(picks[p.a], picks[p.b]))
+                  for p in flagged(data["pairs"], threshold)]
+    pairs.sort(key=lambda p: (-p.similarity, p.a, p.b))
+    report = SimilarityReport(assignment, now_iso(), ", ".join(sorted(tools)), threshold,
+                              min_tokens, len(picks), counts,
+                              bool(course.assignments[assignment].starter), tuple(skipped),
+                              tuple(pairs))
+    (work / "report.json").write_text(json.dumps(report.to_json(), indent=1))
     return report

@@ -9,34 +9,11 @@ from __future__ import annotations
 
 import time
 from collections.abc import Sequence
-from dataclasses import asdict, dataclass, field
-from typing import Any
 
 import numpy as np
 
 from grader.core.finished import Finished
-
-
-@dataclass
-class Snapshot:
-    """The state of a course's grading at ``at`` (epoch seconds), over ``window_s``."""
-
-    course: str
-    at: float
-    window_s: float
-    waiting: int  # in the spool, not yet claimed
-    in_progress: int  # claimed, not yet stored
-    stored: int  # finished in the window
-    throughput_per_min: float
-    p50_s: float | None
-    p95_s: float | None
-    verdicts: dict[str, int] = field(default_factory=dict)
-    series: list[dict[str, float | None]] = field(default_factory=list)  # per bin
-    by_node: dict[str, int] = field(default_factory=dict)  # node/cores -> results
-    failures: list[dict[str, str]] = field(default_factory=list)  # latest JE/quarantine
-
-    def to_dict(self) -> dict[str, Any]:
-        return asdict(self)
+from grader.course.staffview import Bin, Failure, Snapshot
 
 
 def _pct(vals: Sequence[float], p: float) -> float | None:
@@ -52,13 +29,12 @@ def snapshot(course: str, rows: Sequence[Finished], *, waiting: int, in_progress
     recent = [r for r in rows if r.stored is not None and r.stored >= t0]
     resp = [r.stored - r.arrived for r in recent if r.stored is not None]
     width = window_s / bins
-    series: list[dict[str, float | None]] = []
+    series: list[Bin] = []
     for b in range(bins):
         lo = t0 + b * width
         vals = [r.stored - r.arrived for r in recent
                 if r.stored is not None and lo <= r.stored < lo + width]
-        series.append({"t": lo - now, "per_min": len(vals) * 60 / width,
-                       "p50": _pct(vals, 50), "p95": _pct(vals, 95)})
+        series.append(Bin(lo - now, len(vals) * 60 / width, _pct(vals, 50), _pct(vals, 95)))
     verdicts: dict[str, int] = {}
     by_node: dict[str, int] = {}
     for r in recent:
@@ -67,15 +43,14 @@ def snapshot(course: str, rows: Sequence[Finished], *, waiting: int, in_progress
         if r.node:
             where = f"{r.node} cpus {r.cpus}" if r.cpus else r.node
             by_node[where] = by_node.get(where, 0) + 1
-    failures = [{"student": r.student, "assignment": r.assignment,
-                 "what": r.verdict or r.state,
-                 "when": time.strftime("%H:%M:%S", time.localtime(r.stored or r.arrived))}
+    failures = [Failure(r.student, r.assignment, r.verdict or r.state,
+                        time.strftime("%H:%M:%S", time.localtime(r.stored or r.arrived)))
                 for r in sorted(recent, key=lambda r: r.stored or 0.0, reverse=True)
                 if r.verdict == "JE" or r.state == "quarantined"][:10]
     return Snapshot(course, now, window_s, waiting, in_progress, len(recent),
                     len(recent) * 60 / window_s, _pct(resp, 50), _pct(resp, 95),
-                    dict(sorted(verdicts.items())), series, dict(sorted(by_node.items())),
-                    failures)
+                    dict(sorted(verdicts.items())), tuple(series),
+                    dict(sorted(by_node.items())), tuple(failures))
 
 
 def text(s: Snapshot) -> str:
@@ -89,12 +64,12 @@ def text(s: Snapshot) -> str:
              f"  stored {s.stored}: {s.throughput_per_min:.1f}/min; feedback latency p50 "
              f"{sec(s.p50_s)}, p95 {sec(s.p95_s)}",
              "  verdicts: " + (", ".join(f"{k} {v}" for k, v in s.verdicts.items()) or "-")]
-    peak = max((p["per_min"] or 0.0 for p in s.series), default=0.0)
-    bars = "".join(" ▁▂▃▄▅▆▇█"[min(8, round(8 * (p["per_min"] or 0.0) / peak))] if peak
+    peak = max((p.per_min for p in s.series), default=0.0)
+    bars = "".join(" ▁▂▃▄▅▆▇█"[min(8, round(8 * p.per_min / peak))] if peak
                    else " " for p in s.series)
     lines.append(f"  throughput |{bars}| now")
     for node, n in s.by_node.items():
         lines.append(f"  {node}: {n} results")
     for f in s.failures:
-        lines.append(f"  ! {f['when']} {f['student']} {f['assignment']}: {f['what']}")
+        lines.append(f"  ! {f.when} {f.student} {f.assignment}: {f.what}")
     return "\n".join(lines)

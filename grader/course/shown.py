@@ -1,0 +1,172 @@
+"""What a student is shown, as values: their own view (``studentview.student_view``), a
+hand-in's receipt and a link to their page -- frozen, so every front end (the desk's
+``gradeline mine``, the web page, the LTI launch, the Open OnDemand app) reads the same
+fields by name, and with one ``to_json`` (and ``from_json`` back), the form they take
+on a wire, in a file or in ``--json``. Staff's values are beside their makers
+(``staffview``, ``similarity_pairs``)."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, replace
+from typing import Self, cast
+
+from pydantic import TypeAdapter
+
+
+class Shown:
+    """A frozen dataclass with one JSON form (``to_json``; ``from_json`` reads it back).
+
+    :raises pydantic.ValidationError: (``from_json``) naming the field that is wrong.
+    """
+
+    __slots__ = ()
+
+    def to_json(self) -> dict[str, object]:
+        out: dict[str, object] = _adapter(type(self)).dump_python(self, mode="json")
+        return out
+
+    @classmethod
+    def from_json(cls, data: object) -> Self:
+        return cast(Self, _adapter(cls).validate_python(data))
+
+
+_ADAPTERS: dict[type, TypeAdapter[object]] = {}  # building one takes milliseconds
+
+
+def _adapter(cls: type) -> TypeAdapter[object]:
+    if cls not in _ADAPTERS:
+        _ADAPTERS[cls] = TypeAdapter(cls)
+    return _ADAPTERS[cls]
+
+
+@dataclass(frozen=True, slots=True)
+class ShownTest(Shown):
+    """A test of a shown group; a failed one with its input, answer and the program's
+    output, each cut (``studentview.SHOWN_BYTES``)."""
+
+    name: str
+    group: str
+    verdict: str
+    time_s: float | None
+    feedback: str
+    input: str | None = None
+    expected: str | None = None
+    output: str | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class ShownGroup(Shown):
+    """A shown test group: its verdict, points and the phase that graded it."""
+
+    name: str
+    verdict: str
+    points: float
+    max_points: float
+    passed: int
+    total: int
+    phase: str  # visible | full
+
+
+@dataclass(frozen=True, slots=True)
+class SubmissionView(Shown):
+    """One of the student's submissions: refused (``reason``), deferred, waiting
+    (``verdict`` None) or graded (the shown groups and tests; ``complete`` once the
+    score is the whole suite's)."""
+
+    id: str
+    submitted_at: str  # ISO
+    late_hours: float
+    counts: bool
+    state: str  # waiting | claimed | graded | quarantined
+    sha256: str = ""
+    reason: str = ""
+    deferred: bool = False
+    verdict: str | None = None
+    score: float | None = None
+    max_score: float | None = None
+    complete: bool = False
+    message: str = ""
+    compile_output: str = ""
+    groups: tuple[ShownGroup, ...] = ()
+    tests: tuple[ShownTest, ...] = ()
+
+
+@dataclass(frozen=True, slots=True)
+class LimitsLeft(Shown):
+    """What an assignment's hand-in limits leave the student now (``left`` None: no
+    limit); ``why`` a hand-in now would be refused or, ``deferring``, deferred."""
+
+    used: int = 0
+    left: int | None = None
+    next_at: str | None = None  # ISO
+    why: str = ""
+    deferring: bool = False
+
+
+@dataclass(frozen=True, slots=True)
+class AssignmentView(Shown):
+    """One assignment: the student's own deadline, the release, their submissions."""
+
+    name: str
+    deadline: str  # ISO
+    released: str | None
+    submissions: tuple[SubmissionView, ...]
+    limits: LimitsLeft = LimitsLeft()
+
+
+@dataclass(frozen=True, slots=True)
+class StudentView(Shown):
+    """Everything a student may see of their own submissions, as of ``now``."""
+
+    student: str
+    course: str
+    now: str  # ISO
+    assignments: tuple[AssignmentView, ...]
+
+    def only(self, assignment: str) -> StudentView:
+        """The same view with one assignment's part."""
+        return replace(self, assignments=tuple(a for a in self.assignments
+                                               if a.name == assignment))
+
+
+@dataclass(frozen=True, slots=True)
+class Receipt(Shown):
+    """The desk's signed word that it took a hand-in (``core.signing``): ``fields`` are
+    what the signature covers, exactly as signed (``deferred`` and ``limit`` only when
+    it was deferred, ``left`` only under a counting limit)."""
+
+    submission: str
+    course: str
+    assignment: str
+    student: str
+    file: str
+    received_at: str  # ISO
+    size: int
+    sha256: str
+    deadline: str  # ISO
+    late: bool
+    deferred: bool = False
+    limit: str = ""
+    left: int | None = None
+    signature: str = ""
+
+    def fields(self) -> dict[str, object]:
+        """The signed fields (no signature)."""
+        out = {k: v for k, v in Shown.to_json(self).items()
+               if k not in ("deferred", "limit", "left", "signature")}
+        if self.deferred:
+            out.update(deferred=True, limit=self.limit)
+        if self.left is not None:
+            out["left"] = self.left
+        return out
+
+    def to_json(self) -> dict[str, object]:
+        return {**self.fields(), "signature": self.signature}
+
+
+@dataclass(frozen=True, slots=True)
+class Link(Shown):
+    """A link to the student's own page, and until when it opens it."""
+
+    url: str
+    expires: str  # ISO
