@@ -2,8 +2,9 @@
 pilot that holds two nodes of the local cluster, each test's ranks started by `srun
 --mpi=pmix` in a sandbox of their own on their node (bubblewrap and Apptainer). A probe
 program's ranks report different nodes, cannot reach slurmctld on their node's loopback
-and cannot write beside the worker's other submissions; the example's accepted program is AC, its deadlock TLE, and its crashing rank
-RE naming the rank; nothing is left running."""
+and cannot write beside the worker's other submissions; the example's accepted program
+is AC, its deadlock TLE, and its crashing rank RE naming the rank; nothing is left
+running."""
 
 from __future__ import annotations
 
