@@ -68,6 +68,49 @@ class ShownGroup(Shown):
 
 
 @dataclass(frozen=True, slots=True)
+class ShownTiming(Shown):
+    """One core count of a performance test: each program's median time and the half
+    width of its 95 % confidence interval, the runs each had, and the speedups over
+    each program's own time at the fewest cores (with the CI propagated)."""
+
+    cores: int
+    median_s: float
+    ci_s: float | None
+    reference_median_s: float
+    reference_ci_s: float | None
+    runs: int
+    speedup: float
+    speedup_ci: float | None
+    reference_speedup: float
+
+
+@dataclass(frozen=True, slots=True)
+class ShownItem(Shown):
+    """A scoring item of the performance tests: what it measured and gave."""
+
+    label: str
+    figure: float | None
+    points: float
+    max_points: float
+    rule: str = ""
+
+
+@dataclass(frozen=True, slots=True)
+class ShownPerformance(Shown):
+    """A submission's performance tests as the student sees them: the points, the
+    curve's points and times, the items, a one-line reading of the figures, and what
+    made the measurement less fair than it should be (``not_in_force``)."""
+
+    points: float
+    max_points: float
+    gate: str
+    timings: tuple[ShownTiming, ...]
+    items: tuple[ShownItem, ...]
+    reading: str
+    not_in_force: tuple[str, ...] = ()
+
+
+@dataclass(frozen=True, slots=True)
 class SubmissionView(Shown):
     """One of the student's submissions: refused (``reason``), deferred, waiting
     (``verdict`` None) or graded (the shown groups and tests; ``complete`` once the
@@ -89,6 +132,8 @@ class SubmissionView(Shown):
     compile_output: str = ""
     groups: tuple[ShownGroup, ...] = ()
     tests: tuple[ShownTest, ...] = ()
+    #: its performance tests, once released (the full phase measures them)
+    performance: ShownPerformance | None = None
 
 
 @dataclass(frozen=True, slots=True)

@@ -31,6 +31,7 @@ from grader.core.result import SubmissionResult, TestResult
 from grader.core.verdict import Verdict
 from grader.course.handin_limits import allowance
 from grader.course.load import Course
+from grader.course.perfview import shown_performance
 from grader.course.policy import Attempt, counting, lateness
 from grader.course.shown import (
     AssignmentView,
@@ -145,8 +146,10 @@ def _result(item: SubmissionView, s: Submitted, shown: frozenset[str], released:
         tests += [t for t in r.tests if t.group in shown and t.name not in have]
     out = replace(out, groups=tuple(groups), tests=tuple(_test(t, case_data) for t in tests))
     if released and s.full is not None:
+        perf = s.full.performance
         return replace(out, verdict=s.full.verdict.value, score=s.full.score,
-                       max_score=s.full.max_score, complete=True)
+                       max_score=s.full.max_score, complete=True,
+                       performance=shown_performance(perf) if perf is not None else None)
     bad = [t.verdict for t in tests if t.verdict is not Verdict.AC]
     verdict = first.verdict if first.verdict in (Verdict.CE, Verdict.JE) else \
         (bad[0] if bad else Verdict.AC)

@@ -20,6 +20,7 @@ from grader.adapters.web.design import (
     upload_form,
     verdict_badge,
 )
+from grader.adapters.web.perfchart import performance_section
 from grader.course.shown import LimitsLeft, Receipt, StudentView, SubmissionView
 
 MINE_RELOAD_S = 30
@@ -104,6 +105,8 @@ def _graded(s: SubmissionView, tid: str) -> list[str]:
         out.append(table(f"Test groups of {s.id[:19]}",
                          ["Group", "Verdict", "Passed", "Points"], groups, numeric=(2, 3),
                          table_id=tid))
+    if s.performance is not None:
+        out.append(performance_section(s.performance, f"{tid}-p"))
     for t in s.tests:
         if t.verdict == "AC":
             continue
