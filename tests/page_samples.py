@@ -254,7 +254,7 @@ PERF_VIEW = StudentView.from_json({
             groups=[{"name": "secret", "verdict": "AC", "points": 100.0,
                      "max_points": 100.0, "passed": 3, "total": 3, "phase": "full"}],
             performance={
-                "points": 62.5, "max_points": 100.0, "gate": "", "not_in_force": ["load"],
+                "points": 62.5, "max_points": 100.0, "gate": "", "not_in_force": ["a quiet node"],
                 "reading": "1.41x faster on 4 cores (ideal 4x, the reference 3.62x): "
                            "most of its time does not use the extra cores (serial work, "
                            "or too little for each thread)",

@@ -14,6 +14,12 @@ from grader.course.shown import ShownItem, ShownPerformance, ShownTiming
 #: speedup S on N times the cores, (1 - 1/S) / (1 - 1/N): at or above GOOD it reads as
 #: scaling, below WEAK as most of its time not using the extra cores
 GOOD, WEAK = 0.9, 0.5
+#: what each fairness measure (``core.perfresult.FACTS``) is, in the student's words
+MEASURES = {"cores": "cores of its own", "smt": "idle SMT siblings",
+            "l3_partition": "an L3 partition of its own",
+            "governor": "the performance CPU governor", "turbo": "turbo off",
+            "aslr": "address randomisation off", "thp": "transparent huge pages off",
+            "swap": "no swap", "load": "a quiet node"}
 
 
 def _finite(x: float) -> float | None:
@@ -41,7 +47,8 @@ def shown_performance(p: Performance) -> ShownPerformance:
     items = tuple(ShownItem(i.label, None if i.figure is None else round(i.figure, 4),
                             round(i.points, 3), i.max_points, i.rule) for i in p.items)
     return ShownPerformance(round(p.points, 3), p.max_points, p.gate, tuple(timings), items,
-                            reading(tuple(timings), p.gate), p.not_in_force)
+                            reading(tuple(timings), p.gate),
+                            tuple(MEASURES.get(n, n) for n in p.not_in_force))
 
 
 def reading(timings: tuple[ShownTiming, ...], gate: str = "") -> str:

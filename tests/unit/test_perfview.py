@@ -5,10 +5,12 @@ reader, its figures also in a table."""
 
 from __future__ import annotations
 
+from dataclasses import replace
+
 import pytest
 
 from grader.adapters.web.perfchart import performance_section
-from grader.core.perfresult import ItemScore, Measurement, Performance, Series
+from grader.core.perfresult import Fact, ItemScore, Measurement, Performance, Series
 from grader.course.perfview import reading, shown_performance
 
 
@@ -57,3 +59,14 @@ def test_the_page_draws_a_described_chart_and_a_table_of_the_same_figures() -> N
     assert "Times (median of the runs" in html and ">1.25<" in html
     single = performance_section(shown_performance(perf({2: 1.0}, {2: 1.0})), "p2")
     assert "<svg" not in single and "Times (median" in single
+
+
+def test_what_made_the_timing_less_fair_is_said_in_the_students_words() -> None:
+    p = perf({1: 1.0, 2: 0.52}, {1: 0.9, 2: 0.45})
+    facts = (Fact("load", "1.7 (2 CPUs)", False), Fact("aslr", "off", True),
+             Fact("l3_partition", "none (resctrl not mounted)", False))
+    p = replace(p, measurements=tuple(replace(m, facts=facts) for m in p.measurements))
+    shown = shown_performance(p)
+    assert shown.not_in_force == ("an L3 partition of its own", "a quiet node")
+    assert "Timed without: an L3 partition of its own, a quiet node" in \
+        performance_section(shown, "t")
