@@ -96,6 +96,33 @@ class ShownItem(Shown):
 
 
 @dataclass(frozen=True, slots=True)
+class ShownCacheRow(Shown):
+    """One core count of a cache reading: each program's L3 misses and their growth
+    over the fewest cores' (the inflation factor, ``core.perfcache``)."""
+
+    cores: int
+    l3_bytes: int | None  # the simulated L3's size (None: the node's own, counted)
+    misses: float
+    accesses: float | None
+    inflation: float | None
+    reference_misses: float
+    reference_inflation: float | None
+
+
+@dataclass(frozen=True, slots=True)
+class ShownCache(Shown):
+    """A performance test's cache reading as the student sees it: a one-line reading,
+    where the counts come from (``note``: which counters, and where the node has no
+    hardware ones, that it has none) and the counts per core count."""
+
+    source: str
+    note: str
+    input: str
+    reading: str
+    rows: tuple[ShownCacheRow, ...] = ()
+
+
+@dataclass(frozen=True, slots=True)
 class ShownPerformance(Shown):
     """A submission's performance tests as the student sees them: the points, the
     curve's points and times, the items, a one-line reading of the figures, and what
@@ -108,6 +135,8 @@ class ShownPerformance(Shown):
     items: tuple[ShownItem, ...]
     reading: str
     not_in_force: tuple[str, ...] = ()
+    #: the cache reading on the test's small input (None: the test declares none)
+    cache: ShownCache | None = None
 
 
 @dataclass(frozen=True, slots=True)
