@@ -178,6 +178,45 @@ class LimitsLeft(Shown):
 
 
 @dataclass(frozen=True, slots=True)
+class ShownMeasurement(Shown):
+    """A performance measurement the student asked for (``course.ondemand``): which
+    token it took, of which submission, when, its state (waiting, measured, failed,
+    refunded: failed on our side, the token given back) and, once measured, what the
+    performance tests gave."""
+
+    token: int
+    submission: str
+    requested_at: str  # ISO
+    state: str
+    reason: str = ""
+    performance: ShownPerformance | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class OnDemand(Shown):
+    """An assignment's performance measurements on demand: ``used`` of ``tokens``, and
+    each request, newest first."""
+
+    used: int
+    tokens: int
+    measurements: tuple[ShownMeasurement, ...] = ()
+
+
+@dataclass(frozen=True, slots=True)
+class Measuring(Shown):
+    """The desk's word that it took a request for a measurement (``gradeline
+    measure``): of which submission, when, and the tokens used with it."""
+
+    course: str
+    assignment: str
+    student: str
+    submission: str
+    requested_at: str  # ISO
+    used: int
+    tokens: int
+
+
+@dataclass(frozen=True, slots=True)
 class AssignmentView(Shown):
     """One assignment: the student's own deadline, the release, their submissions."""
 
@@ -186,6 +225,8 @@ class AssignmentView(Shown):
     released: str | None
     submissions: tuple[SubmissionView, ...]
     limits: LimitsLeft = LimitsLeft()
+    #: its performance measurements on demand (None: the course offers none)
+    on_demand: OnDemand | None = None
 
 
 @dataclass(frozen=True, slots=True)

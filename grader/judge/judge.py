@@ -166,6 +166,8 @@ class Judge:
                     cpu_time_s=job.time_limit_s))
             if job.groups is not None:
                 problem = problem.restricted(job.groups)
+            if job.performance_only:
+                problem = problem.performance_only()
             result: SubmissionResult | JudgeFault = self.grade(
                 problem, job.source, job.language, student=job.student,
                 submitted_at=job.submitted_at, compile_only=job.compile_only)
@@ -232,8 +234,8 @@ class Judge:
             if compile_only:  # e.g. a GPU assignment's self-check where no GPU is
                 return replace(self._no_tests(problem, sub, lang, Verdict.AC, comp, t_start,
                                               timing), message=COMPILED_ONLY)
-            tests, run_s, validate_s = self._tests(problem, lang, files, entry, sub.files,
-                                                   build, out, work)
+            tests, run_s, validate_s = ([], 0.0, 0.0) if problem.phase == "performance" \
+                else self._tests(problem, lang, files, entry, sub.files, build, out, work)
             timing.update(run_s=run_s, validate_s=validate_s)
             score, groups, verdict = scored(problem, tests)
             timing["total_s"] = time.monotonic() - t_start

@@ -125,7 +125,7 @@ class Timing:
         """The performance section of ``sub``'s result (None: the problem has no
         performance tests, or this is a part phase)."""
         spec = problem.performance
-        if spec is None or problem.phase != "full":
+        if spec is None or problem.phase == "part":
             return None
         if verdict is not Verdict.AC:
             return score(spec, [], f"not accepted on the tests ({verdict.value}): "

@@ -2,12 +2,13 @@
 speedup curve S(N) of their program against the reference's and the ideal line, with
 95 % confidence bars, drawn as inline SVG (no script, the page's colours, light and
 dark), described for a screen reader, and the same figures in a table beside it; the
-cache reading's sentence, its source and its counts in a table."""
+cache reading's sentence, its source and its counts in a table; and the measurements a
+student asked for on demand, each marked so."""
 
 from __future__ import annotations
 
 from grader.adapters.web.design import esc, muted, notice, num, table
-from grader.course.shown import ShownCache, ShownPerformance, ShownTiming
+from grader.course.shown import OnDemand, ShownCache, ShownPerformance, ShownTiming
 
 W, H = 480, 300
 LEFT, RIGHT, TOP, BOTTOM = 52, 16, 20, 46
@@ -142,3 +143,25 @@ def cache_section(c: ShownCache, tid: str) -> str:
                          numeric=tuple(range(len(heads))), table_id=tid))
     return "".join(out)
 
+
+#: a request's state, as the page says it
+STATES = {"waiting": "waiting to be measured", "measured": "measured",
+          "failed": "not measured",
+          "refunded": "not measured: it failed on our side, and the token is yours again"}
+
+
+def on_demand_section(d: OnDemand, tid: str) -> str:
+    """An assignment's performance measurements on demand: tokens used of those
+    offered, and each request, newest first, with its curve once measured."""
+    out = [f"<h3>Performance on demand: {d.used} of {d.tokens} used</h3>"]
+    if not d.measurements:
+        out.append('<p class="gl-hint">Ask for a measurement of your latest accepted '
+                   "submission before your deadline: gradeline measure ASSIGNMENT.</p>")
+    for k, m in enumerate(d.measurements):
+        why = f": {esc(m.reason)}" if m.reason else ""
+        out.append(f'<p><span class="gl-tag">on demand</span> measurement {m.token} of '
+                   f"{d.tokens}, submission {esc(m.submission[:19])}, asked "
+                   f"{esc(m.requested_at[:16])}: {esc(STATES.get(m.state, m.state))}{why}.</p>")
+        if m.performance is not None:
+            out.append(performance_section(m.performance, f"{tid}-{k}"))
+    return f'<div class="gl-card">{"".join(out)}</div>'
