@@ -140,7 +140,7 @@ def _on_demand(d: OnDemand) -> list[str]:
     out = [f"  performance measurements on demand: {d.used} of {d.tokens} used"]
     for m in d.measurements:
         said = {"waiting": "waiting to be measured", "measured": "measured",
-                "refunded": "not measured (our side failed; the token is yours again)",
+                "refunded": "not measured, and the token is yours again",
                 "failed": "not measured"}.get(m.state, m.state)
         why = f": {m.reason}" if m.reason else ""
         out.append(f"    #{m.token} of {m.submission} at {m.requested_at[:19]}: {said}{why}")

@@ -11,6 +11,7 @@ from pathlib import Path
 
 import pytest
 
+from grader.cli.students import render
 from grader.core.errors import ProblemFormatError, RefusedError
 from grader.core.jobs import GradingJob
 from grader.core.perfresult import Performance
@@ -19,6 +20,7 @@ from grader.core.verdict import Verdict
 from grader.course.handin import admit_measurement
 from grader.course.load import Course, Student, build_course, parse_spec
 from grader.course.ondemand import Measured, on_demand_view, used
+from grader.course.shown import AssignmentView, StudentView
 from grader.course.studentview import Submitted
 from grader.formats.load import load_problem
 
@@ -123,6 +125,11 @@ def test_the_page_counts_used_tokens_newest_first_with_each_curve() -> None:
     assert newest.performance is not None and newest.performance.points == 40.0
     assert view.measurements[1].performance is None
     assert type(view).from_json(view.to_json()) == view
+    said = render(StudentView("ann", "c", "now", (AssignmentView("hw", "d", None, (),
+                                                                 on_demand=view),)))
+    assert "  performance measurements on demand: 2 of 3 used" in said
+    assert "    #3 of s2 at " in said and "      performance 40/100: " in said
+    assert "    #1 of s1 at " in said and "not measured, and the token is yours again" in said
 
 
 def test_a_measurement_grades_the_performance_tests_only(tmp_path: Path) -> None:

@@ -147,7 +147,7 @@ def cache_section(c: ShownCache, tid: str) -> str:
 #: a request's state, as the page says it
 STATES = {"waiting": "waiting to be measured", "measured": "measured",
           "failed": "not measured",
-          "refunded": "not measured: it failed on our side, and the token is yours again"}
+          "refunded": "not measured, and the token is yours again"}
 
 
 def on_demand_section(d: OnDemand, tid: str) -> str:
