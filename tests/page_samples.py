@@ -240,7 +240,20 @@ def _timing(cores: int, mine: float, ref: float, mine1: float, ref1: float,
             "reference_speedup": round(ref1 / ref, 3)}
 
 
-#: a student's page with the performance tests of a released parallel assignment
+#: a cache reading by cachegrind on a node without hardware counters
+CACHE: dict[str, Any] = {
+    "source": "cachegrind", "input": "small.in",
+    "note": "no hardware counters on this node (likwid and perf found none usable): "
+            "cachegrind's simulated L3 of 2.5 MiB per core times the cores",
+    "reading": "L3 misses grow 3.1x from 1 to 4 cores (the reference's 1.08x): the working "
+               "set no longer fits the L3 per core",
+    "rows": [{"cores": 1, "l3_bytes": 2621440, "misses": 41230.0, "accesses": 1.93e6,
+              "inflation": 1.0, "reference_misses": 39811.0, "reference_inflation": 1.0},
+             {"cores": 4, "l3_bytes": 10485760, "misses": 127813.0, "accesses": 2.41e6,
+              "inflation": 3.1, "reference_misses": 42996.0, "reference_inflation": 1.08}]}
+
+#: a student's page with the performance tests of a released parallel assignment, and
+#: the measurements on demand of one before its deadline
 PERF_VIEW = StudentView.from_json({
     "student": "berg02", "course": "Parallel programming (spring 2025)",
     "now": "2025-03-21T10:00:00+02:00",
@@ -266,7 +279,37 @@ PERF_VIEW = StudentView.from_json({
                            "rule": "within 1.2x: 50; 2x: 35; 4x: 25; slower: 0"},
                           {"label": "efficiency on 4 cores", "figure": 0.353,
                            "points": 37.5, "max_points": 50.0,
-                           "rule": "linear from 0.25 (0 points) to 0.8 (50)"}]})]}]})
+                           "rule": "linear from 0.25 (0 points) to 0.8 (50)"}],
+                "cache": CACHE})]},
+        {"name": "heat", "deadline": "2025-04-05T23:59:00+03:00", "released": None,
+         "limits": {"used": 4, "left": None, "next_at": None, "why": "", "deferring": False},
+         "on_demand": {"used": 2, "tokens": 3, "measurements": [
+             {"token": 3, "submission": "2025-03-21T09-40-11-c4d2",
+              "requested_at": "2025-03-21T09:41:02+02:00", "state": "measured",
+              "performance": {
+                  "points": 80.0, "max_points": 100.0, "gate": "",
+                  "reading": "3.31x faster on 4 cores (ideal 4x, the reference 3.62x): "
+                             "some of its time does not use the extra cores",
+                  "timings": [_timing(1, 2.113, 1.802, 2.113, 1.802, 0.01),
+                              _timing(4, 0.638, 0.498, 2.113, 1.802, 0.009)],
+                  "items": [{"label": "efficiency on 4 cores", "figure": 0.828,
+                             "points": 80.0, "max_points": 100.0,
+                             "rule": "linear from 0.5 (0 %) to 0.9 (100 %)"}],
+                  "cache": {**CACHE, "reading": "L3 misses stay level from 1 to 4 cores "
+                                                "(1.02x; the reference's 1.01x): the "
+                                                "working set fits the L3 per core",
+                            "rows": CACHE["rows"][:1]}}},
+             {"token": 2, "submission": "2025-03-20T18-02-44-0b7e",
+              "requested_at": "2025-03-20T18:05:30+02:00", "state": "refunded",
+              "reason": "the measurement failed on our side; staff are told"},
+             {"token": 1, "submission": "2025-03-19T11-12-09-9a3f",
+              "requested_at": "2025-03-19T11:13:40+02:00", "state": "measured",
+              "performance": None}]},
+         "submissions": [_mine_sub("2025-03-21T09-40-11-c4d2", counts=True, verdict="AC",
+                                   score=10.0, max_score=10.0, message="", tests=[],
+                                   groups=[{"name": "sample", "verdict": "AC",
+                                            "points": 10.0, "max_points": 10.0,
+                                            "passed": 2, "total": 2, "phase": "visible"}])]}]})
 
 RECEIPT = Receipt.from_json({"submission": "2025-03-21T10-00-03-5b6c", "course": "prog1-2025",
            "assignment": "primes", "student": "berg02", "file": "sieve.cpp",

@@ -40,6 +40,7 @@ from grader.adapters.desk_client import (
     HAND_IN,
     LINK,
     MAX_HEADER,
+    MEASURE,
     MINE,
     OPS,
     REPLY,
@@ -47,7 +48,7 @@ from grader.adapters.desk_client import (
 from grader.adapters.peercred import Peer, bind_for_everyone, peer_of
 from grader.core.errors import GradelineError, RefusedError
 from grader.core.upload import MAX_UPLOAD_BYTES, Upload
-from grader.course.shown import Link, Receipt, StudentView
+from grader.course.shown import Link, Measuring, Receipt, StudentView
 
 log = logging.getLogger(__name__)
 MAX_BODY = MAX_UPLOAD_BYTES
@@ -85,6 +86,7 @@ class Desk(Protocol):
     def view(self, student: str, assignment: object = None) -> StudentView: ...
     def link(self, student: str) -> Link: ...
     def choose(self, student: str, assignment: object, submission: object) -> str: ...
+    def measure(self, student: str, assignment: object) -> Measuring: ...
 
 
 def answering(desk: Desk) -> Handler:
@@ -108,6 +110,8 @@ def answering(desk: Desk) -> Handler:
         if op == CHOOSE:
             return {REPLY[CHOOSE]: desk.choose(peer.user, req.get("assignment"),
                                                req.get("submission"))}
+        if op == MEASURE:
+            return {REPLY[MEASURE]: desk.measure(peer.user, req.get("assignment")).to_json()}
         raise RefusedError(f"no such request {op!r}: {', '.join(OPS)}")
     return handle
 

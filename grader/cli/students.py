@@ -1,5 +1,5 @@
 """``gradeline desk`` (the grading account) and what students run against it:
-``hand-in``, ``mine``, and staff's ``receipt verify``."""
+``hand-in``, ``mine``, ``measure``, and staff's ``receipt verify``."""
 
 from __future__ import annotations
 
@@ -15,11 +15,12 @@ from pathlib import Path
 from grader.adapters import desk_client, desk_socket
 from grader.adapters.desk_client import DeskRefusal
 from grader.cli.common import Commands, spool_options
+from grader.cli.format import performance_lines
 from grader.compose import read_side
 from grader.compose.context import Context
 from grader.core.errors import GradelineError
 from grader.core.signing import check
-from grader.course.shown import StudentView, SubmissionView
+from grader.course.shown import OnDemand, StudentView, SubmissionView
 
 CUT = 400  # characters of a failed test's input, answer and output on a terminal
 
@@ -82,6 +83,16 @@ def cmd_hand_in(args: argparse.Namespace, ctx: Context) -> int:
     return 0
 
 
+def cmd_measure(args: argparse.Namespace, ctx: Context) -> int:
+    with _refused():
+        m = desk_client.measure(socket_path(args, ctx), args.assignment)
+    print(f"asked at {m.requested_at[:19]}: the performance tests of your submission "
+          f"{m.submission} for {m.assignment} are measured behind live feedback; "
+          f"{m.used} of your {m.tokens} measurements used. 'gradeline mine "
+          f"{m.assignment}' shows the curve once it is done.")
+    return 0
+
+
 def cmd_mine(args: argparse.Namespace, ctx: Context) -> int:
     if args.choose:
         if not args.assignment:
@@ -115,11 +126,27 @@ def render(view: StudentView) -> str:
             when = f" (next within the limits at {lim.next_at[:16]})" if lim.next_at else ""
             later = "taken but deferred" if lim.deferring else "refused"
             lines.append(f"  a hand-in now would be {later}: {lim.why}{when}")
+        if a.on_demand is not None:
+            lines += _on_demand(a.on_demand)
         if not a.submissions:
             lines.append("  nothing handed in")
         for s in a.submissions:
             lines += _submission(s)
     return "\n".join(lines)
+
+
+def _on_demand(d: OnDemand) -> list[str]:
+    """An assignment's performance measurements on demand: tokens used, each request."""
+    out = [f"  performance measurements on demand: {d.used} of {d.tokens} used"]
+    for m in d.measurements:
+        said = {"waiting": "waiting to be measured", "measured": "measured",
+                "refunded": "not measured, and the token is yours again",
+                "failed": "not measured"}.get(m.state, m.state)
+        why = f": {m.reason}" if m.reason else ""
+        out.append(f"    #{m.token} of {m.submission} at {m.requested_at[:19]}: {said}{why}")
+        if m.performance is not None:
+            out += [f"      {line}" for line in performance_lines(m.performance)]
+    return out
 
 
 def _submission(s: SubmissionView) -> list[str]:
@@ -199,6 +226,12 @@ def register(sub: Commands) -> None:
                                                           "counts (courses that let you)")
     _desk_option(m)
     m.set_defaults(func=cmd_mine)
+
+    me = sub.add_parser("measure", help="measure the performance tests of your latest "
+                                        "submission before the deadline (a token each)")
+    me.add_argument("assignment")
+    _desk_option(me)
+    me.set_defaults(func=cmd_measure)
 
     r = sub.add_parser("receipt", help="check that a student's receipt is this desk's")
     r.add_argument("action", choices=["verify"])

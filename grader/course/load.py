@@ -66,6 +66,8 @@ class Assignment:
     points: float | None = None
     starter: Path | None = None  # handed-out code the similarity report leaves out
     limits: LimitsSpec = field(default_factory=LimitsSpec)  # hand-in limits
+    #: performance measurements a student may ask for before the deadline (tokens)
+    on_demand: int = 0
 
 
 @dataclass(frozen=True, slots=True)
@@ -231,7 +233,8 @@ def _assignment(a: AssignmentSpec, spec: CourseSpec, zone: ZoneInfo, base: Path,
                       a.counts or spec.counts, a.late or spec.late, a.late_days,
                       dict(a.visibility), a.points,
                       (base / a.starter).resolve() if a.starter else None,
-                      a.limits or spec.limits)
+                      a.limits or spec.limits,
+                      a.performance.on_demand if a.performance is not None else 0)
 
 
 def build_course(spec: CourseSpec, base: Path, source: str,

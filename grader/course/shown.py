@@ -96,6 +96,33 @@ class ShownItem(Shown):
 
 
 @dataclass(frozen=True, slots=True)
+class ShownCacheRow(Shown):
+    """One core count of a cache reading: each program's L3 misses and their growth
+    over the fewest cores' (the inflation factor, ``core.perfcache``)."""
+
+    cores: int
+    l3_bytes: int | None  # the simulated L3's size (None: the node's own, counted)
+    misses: float
+    accesses: float | None
+    inflation: float | None
+    reference_misses: float
+    reference_inflation: float | None
+
+
+@dataclass(frozen=True, slots=True)
+class ShownCache(Shown):
+    """A performance test's cache reading as the student sees it: a one-line reading,
+    where the counts come from (``note``: which counters, and where the node has no
+    hardware ones, that it has none) and the counts per core count."""
+
+    source: str
+    note: str
+    input: str
+    reading: str
+    rows: tuple[ShownCacheRow, ...] = ()
+
+
+@dataclass(frozen=True, slots=True)
 class ShownPerformance(Shown):
     """A submission's performance tests as the student sees them: the points, the
     curve's points and times, the items, a one-line reading of the figures, and what
@@ -108,6 +135,8 @@ class ShownPerformance(Shown):
     items: tuple[ShownItem, ...]
     reading: str
     not_in_force: tuple[str, ...] = ()
+    #: the cache reading on the test's small input (None: the test declares none)
+    cache: ShownCache | None = None
 
 
 @dataclass(frozen=True, slots=True)
@@ -149,6 +178,45 @@ class LimitsLeft(Shown):
 
 
 @dataclass(frozen=True, slots=True)
+class ShownMeasurement(Shown):
+    """A performance measurement the student asked for (``course.ondemand``): which
+    token it took, of which submission, when, its state (waiting, measured, failed,
+    refunded: failed on our side, the token given back) and, once measured, what the
+    performance tests gave."""
+
+    token: int
+    submission: str
+    requested_at: str  # ISO
+    state: str
+    reason: str = ""
+    performance: ShownPerformance | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class OnDemand(Shown):
+    """An assignment's performance measurements on demand: ``used`` of ``tokens``, and
+    each request, newest first."""
+
+    used: int
+    tokens: int
+    measurements: tuple[ShownMeasurement, ...] = ()
+
+
+@dataclass(frozen=True, slots=True)
+class Measuring(Shown):
+    """The desk's word that it took a request for a measurement (``gradeline
+    measure``): of which submission, when, and the tokens used with it."""
+
+    course: str
+    assignment: str
+    student: str
+    submission: str
+    requested_at: str  # ISO
+    used: int
+    tokens: int
+
+
+@dataclass(frozen=True, slots=True)
 class AssignmentView(Shown):
     """One assignment: the student's own deadline, the release, their submissions."""
 
@@ -157,6 +225,8 @@ class AssignmentView(Shown):
     released: str | None
     submissions: tuple[SubmissionView, ...]
     limits: LimitsLeft = LimitsLeft()
+    #: its performance measurements on demand (None: the course offers none)
+    on_demand: OnDemand | None = None
 
 
 @dataclass(frozen=True, slots=True)

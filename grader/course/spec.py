@@ -227,6 +227,15 @@ class LimitsSpec(_Strict):
                                            self.min_interval))
 
 
+class OnDemandSpec(_Strict):
+    """Performance measurements a student may ask for before their deadline
+    (``gradeline measure``): of their latest submission the visible tests accepted,
+    its performance tests only, at the course's bulk priority. Each takes one of
+    ``on_demand`` tokens; one on our side's failure is given back."""
+
+    on_demand: int = Field(0, ge=0, le=100)  # tokens per student (0: none offered)
+
+
 class AssignmentSpec(_Strict):
     """One assignment: its package, its deadline and its rules."""
 
@@ -245,6 +254,8 @@ class AssignmentSpec(_Strict):
     #: similarity report does not count as shared between students
     starter: str | None = None
     limits: LimitsSpec | None = None  # default: the course's
+    #: measurements of its performance tests on demand before the deadline
+    performance: OnDemandSpec | None = None
 
 
 class ExtensionSpec(_Strict):

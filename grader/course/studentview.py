@@ -17,7 +17,9 @@ and nowhere else:
 * of a submission taken past a hand-in limit (deferred), nothing graded until their
   deadline has passed;
 * per assignment, what its hand-in limits leave: hand-ins used and left, and when the
-  next one is allowed.
+  next one is allowed;
+* per assignment that offers them, their performance measurements on demand: tokens
+  used of those offered, and what each measured (``course.ondemand``).
 """
 
 from __future__ import annotations
@@ -31,6 +33,7 @@ from grader.core.result import SubmissionResult, TestResult
 from grader.core.verdict import Verdict
 from grader.course.handin_limits import allowance
 from grader.course.load import Course
+from grader.course.ondemand import Measured, on_demand_view
 from grader.course.perfview import shown_performance
 from grader.course.policy import Attempt, counting, lateness
 from grader.course.shown import (
@@ -68,8 +71,9 @@ class Submitted:
 
 def student_view(course: Course, student: str, submitted: Sequence[Submitted], *,
                  released: Mapping[str, datetime | None], now: datetime,
-                 case_data: CaseData) -> StudentView:
-    """The student's page as a value; see the module docstring."""
+                 case_data: CaseData, measured: Sequence[Measured] = ()) -> StudentView:
+    """The student's page as a value (``measured``: their requests for performance
+    measurements); see the module docstring."""
     by: dict[str, list[Submitted]] = {}
     for s in submitted:
         by.setdefault(s.assignment, []).append(s)
@@ -104,7 +108,9 @@ def student_view(course: Course, student: str, submitted: Sequence[Submitted], *
             a.name, due.isoformat(), rel.isoformat() if rel else None, tuple(subs),
             LimitsLeft(allow.used, allow.left,
                        allow.next_at.isoformat() if allow.next_at else None, allow.why,
-                       allow.deferred)))
+                       allow.deferred),
+            on_demand_view(a.on_demand, [m for m in measured if m.assignment == a.name])
+            if a.on_demand else None))
     return StudentView(student, course.name, now.isoformat(), tuple(out))
 
 

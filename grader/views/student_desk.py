@@ -1,5 +1,6 @@
 """The student desk: hand-in with a signed receipt, one's own results, a link to one's
-own page, and the choice of the submission that counts.
+own page, the choice of the submission that counts, and a performance measurement on
+demand (a token spent, the measurement made by the serving host's bulk pass).
 
 Who asks is the front end's word (the socket's peer, by the kernel:
 ``adapters.desk_socket``; a signed launch or link), never a request's; what they may
@@ -25,9 +26,9 @@ from grader.core.errors import ConfigError, GradelineError, RefusedError
 from grader.core.signing import KEY_BYTES, open_token, sign, token
 from grader.core.textfile import head
 from grader.core.upload import MAX_UPLOAD_BYTES, Upload
-from grader.course.handin import admit
+from grader.course.handin import admit, admit_measurement
 from grader.course.load import Course
-from grader.course.shown import Link, Receipt, StudentView
+from grader.course.shown import Link, Measuring, Receipt, StudentView
 from grader.course.studentview import SHOWN_BYTES, student_view
 from grader.formats.problem import Problem
 from grader.views.ports import ReadsOpener
@@ -73,6 +74,8 @@ class Desk:
         self.course, self.spool, self.store, self.key = course, spool, store, key
         self.page_url, self.link_ttl, self.clock = page_url, link_ttl, clock
         self.case_data = case_data(problems)
+        #: the assignments whose packages have performance tests (what may be measured)
+        self.timed = frozenset(n for n, p in problems.items() if p.performance is not None)
         self._locks: dict[str, threading.Lock] = {}  # a student's hand-ins, one at a time
         self._lock = threading.Lock()
         #: (student, assignment) -> {spool id: when} of hand-ins taken here: the limits
@@ -156,9 +159,35 @@ class Desk:
             mine = store.student_submissions(self.course.name, student)
             released = {a: store.released(self.course.name, a)
                         for a in self.course.assignments}
+            measured = store.measurements(self.course.name, student) \
+                if any(a.on_demand for a in self.course.assignments.values()) else []
         view = student_view(self.course, student, mine, released=released, now=self.clock(),
-                            case_data=self.case_data)
+                            case_data=self.case_data, measured=measured)
         return view if only is None else view.only(only)
+
+    def measure(self, student: str, assignment_name: object) -> Measuring:
+        """Spend one of ``student``'s tokens on a measurement of the performance tests of
+        their latest submission of the assignment (``course.handin.admit_measurement``);
+        the serving host's bulk pass measures it, their page shows the curve after.
+
+        :raises RefusedError: with every reason that refuses it.
+        """
+        assignment = self._assignment(assignment_name)
+        with self._student_lock(student), self.store() as store:
+            at = self.clock().replace(microsecond=0)
+            mine = [s for s in store.student_submissions(self.course.name, student)
+                    if s.assignment == assignment]
+            asked = [m for m in store.measurements(self.course.name, student)
+                     if m.assignment == assignment]
+            adm = admit_measurement(self.course, student, assignment, at, mine, asked,
+                                    timed=assignment in self.timed)
+            token = store.add_measurement(self.course.name, assignment, student,
+                                          adm.submission, at, adm.tokens)
+        if token is None:  # another request took the last token meanwhile
+            raise RefusedError(f"{assignment}: you have used {adm.tokens} of the "
+                               f"{adm.tokens} performance measurements on demand")
+        return Measuring(self.course.name, assignment, student, adm.submission,
+                         at.isoformat(), adm.used, adm.tokens)
 
     def page_for(self, link_token: str) -> StudentView:
         """The view a student's link opens (``adapters.web.StudentSource``).

@@ -1,12 +1,14 @@
 """A student's performance tests on their page (``course.shown.ShownPerformance``): the
 speedup curve S(N) of their program against the reference's and the ideal line, with
 95 % confidence bars, drawn as inline SVG (no script, the page's colours, light and
-dark), described for a screen reader, and the same figures in a table beside it."""
+dark), described for a screen reader, and the same figures in a table beside it; the
+cache reading's sentence, its source and its counts in a table; and the measurements a
+student asked for on demand, each marked so."""
 
 from __future__ import annotations
 
 from grader.adapters.web.design import esc, muted, notice, num, table
-from grader.course.shown import ShownPerformance, ShownTiming
+from grader.course.shown import OnDemand, ShownCache, ShownPerformance, ShownTiming
 
 W, H = 480, 300
 LEFT, RIGHT, TOP, BOTTOM = 52, 16, 20, 46
@@ -98,6 +100,8 @@ def performance_section(p: ShownPerformance, tid: str) -> str:
                            num(t.reference_median_s), _ci(t.reference_ci_s), str(t.runs),
                            num(t.speedup), num(t.reference_speedup)] for t in p.timings],
                          numeric=tuple(range(8)), table_id=f"{tid}-t"))
+    if p.cache is not None:
+        out.append(cache_section(p.cache, f"{tid}-c"))
     if p.items:
         out.append(table("Performance points",
                          ["Measured", "Figure", "Points", "Rule"],
@@ -106,3 +110,58 @@ def performance_section(p: ShownPerformance, tid: str) -> str:
                           for i in p.items], numeric=(1, 2), wrap=(3,),
                          table_id=f"{tid}-i"))
     return "".join(out)
+
+
+def count(x: float | None) -> str:
+    """An event count for a person: 8 412, 1.23 M, 4.5 G (a dash for none)."""
+    if x is None:
+        return muted()
+    for unit, size in (("G", 1e9), ("M", 1e6)):
+        if abs(x) >= size:
+            return f"{x / size:.3g} {unit}"
+    return f"{x:,.0f}".replace(",", "\u2009")
+
+
+def _factor(x: float | None) -> str:
+    return muted() if x is None else f"{x:.2f}x"
+
+
+def cache_section(c: ShownCache, tid: str) -> str:
+    """The cache reading: its sentence, where the counts come from, and the counts."""
+    simulated = any(r.l3_bytes is not None for r in c.rows)
+    heads = ["Cores", *(["Simulated L3"] if simulated else []), "Your L3 accesses",
+             "Your L3 misses", "Growth", "Reference's L3 misses", "Growth"]
+    rows = [[str(r.cores), *([num(f"{(r.l3_bytes or 0) / 2**20:g}", " MiB")]
+                             if simulated else []),
+             count(r.accesses), count(r.misses), _factor(r.inflation),
+             count(r.reference_misses), _factor(r.reference_inflation)] for r in c.rows]
+    out = [f"<p><strong>Caches:</strong> {esc(c.reading)}.</p>",
+           f'<p class="gl-muted">Counted on the small input {esc(c.input)}: {esc(c.note)}. '
+           "Growth: the misses over those on the fewest cores, for the same work.</p>"]
+    if rows:
+        out.append(table(f"L3 misses on {c.input}", heads, rows,
+                         numeric=tuple(range(len(heads))), table_id=tid))
+    return "".join(out)
+
+
+#: a request's state, as the page says it
+STATES = {"waiting": "waiting to be measured", "measured": "measured",
+          "failed": "not measured",
+          "refunded": "not measured, and the token is yours again"}
+
+
+def on_demand_section(d: OnDemand, tid: str) -> str:
+    """An assignment's performance measurements on demand: tokens used of those
+    offered, and each request, newest first, with its curve once measured."""
+    out = [f"<h3>Performance on demand: {d.used} of {d.tokens} used</h3>"]
+    if not d.measurements:
+        out.append('<p class="gl-hint">Ask for a measurement of your latest accepted '
+                   "submission before your deadline: gradeline measure ASSIGNMENT.</p>")
+    for k, m in enumerate(d.measurements):
+        why = f": {esc(m.reason)}" if m.reason else ""
+        out.append(f'<p><span class="gl-tag">on demand</span> measurement {m.token} of '
+                   f"{d.tokens}, submission {esc(m.submission[:19])}, asked "
+                   f"{esc(m.requested_at[:16])}: {esc(STATES.get(m.state, m.state))}{why}.</p>")
+        if m.performance is not None:
+            out.append(performance_section(m.performance, f"{tid}-{k}"))
+    return f'<div class="gl-card">{"".join(out)}</div>'
