@@ -570,3 +570,34 @@ def files_of(src: Path, prefix: str = "") -> dict[str, bytes]:
     """Every file under ``src`` by its relative name (after ``prefix``)."""
     return {prefix + p.relative_to(src).as_posix(): p.read_bytes()
             for p in sorted(src.rglob("*")) if p.is_file()}
+
+# -- grading by hand (course.rubric) -------------------------------------------------
+#: a rubric of two questions: style (by deduction, keys 1-3, two graders) and a
+#: select-one design question (keys a-c)
+RUBRIC: dict[str, object] = {
+    "combine": "add", "anonymous": True,
+    "questions": [
+        {"id": "style", "title": "Style", "points": 4, "start": 4,
+         "graders": ["ta1", "ta2"],
+         "items": [
+             {"id": "names", "key": "1", "points": -1, "title": "Unclear names",
+              "explanation": "Names say what a value holds.",
+              "note": "Not for loop indices."},
+             {"id": "dup", "key": "2", "points": -2, "title": "Duplicated code"},
+             {"id": "tidy", "key": "3", "points": 1, "title": "Exceptionally tidy",
+              "always_show": True}]},
+        {"id": "design", "title": "Design", "points": 6, "select": "one",
+         "items": [
+             {"id": "d-full", "key": "a", "points": 6, "title": "Sound design"},
+             {"id": "d-part", "key": "b", "points": 3, "title": "Works, but tangled"},
+             {"id": "d-none", "key": "c", "points": 0, "title": "No design to speak of"}]}]}
+
+
+def with_rubric(course_file: Path, rubric: object = RUBRIC, assignment: int = 0) -> Path:
+    """The course file with ``rubric`` (any YAML data) written beside it
+    (``rubric.yaml``) and named by its ``assignment``-th assignment."""
+    data = yaml.safe_load(course_file.read_text())
+    (course_file.parent / "rubric.yaml").write_text(yaml.safe_dump(rubric))
+    data["assignments"][assignment]["rubric"] = "rubric.yaml"
+    course_file.write_text(yaml.safe_dump(data))
+    return course_file

@@ -17,7 +17,9 @@ and nowhere else:
 * of a submission taken past a hand-in limit (deferred), nothing graded until their
   deadline has passed;
 * per assignment, what its hand-in limits leave: hand-ins used and left, and when the
-  next one is allowed.
+  next one is allowed;
+* of an assignment graded by hand (``course.handgrades``), the rubric items applied,
+  the comments at their lines and the total -- once staff released it, not before.
 """
 
 from __future__ import annotations
@@ -34,6 +36,7 @@ from grader.course.load import Course
 from grader.course.policy import Attempt, counting, lateness
 from grader.course.shown import (
     AssignmentView,
+    HandGradeView,
     LimitsLeft,
     ShownGroup,
     ShownTest,
@@ -67,8 +70,12 @@ class Submitted:
 
 def student_view(course: Course, student: str, submitted: Sequence[Submitted], *,
                  released: Mapping[str, datetime | None], now: datetime,
-                 case_data: CaseData) -> StudentView:
-    """The student's page as a value; see the module docstring."""
+                 case_data: CaseData, hand: Mapping[str, HandGradeView] | None = None
+                 ) -> StudentView:
+    """The student's page as a value; see the module docstring.
+
+    :param hand: assignment -> the student's hand-grade (shown only once released).
+    """
     by: dict[str, list[Submitted]] = {}
     for s in submitted:
         by.setdefault(s.assignment, []).append(s)
@@ -103,7 +110,8 @@ def student_view(course: Course, student: str, submitted: Sequence[Submitted], *
             a.name, due.isoformat(), rel.isoformat() if rel else None, tuple(subs),
             LimitsLeft(allow.used, allow.left,
                        allow.next_at.isoformat() if allow.next_at else None, allow.why,
-                       allow.deferred)))
+                       allow.deferred),
+            (hand or {}).get(a.name) if rel is not None else None))
     return StudentView(student, course.name, now.isoformat(), tuple(out))
 
 
