@@ -601,3 +601,43 @@ def with_rubric(course_file: Path, rubric: object = RUBRIC, assignment: int = 0)
     data["assignments"][assignment]["rubric"] = "rubric.yaml"
     course_file.write_text(yaml.safe_dump(data))
     return course_file
+
+
+def asgi(app: Any, method: str, path: str, peer: object = None,
+         form: Mapping[str, str | Sequence[str]] | None = None, query: str = "",
+         origin: str | None = None) -> tuple[int, dict[str, str], str]:
+    """(status, headers, body) of one request to an ASGI ``app`` in this process, over
+    the staff socket as ``peer`` (a ``peercred.Peer``; None: over TCP), with ``form``
+    sent URL-encoded (a POST)."""
+    import asyncio
+    from urllib.parse import urlencode
+
+    from grader.adapters.web.serving import PEER
+
+    body = urlencode([(k, v) for k, vs in (form or {}).items()
+                      for v in ([vs] if isinstance(vs, str) else vs)]).encode()
+    headers = [(b"host", b"localhost:8470")]
+    if form is not None:
+        headers += [(b"content-type", b"application/x-www-form-urlencoded"),
+                    (b"content-length", str(len(body)).encode())]
+    if origin is not None:
+        headers.append((b"origin", origin.encode()))
+    out: dict[str, Any] = {"body": b"", "headers": {}}
+
+    async def receive() -> dict[str, Any]:
+        return {"type": "http.request", "body": body, "more_body": False}
+
+    async def send(msg: dict[str, Any]) -> None:
+        if msg["type"] == "http.response.start":
+            out["status"] = msg["status"]
+            out["headers"] = {k.decode(): v.decode() for k, v in msg["headers"]}
+        else:
+            out["body"] += msg.get("body", b"")
+
+    scope = {"type": "http", "method": method, "path": path, "raw_path": path.encode(),
+             "query_string": query.encode(), "headers": headers,
+             "client": ("127.0.0.1", 40000), "server": ("127.0.0.1", 8470),
+             "scheme": "http", "root_path": "", "http_version": "1.1", "app": app,
+             "state": {PEER: peer}}
+    asyncio.run(app(scope, receive, send))
+    return out["status"], out["headers"], out["body"].decode()

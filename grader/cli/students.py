@@ -19,7 +19,7 @@ from grader.compose import read_side
 from grader.compose.context import Context
 from grader.core.errors import GradelineError
 from grader.core.signing import check
-from grader.course.shown import StudentView, SubmissionView
+from grader.course.shown import HandGradeView, StudentView, SubmissionView
 
 CUT = 400  # characters of a failed test's input, answer and output on a terminal
 
@@ -119,7 +119,25 @@ def render(view: StudentView) -> str:
             lines.append("  nothing handed in")
         for s in a.submissions:
             lines += _submission(s)
+        if a.hand is not None:
+            lines += _hand(a.hand)
     return "\n".join(lines)
+
+
+def _hand(h: HandGradeView) -> list[str]:
+    """A hand-grade for a terminal: questions, items, adjustments, comments at lines."""
+    more = "" if h.complete else " (more questions to be graded)"
+    out = [f"  graded by hand: {h.points:g} of {h.max_points:g}{more}"]
+    for q in h.questions:
+        out.append(f"    {q.title}: {q.points:g} of {q.max_points:g}")
+        out += [f"      {i.points:+g} {i.title}" + ("" if i.applied else " (not applied)")
+                for i in q.items]
+        if q.adjustment:
+            out.append(f"      adjusted {q.adjustment:+g}: {q.reason}")
+        for c in q.comments:
+            out.append(f"      {c.file}:{c.first}: {c.text}")
+            out += [f"        | {line}" for line in c.lines]
+    return out
 
 
 def _submission(s: SubmissionView) -> list[str]:

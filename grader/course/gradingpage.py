@@ -7,9 +7,9 @@ its history (every change is an audit row). Built by ``views.grading``, rendered
 from __future__ import annotations
 
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
-from grader.course.gradingview import Named, Viewer, counted, mine_of, queue
+from grader.course.gradingview import FormProblem, Named, Viewer, counted, mine_of, queue
 from grader.course.handgrades import LineComment, QuestionGrade, points_of
 from grader.course.load import Course
 from grader.course.policy import Grade
@@ -91,6 +91,18 @@ class GradingPage(Shown):
     history: tuple[AuditEntry, ...] = ()
 
 
+@dataclass(frozen=True, slots=True)
+class Saved:
+    """What a save came to: ``saved`` (and ``next_key``, where the grader asked to go
+    on), a ``conflict`` (another grader saved first: ``page`` holds theirs), or
+    ``refused`` (``problem`` names the field). ``page``: the question as stored now."""
+
+    outcome: str  # saved | conflict | refused
+    page: GradingPage
+    next_key: str | None = None
+    problem: FormProblem | None = None
+
+
 def question_view(q: QuestionSpec) -> QuestionView:
     return QuestionView(q.id, q.title, q.points, q.start, q.min, q.ceiling, q.select,
                         tuple(ItemView(i.id, i.title, i.points, i.key, i.note, i.explanation)
@@ -130,6 +142,8 @@ def grading_page(course: Course, assignment: str, rubric: Rubric, q: QuestionSpe
         named(order[at + 1]).key if 0 <= at < len(order) - 1 else None,
         counting, detail.submitted_at if detail else None,
         g is not None and g.spool_id is not None and g.spool_id != counting,
-        detail.files if detail else (), auto, g, points_of(q, g) if g else None,
+        detail.files if detail else (), auto,
+        replace(g, student=n.key) if g else None,  # the page names them by its key only
+        points_of(q, g) if g else None,
         tuple(c for qid, other in mine.items() if qid != q.id for c in other.comments),
         tuple(history))

@@ -20,6 +20,7 @@ from grader.adapters.web.design import (
     upload_form,
     verdict_badge,
 )
+from grader.adapters.web.hand_shown import hand_grade_html
 from grader.course.shown import LimitsLeft, Receipt, StudentView, SubmissionView
 
 MINE_RELOAD_S = 30
@@ -60,6 +61,8 @@ def _results(view: StudentView) -> str:
         rel = f"; results released {esc(a.released[:16])}" if a.released else ""
         parts.append(f"<h2>{esc(a.name)}</h2><p class=\"gl-lead\">your "
                      f"deadline {esc(a.deadline[:16])}{rel}</p>{limits_note(a.limits)}")
+        if a.hand is not None:
+            parts.append(hand_grade_html(a.hand, f"hand-{i}"))
         parts += [_submission(s, f"g-{i}-{j}") for j, s in enumerate(a.submissions)]
         if not a.submissions:
             parts.append(f"<p>{muted('nothing handed in')}</p>")
