@@ -35,9 +35,11 @@ log = logging.getLogger(__name__)
 
 
 def _stamp(course: Course) -> tuple[int, ...]:
-    """When the course's files last changed (0: gone, which a reload then reports)."""
+    """When the course's files last changed (0: gone, which a reload then reports): the
+    course file, its roster and its rubrics."""
     out = []
-    for f in (course.source, course.roster_source):
+    rubrics = [a.rubric.source for a in course.ordered() if a.rubric is not None]
+    for f in (course.source, course.roster_source, *rubrics):
         try:
             out.append(f.stat().st_mtime_ns if f else 0)
         except OSError:
@@ -118,10 +120,12 @@ class Courses:
                     continue
                 loaded = self._get(ctx["course_file"])
                 name = loaded.course.name
+                graded = any(a.rubric for a in loaded.course.assignments.values())
                 out += lms_postings(loaded.course, key, store.attempts(name),
                                     {a: store.released(name, a)
                                      for a in loaded.course.assignments},
-                                    loaded.points(), ctx.get("users") or {})
+                                    loaded.points(), ctx.get("users") or {},
+                                    store.hand_grades(name) if graded else None)
         return out
 
 

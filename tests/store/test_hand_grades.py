@@ -2,14 +2,24 @@
 two graders saving the same question from the same version the second is refused as a
 conflict (what it held kept in its audit row, never an overwrite) while the first's
 grade and comment stand; every change is an audit row; comments are deleted only as
-part of a save; a reveal of names is recorded with who and when."""
+part of a save; a reveal of names is recorded with who and when; ``gradeline grades``
+writes the hand-grades into the sheets and an evaluation CSV."""
 
 from __future__ import annotations
 
+import csv
+import io
+import os
+import subprocess
 import threading
 
 from grader.adapters.store.postgres import Store
+from grader.core.record import SubmissionRecord
+from grader.core.result import SubmissionResult
+from grader.core.verdict import Verdict
 from grader.course.gradingview import NewComment
+
+from ..support import BIN, course_yaml, with_rubric
 
 
 def _save(db: str, seen: int, grader: str, items: tuple[str, ...], **kw: object):
@@ -68,3 +78,36 @@ def test_a_reveal_is_recorded_and_can_be_withdrawn(db: str) -> None:
         s.reveal_names("cs101", "hw1", "prof", hide=True)
         assert s.names_revealed("cs101", "hw1") is None
         assert s.count("SELECT count(*) FROM name_reveals") == 2
+
+
+def test_the_grade_sheets_and_the_evaluations_carry_the_hand_grades(db: str, tmp_path
+                                                                    ) -> None:
+    course = with_rubric(course_yaml(tmp_path))
+    at = "2026-12-01T20:00:00+01:00"
+    with Store(db) as s:
+        s.ingest([SubmissionRecord(
+            spool_id="s-alice", course="cs101", assignment="hw1", student="alice",
+            submitted_at=at, batch_id="b1", state="graded", arrived_at=at, claimed_at=at,
+            content_hash="h", language="c", result=SubmissionResult(
+                "hw1", "v1", "s-alice", "h", "c", Verdict.WA, 50.0, 100.0, None, (), ()))])
+        for q, item in (("style", "dup"), ("design", "d-full")):
+            s.save_question("cs101", "hw1", "alice", q, seen=0, items=(item,),
+                            adjustment=0.0, reason="", spool_id="s-alice", grader="ta1")
+    for pk in ("hw1", "hw2"):  # packages whose maximum is 100, as the records say
+        (tmp_path / "pk" / pk / "data" / "sample").mkdir(parents=True)
+        (tmp_path / "pk" / pk / "data" / "sample" / "1.in").write_text("1\n")
+        (tmp_path / "pk" / pk / "data" / "sample" / "1.ans").write_text("1\n")
+        (tmp_path / "pk" / pk / "problem.yaml").write_text("name: x\n")
+    r = subprocess.run([str(BIN), "grades", "--course-file", str(course), "--out",
+                        str(tmp_path / "out")], capture_output=True, text=True, timeout=120,
+                       env={**os.environ, "GRADELINE_DB_URL": db}, check=False)
+    assert r.returncode == 0, r.stdout + r.stderr
+    sheet = {row["student"]: row for row in csv.DictReader(io.StringIO(
+        (tmp_path / "out" / "hw1.csv").read_text()))}
+    assert sheet["alice"]["points"] == "18"  # 0.5 x 20 + (4 - 2) + 6, of 30
+    evaluations = list(csv.DictReader(io.StringIO(
+        (tmp_path / "out" / "hw1-evaluations.csv").read_text())))
+    assert [(e["student"], e["dup"], e["d-full"], e["hand_points"]) for e in evaluations] == \
+        [("alice", "TRUE", "TRUE", "8")]
+    course_csv = (tmp_path / "out" / "course.csv").read_text()
+    assert "points possible,,30," in course_csv  # hw1's 20 and its 10 by hand

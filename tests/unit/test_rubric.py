@@ -30,6 +30,7 @@ from grader.course.handgrades import (
     summary,
     with_hand_grades,
 )
+from grader.course.lms_grades import Posting, lms_postings
 from grader.course.load import load_course
 from grader.course.policy import Attempt, grade_course
 from grader.course.rubric import (
@@ -262,3 +263,20 @@ def test_a_student_sees_the_items_the_comment_at_its_lines_never_notes_or_grader
     assert shown.lines == ("x = 1", "y = x") and shown.item == "Unclear names"
     text = str(view.to_json())
     assert "Not for loop indices" not in text and "ta1" not in text
+
+
+def test_the_lms_gets_the_hand_grade_with_its_summary_once_complete(tmp_path: Path) -> None:
+    course = _course(tmp_path)
+    released = {"hw1": course_at(5, 9), "hw2": None}
+    half = {"hw1": [_grade("alice", "style", ("names",))]}
+    posts = lms_postings(course, "lms", _attempts(), released, {"hw1": 100.0},
+                         {"alice": "u-alice"}, half)
+    assert posts == []  # design is not graded yet: nothing final to post
+    whole = {"hw1": [*half["hw1"], _grade("alice", "design", ("d-part",))]}
+    [p] = lms_postings(course, "lms", _attempts(), released, {"hw1": 100.0},
+                       {"alice": "u-alice"}, whole)
+    assert (p.given, p.maximum, p.grading) == (16.0, 30.0, "FullyGraded")
+    assert p.comment.startswith("Graded by hand: 6 of 10.") and "Unclear names" in p.comment
+    assert p.value["comment"] == p.comment
+    plain = Posting("c", "hw2", "u", 1.0, 2.0, "FullyGraded", "Completed", None)
+    assert "comment" not in plain.value  # entries without one compare as they always did
