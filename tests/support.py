@@ -234,6 +234,7 @@ def running_web(args: list[str], env: dict[str, str]) -> Iterator[str]:
 ALICE, BOB = "gradeline-alice", "gradeline-bob"  # student accounts
 USER = "gradeline-ci"
 TA = "gradeline-ta"
+TA2 = "gradeline-ta2"  # a second member of the staff group (grading by hand)
 STAFF_GROUP = "gradeline-staff"
 COURSE_STAFF = {"staff": {"groups": [STAFF_GROUP]}}
 
