@@ -46,7 +46,7 @@ class ItemSpec(_Strict):
     """One rubric item: points given (positive) or taken (negative) when it applies."""
 
     id: str = Field(pattern=ID)  # never reused for another meaning
-    points: float = Field(ge=-1000, le=1000)
+    points: float = Field(ge=-1000, le=1000)  # given (positive) or taken (negative)
     title: str = Field(min_length=1, max_length=100)  # what graders and students read
     explanation: str = ""  # shown to students with the item
     note: str = ""  # shown to graders only (when to apply it)
@@ -58,14 +58,14 @@ class QuestionSpec(_Strict):
     """A part of the assignment graded by hand (PrairieLearn's question, Submitty's
     component), with its items and its graders."""
 
-    id: str = Field(pattern=ID)
-    title: str = Field(min_length=1, max_length=100)
+    id: str = Field(pattern=ID)  # never reused for another meaning
+    title: str = Field(min_length=1, max_length=100)  # what graders and students read
     points: float = Field(gt=0, le=1000)  # what the question is worth
     start: float = 0.0  # the points before any item (points: grade by deduction)
     min: float = 0.0  # the least a question's items can leave
     max: float | None = None  # the most they can give (default: points)
     select: Select = "any"  # one: at most one item applies
-    items: list[ItemSpec] = Field(min_length=1)
+    items: list[ItemSpec] = Field(min_length=1)  # at least one
     #: who grades it: accounts, or account -> weight (a share of the students)
     graders: list[str] | dict[str, float] = Field(default_factory=list)
     #: a roster section -> its graders (students of that section go to them)
@@ -108,7 +108,7 @@ class RubricSpec(_Strict):
     #: many of the assignment's points (the autograder's score is scaled to the rest)
     combine: Combine = "add"
     anonymous: bool = False  # graders see a pseudonym per student, not a name
-    questions: list[QuestionSpec] = Field(min_length=1)
+    questions: list[QuestionSpec] = Field(min_length=1)  # at least one
 
     @model_validator(mode="after")
     def _unique(self) -> RubricSpec:
