@@ -3,12 +3,15 @@
 of each question are in the store, staff release, and ``gradeline lti sync-grades``
 posts the score the rubric file says (the autograder's and the hand-grade's) with
 the hand-grade's summary as the AGS ``comment``; an item's points changed in the
-rubric file post the new score at the next sync, once."""
+rubric file post the new score at the next sync, once. And staff grade in their own
+launch: a TA sees pseudonyms and saves a grade through the tool's pages, only the
+instructor reveals the names."""
 
 from __future__ import annotations
 
 import json
 import os
+import re
 import shutil
 import subprocess
 from collections.abc import Iterator
@@ -18,6 +21,7 @@ from datetime import UTC, datetime, timedelta
 from pathlib import Path
 
 import pytest
+import requests
 import yaml
 from cryptography.hazmat.primitives.asymmetric import rsa
 
@@ -85,7 +89,11 @@ def site(tmp_path: Path, db: str) -> Iterator[Site]:
                    "key_set_url": f"{tool}/jwks"}],
         "course": {"context_id": CTX, "title": "Programming", "label": "CS101", "members": [
             {"user_id": "u-alice", "name": "Alice Learner", "email": "alice@example.edu",
-             "roles": ["Learner"]}]},
+             "roles": ["Learner"]},
+            {"user_id": "u-tina", "name": "Tina Teacher", "email": "tina@example.edu",
+             "roles": ["Instructor"]},
+            {"user_id": "u-tom", "name": "Tom Assistant", "email": "tom@example.edu",
+             "roles": ["Instructor", "TeachingAssistant"]}]},
         "resource_links": [{"id": "rl-1", "title": "bigsum", "client_id": CLIENT,
                             "custom": {"assignment": "bigsum"}}]}))
     env = {**os.environ, "GRADELINE_DB_URL": db, "GRADELINE_STATE_DIR": str(tmp_path / "state")}
@@ -104,18 +112,18 @@ def test_the_lms_score_carries_the_hand_grade_and_its_summary(site: Site, db: st
     at = (datetime.now(UTC) - timedelta(days=2)).isoformat()
     with Store(db) as s:
         s.ingest([SubmissionRecord(
-            spool_id="s-alice", course="lticourse", assignment="bigsum", student="alice",
+            spool_id="s-1", course="lticourse", assignment="bigsum", student="alice",
             submitted_at=at, batch_id="b1", state="graded", arrived_at=at, claimed_at=at,
             content_hash="h", language="python3", result=SubmissionResult(
-                "bigsum", "v1", "s-alice", "h", "python3", Verdict.WA, 1.0, 2.0, None, (),
+                "bigsum", "v1", "s-1", "h", "python3", Verdict.WA, 1.0, 2.0, None, (),
                 ()))])
         s.save_question("lticourse", "bigsum", "alice", "style", seen=0, items=("names",),
-                        adjustment=0.0, reason="", spool_id="s-alice", grader="ta1")
+                        adjustment=0.0, reason="", spool_id="s-1", grader="ta1")
         s.release("lticourse", "bigsum", "prof")
     assert "0 posted" in site.sync()  # design is not graded: nothing final yet
     with Store(db) as s:
         s.save_question("lticourse", "bigsum", "alice", "design", seen=0, items=("d-part",),
-                        adjustment=-0.5, reason="no tests of its own", spool_id="s-alice",
+                        adjustment=-0.5, reason="no tests of its own", spool_id="s-1",
                         grader="ta2")
     assert "1 posted" in site.sync()
     score = site.score()
@@ -132,3 +140,56 @@ def test_the_lms_score_carries_the_hand_grade_and_its_summary(site: Site, db: st
     assert "1 posted" in site.sync()
     assert site.score()["scoreGiven"] == 12.5
     assert "0 posted, 1 unchanged" in site.sync()  # once per change
+
+
+def _ingest(db: str) -> None:
+    at = (datetime.now(UTC) - timedelta(days=2)).isoformat()
+    with Store(db) as s:
+        s.ingest([SubmissionRecord(
+            spool_id="s-1", course="lticourse", assignment="bigsum", student="alice",
+            submitted_at=at, batch_id="b1", state="graded", arrived_at=at, claimed_at=at,
+            content_hash="h", language="python3", result=SubmissionResult(
+                "bigsum", "v1", "s-1", "h", "python3", Verdict.WA, 1.0, 2.0, None, (),
+                ()))])
+
+
+def _form(html: str) -> dict[str, str]:
+    return dict(re.findall(r'name="(csrf|version)" value="([^"]*)"', html))
+
+
+def test_staff_grade_in_their_launch_and_only_the_instructor_reveals(site: Site, db: str
+                                                                    ) -> None:
+    _ingest(db)
+    tom = launch(site.platform, "rl-1", "u-tom")  # a TA: Instructor#TeachingAssistant
+    assert tom.status_code == 200, why(tom.text)
+    base = tom.url.rstrip("/")
+    index = requests.get(f"{base}/a/bigsum/grade", timeout=30)
+    assert index.status_code == 200 and "Graded anonymously" in index.text
+    [key] = set(re.findall(r"/a/bigsum/grade/style/(anon-[a-z2-7]{8})", index.text))
+    table = requests.get(f"{base}/a/bigsum", timeout=30).text
+    assert key in table and "alice" not in table and "Alice Learner" not in table
+    page = requests.get(f"{base}/a/bigsum/grade/style/{key}", timeout=30)
+    assert page.status_code == 200 and "Unclear names" in page.text
+    saved = requests.post(f"{base}/a/bigsum/grade/style/{key}", timeout=30,
+                          allow_redirects=False,
+                          data={**_form(page.text), "item": "names", "then": "stay"})
+    assert saved.status_code == 303 and saved.headers["location"] == f"{key}?saved=1"
+    again = requests.get(f"{base}/a/bigsum/grade/style/{key}?saved=1", timeout=30)
+    assert "Saved." in again.text and re.search(r'id="item-names"[^>]* checked', again.text)
+    with Store(db) as s:
+        [grade] = s.hand_grades("lticourse", "bigsum")["bigsum"]
+    assert (grade.student, grade.grader, grade.items) == ("alice", "u-tom", ("names",))
+    refused = requests.post(f"{base}/a/bigsum/grade/reveal",  # tom's own form token
+                            data={"csrf": _form(page.text)["csrf"]}, timeout=30,
+                            allow_redirects=False)
+    assert refused.status_code == 403 and "only an instructor reveals" in refused.text
+
+    tina = launch(site.platform, "rl-1", "u-tina")
+    tbase = tina.url.rstrip("/")
+    tindex = requests.get(f"{tbase}/a/bigsum/grade", timeout=30).text
+    revealed = requests.post(f"{tbase}/a/bigsum/grade/reveal", data=_form(tindex),
+                             timeout=30)
+    assert revealed.status_code == 200 and "alice (Alice Learner)" in revealed.text
+    assert "Alice Learner" in requests.get(f"{base}/a/bigsum", timeout=30).text  # tom too
+    with Store(db) as s:
+        assert s.names_revealed("lticourse", "bigsum")[1] == "u-tina"  # type: ignore[index]

@@ -29,7 +29,7 @@ from starlette.responses import (
 )
 from starlette.routing import Route
 
-from grader.adapters.web.design import CSP
+from grader.adapters.web.design import CSP, message_page
 from grader.adapters.web.grading_page import grading_index_page, grading_page
 from grader.core.errors import RefusedError
 from grader.course.gradingpage import GradingPage, Saved
@@ -127,38 +127,18 @@ class _Routes:
             return v
         if (refused := foreign(request)) is not None:
             return refused
-        fields = await form_fields(request)
-        if not hmac.compare_digest((fields.get("csrf") or [""])[-1], self.g.form_token(v)):
-            return PlainTextResponse("this form was not made for you (or by this server): "
-                                     "open the page again\n", status_code=403)
-        return v, fields
+        return v, await form_fields(request)
 
-    async def save(self, request: Request) -> Response:
+    async def post(self, request: Request) -> Response:
+        """A grading form (a save, a reveal): ``grading_post``'s answer."""
         posted = await self._posted(request)
         if isinstance(posted, Response):
             return posted
-        v, fields = posted
-        p = request.path_params
-        s = await run_in_threadpool(self.g.save, v, p["name"], p["question"], p["key"],
-                                    fields)
-        if s is None:
-            return _not_found(f"question {p['question']} of {p['key']} in {p['name']}")
-        if s.outcome == "saved":
-            return RedirectResponse(f"{quote(s.next_key or p['key'])}?saved=1", 303)
-        return _html(grading_page(s.page, self.nav(request), self.g.form_token(v),
-                                  draft=fields, conflict=s.outcome == "conflict",
-                                  problem=s.problem),
-                     409 if s.outcome == "conflict" else 400)
-
-    async def reveal(self, request: Request) -> Response:
-        posted = await self._posted(request)
-        if isinstance(posted, Response):
-            return posted
-        try:
-            await run_in_threadpool(self.g.reveal, posted[0], request.path_params["name"])
-        except RefusedError as e:
-            return PlainTextResponse(f"{e}\n", status_code=403)
-        return RedirectResponse("../grade", 303)
+        status, body, where = await run_in_threadpool(
+            grading_post, self.g, posted[0], request.url.path, posted[1], self.nav(request))
+        if where:
+            return RedirectResponse(where, status)
+        return _html(body, status)
 
     def evaluations(self, request: Request) -> Response:
         v = self.who(request)
@@ -173,12 +153,59 @@ class _Routes:
             "Cache-Control": "no-store"})
 
 
+def _parts(path: str) -> list[str] | None:
+    """``/a/NAME/grade/...``'s parts, or None for another path."""
+    parts = path.partition("?")[0].strip("/").split("/")
+    return parts if len(parts) >= 3 and parts[0] == "a" and parts[2] == "grade" else None
+
+
+def grading_html(g: GradingSource, viewer: Viewer, path: str, nav: str) -> str | None:
+    """The grading page at a site path (``/a/NAME/grade``, ``/a/NAME/grade/Q/KEY``,
+    ``?saved=1`` after a save) for a front end with routes of its own (an LTI launch):
+    None where there is none."""
+    parts = _parts(path)
+    if parts is None or len(parts) not in (3, 5):
+        return None
+    if len(parts) == 3:
+        idx = g.index(viewer, parts[1])
+        return grading_index_page(idx, nav, g.form_token(viewer)) if idx else None
+    found = g.page(viewer, parts[1], parts[3], parts[4])
+    said = "Saved." if "saved=1" in path.partition("?")[2] else ""
+    return grading_page(found, nav, g.form_token(viewer), said=said) if found else None
+
+
+def grading_post(g: GradingSource, viewer: Viewer, path: str,
+                 fields: Mapping[str, Sequence[str]], nav: str) -> tuple[int, str, str]:
+    """(status, HTML, where to go next) of a grading form posted at a site path: a save
+    (``/a/NAME/grade/Q/KEY``) or a reveal (``/a/NAME/grade/reveal``). The form's token
+    must be the viewer's; where to go is relative to the path (a prefix stays)."""
+    parts = _parts(path)
+    if not hmac.compare_digest((fields.get("csrf") or [""])[-1], g.form_token(viewer)):
+        return 403, message_page("Not saved", "This form was not made for you (or by this "
+                                              "server): open the page again."), ""
+    if parts is not None and parts[3:] == ["reveal"]:
+        try:
+            g.reveal(viewer, parts[1])
+        except RefusedError as e:
+            return 403, message_page("Not revealed", str(e)), ""
+        return 303, "", "../grade"
+    s = g.save(viewer, parts[1], parts[3], parts[4], fields) \
+        if parts is not None and len(parts) == 5 else None
+    if parts is None or s is None:
+        return 404, message_page("Not here", "No such question to grade.", kind="info"), ""
+    if s.outcome == "saved":
+        return 303, "", f"{quote(s.next_key or parts[4])}?saved=1"
+    return (409 if s.outcome == "conflict" else 400,
+            grading_page(s.page, nav, g.form_token(viewer), draft=fields,
+                         conflict=s.outcome == "conflict", problem=s.problem), "")
+
+
 def routes(g: GradingSource, who: Who, nav: Nav) -> list[Route]:
     """The grading routes (see the module docstring)."""
     h, base = _Routes(g, who, nav), "/a/{name}/grade"
     return [Route(base, h.index), Route("/api" + base, h.index),
             Route(base + "/evaluations.csv", h.evaluations),
-            Route(base + "/reveal", h.reveal, methods=["POST"]),
+            Route(base + "/reveal", h.post, methods=["POST"]),
             Route(base + "/{question}/{key}", h.page),
             Route("/api" + base + "/{question}/{key}", h.page),
-            Route(base + "/{question}/{key}", h.save, methods=["POST"])]
+            Route(base + "/{question}/{key}", h.post, methods=["POST"])]
