@@ -57,7 +57,7 @@ def line_count(text: str) -> int:
 
 
 class Grading:
-    """The grading pages of one course (``adapters.web.grading_page.GradingSource``)."""
+    """The grading pages of one course (``adapters.web.grading_routes.GradingSource``)."""
 
     def __init__(self, staff: StaffPages, key: bytes) -> None:
         self.staff, self.course, self.store = staff, staff.course, staff.store
