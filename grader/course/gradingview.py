@@ -6,7 +6,7 @@ the grade so far; and the form a grader sends back, checked.
 Who is named how is decided here: in an anonymous assignment whose names no
 instructor revealed, a student is their pseudonym on every grading page (for
 instructors too, until they reveal), and on the other staff pages for graders who
-are not instructors (``views.grading`` masks those). Pure: values in, values out.
+are not instructors (``views.anonymity`` masks those). Pure: values in, values out.
 """
 
 from __future__ import annotations

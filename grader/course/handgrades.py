@@ -139,9 +139,8 @@ def with_hand_grades(course: Course, grades: Sequence[Grade],
             out.append(g)
             continue
         most = possible(a, max_points.get(a.name))
-        if g.status != "final" or g.raw is None:
-            out.append(replace(g, points=0.0 if g.points is not None else None)
-                       if g.status in ("missing", "too late") else g)
+        if g.status != "final" or g.raw is None:  # missing, too late, pending: as it is
+            out.append(g)
             continue
         total = totals[a.name].get(g.student)
         if total is None or not total.complete:
