@@ -5,11 +5,15 @@ that check the pages' markup and, in a browser, their accessibility."""
 from __future__ import annotations
 
 from collections.abc import Callable
+from dataclasses import replace
 from typing import Any
 
+from grader.adapters.web import grading_page as gp
 from grader.adapters.web import live_page as live
 from grader.adapters.web import pages, student
-from grader.course.shown import Receipt, StudentView
+from grader.course.gradingpage import GradingPage
+from grader.course.gradingview import GradingIndex
+from grader.course.shown import HandGradeView, Receipt, StudentView
 from grader.course.similarity_pairs import PairView, SimilarityReport
 from grader.course.staffview import (
     AssignmentRow,
@@ -345,3 +349,95 @@ PAGES: dict[str, Callable[[], str]] = {
     "handin-error": lambda: handin(error="sieve.zip is larger than 16 MiB: hand in the "
                                    "source file only"),
     "refused": refused}
+
+
+# -- grading by hand ---------------------------------------------------------------
+def _item(iid: str, key: str, points: float, title: str, note: str = "",
+          explanation: str = "") -> dict[str, Any]:
+    return {"id": iid, "key": key, "points": points, "title": title, "note": note,
+            "explanation": explanation}
+
+
+STYLE = {"id": "style", "title": "Style", "points": 4.0, "start": 4.0, "min": 0.0,
+         "max": 4.0, "select": "any",
+         "items": [_item("names", "1", -1, "Unclear names", "Not for loop indices."),
+                   _item("dup", "2", -2, "Duplicated code"),
+                   _item("tidy", "3", 1, "Exceptionally tidy")]}
+COMMENTS = [{"id": 7, "file": "sum.py", "first": 6, "last": 7, "text": "n + 1 reads one too "
+             "many: slice [:n]", "item": "names", "grader": "ta-jensen",
+             "made_at": "2025-03-17T10:02:00+02:00"}]
+
+
+def grading_page(conflict: bool = False) -> str:
+    page = GradingPage.from_json({
+        "assignment": "bigsum", "question": STYLE,
+        "questions": [{"id": "style", "title": "Style"}, {"id": "design", "title": "Design"}],
+        "key": "anon-k2m7q4xa", "label": "anon-k2m7q4xa", "names_shown": False,
+        "position": 3, "of": 12, "mine": True, "prev_key": "anon-b4c5d6e7",
+        "next_key": "anon-p2q3r4s5", "submission": "2025-03-14T21-05-12-7c1e",
+        "submitted_at": "2025-03-14T21:05:12+02:00", "stale": False,
+        "files": [{"name": "sum.py", "text": SOURCE}],
+        "autograder": {"version": "3f9a2c1d04e7", "phase": "full", "made": None,
+                       "superseded": None, "verdict": "WA", "score": 7.0, "max_score": 10.0,
+                       "message": "", "compile_output": "", "runtime": {},
+                       "tests": [_test("sample-1", "sample", "visible", "AC", 0.02),
+                                 _test("small-02", "small", "after_deadline", "WA", 0.02)]},
+        "grade": {"student": "anon-k2m7q4xa", "question": "style",
+                  "spool_id": "2025-03-14T21-05-12-7c1e", "items": ["names"],
+                  "adjustment": 0.5, "reason": "clear output format", "grader": "ta-jensen",
+                  "version": 2, "graded_at": "2025-03-17T10:02:00+02:00",
+                  "comments": COMMENTS},
+        "points": 3.5, "others": [],
+        "history": [{"at": "2025-03-17T09:58:00+02:00", "grader": "ta-jensen",
+                     "action": "grade", "version": 1, "items": ["names"], "adjustment": 0.0,
+                     "reason": "", "comment": "sum.py:6: n + 1 reads one too many"},
+                    {"at": "2025-03-17T10:02:00+02:00", "grader": "ta-jensen",
+                     "action": "grade", "version": 2, "items": ["names"],
+                     "adjustment": 0.5, "reason": "clear output format", "comment": ""}]})
+    draft = {"item": ["dup"], "adjustment": ["0"], "version": ["1"]} if conflict else None
+    return gp.grading_page(page, NAV, "Zx81kQ-3n0vY2pT7", draft=draft, conflict=conflict)
+
+
+def grading_index() -> str:
+    queue = [{"key": f"anon-{c}2m7q4x{c}", "label": f"anon-{c}2m7q4x{c}",
+              "assigned": "ta-jensen", "graded_by": "ta-jensen" if c in "ab" else None,
+              "points": 3.5 if c in "ab" else None} for c in "abcd"]
+    stats = [{"grader": g, "question": "style", "graded": n, "mean_points": m,
+              "mean_adjustment": 0.1, "items": [
+                  {"item": "names", "title": "Unclear names", "share": s, "mean_points": -s},
+                  {"item": "dup", "title": "Duplicated code", "share": 0.1,
+                   "mean_points": -0.2}]}
+             for g, n, m, s in (("ta-jensen", 2, 3.5, 0.5), ("ta-okafor", 9, 2.9, 0.8))]
+    return gp.grading_index_page(GradingIndex.from_json({
+        "assignment": "bigsum", "anonymous": True, "names_shown": False, "can_reveal": True,
+        "questions": [{"id": "style", "title": "Style", "points": 4.0, "total": 24,
+                       "graded": 11, "mine": True, "queue": queue,
+                       "graders": [{"grader": "ta-jensen", "assigned": 12, "graded": 2},
+                                   {"grader": "ta-okafor", "assigned": 12, "graded": 9}]}],
+        "stats": stats}), NAV, "Zx81kQ-3n0vY2pT7")
+
+
+def mine_graded_by_hand() -> str:
+    hand = HandGradeView.from_json({
+        "points": 7.5, "max_points": 10.0, "complete": True, "questions": [
+            {"id": "style", "title": "Style", "points": 3.5, "max_points": 4.0,
+             "adjustment": 0.5, "reason": "clear output format",
+             "items": [{"id": "names", "title": "Unclear names", "points": -1,
+                        "explanation": "Names say what a value holds.", "applied": True},
+                       {"id": "tidy", "title": "Exceptionally tidy", "points": 1,
+                        "explanation": "", "applied": False}],
+             "comments": [{"file": "sum.py", "first": 6, "last": 7,
+                           "text": "n + 1 reads one too many: slice [:n]",
+                           "lines": ["    for x in sys.stdin.readline().split()[:n + 1]:",
+                                     "        total += int(x)"],
+                           "item": "Unclear names", "points": -1}]},
+            {"id": "design", "title": "Design", "points": 4.0, "max_points": 6.0,
+             "items": [{"id": "d-part", "title": "Works, but tangled", "points": 4,
+                        "explanation": "", "applied": True}]}]})
+    view = replace(VIEW, assignments=(replace(VIEW.assignments[0], hand=hand),
+                                      *VIEW.assignments[1:]))
+    return student.mine_page(view)
+
+
+PAGES.update({"grading": grading_page, "grading-conflict": lambda: grading_page(True),
+              "grading-index": grading_index, "student-graded-by-hand": mine_graded_by_hand})

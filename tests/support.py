@@ -234,6 +234,7 @@ def running_web(args: list[str], env: dict[str, str]) -> Iterator[str]:
 ALICE, BOB = "gradeline-alice", "gradeline-bob"  # student accounts
 USER = "gradeline-ci"
 TA = "gradeline-ta"
+TA2 = "gradeline-ta2"  # a second member of the staff group (grading by hand)
 STAFF_GROUP = "gradeline-staff"
 COURSE_STAFF = {"staff": {"groups": [STAFF_GROUP]}}
 
@@ -570,3 +571,74 @@ def files_of(src: Path, prefix: str = "") -> dict[str, bytes]:
     """Every file under ``src`` by its relative name (after ``prefix``)."""
     return {prefix + p.relative_to(src).as_posix(): p.read_bytes()
             for p in sorted(src.rglob("*")) if p.is_file()}
+
+# -- grading by hand (course.rubric) -------------------------------------------------
+#: a rubric of two questions: style (by deduction, keys 1-3, two graders) and a
+#: select-one design question (keys a-c)
+RUBRIC: dict[str, object] = {
+    "combine": "add", "anonymous": True,
+    "questions": [
+        {"id": "style", "title": "Style", "points": 4, "start": 4,
+         "graders": ["ta1", "ta2"],
+         "items": [
+             {"id": "names", "key": "1", "points": -1, "title": "Unclear names",
+              "explanation": "Names say what a value holds.",
+              "note": "Not for loop indices."},
+             {"id": "dup", "key": "2", "points": -2, "title": "Duplicated code"},
+             {"id": "tidy", "key": "3", "points": 1, "title": "Exceptionally tidy",
+              "always_show": True}]},
+        {"id": "design", "title": "Design", "points": 6, "select": "one",
+         "items": [
+             {"id": "d-full", "key": "a", "points": 6, "title": "Sound design"},
+             {"id": "d-part", "key": "b", "points": 3, "title": "Works, but tangled"},
+             {"id": "d-none", "key": "c", "points": 0, "title": "No design to speak of"}]}]}
+
+
+def with_rubric(course_file: Path, rubric: object = RUBRIC, assignment: int = 0) -> Path:
+    """The course file with ``rubric`` (any YAML data) written beside it
+    (``rubric.yaml``) and named by its ``assignment``-th assignment."""
+    data = yaml.safe_load(course_file.read_text())
+    (course_file.parent / "rubric.yaml").write_text(yaml.safe_dump(rubric))
+    data["assignments"][assignment]["rubric"] = "rubric.yaml"
+    course_file.write_text(yaml.safe_dump(data))
+    return course_file
+
+
+def asgi(app: Any, method: str, path: str, peer: object = None,
+         form: Mapping[str, str | Sequence[str]] | None = None, query: str = "",
+         origin: str | None = None) -> tuple[int, dict[str, str], str]:
+    """(status, headers, body) of one request to an ASGI ``app`` in this process, over
+    the staff socket as ``peer`` (a ``peercred.Peer``; None: over TCP), with ``form``
+    sent URL-encoded (a POST)."""
+    import asyncio
+    from urllib.parse import urlencode
+
+    from grader.adapters.web.serving import PEER
+
+    body = urlencode([(k, v) for k, vs in (form or {}).items()
+                      for v in ([vs] if isinstance(vs, str) else vs)]).encode()
+    headers = [(b"host", b"localhost:8470")]
+    if form is not None:
+        headers += [(b"content-type", b"application/x-www-form-urlencoded"),
+                    (b"content-length", str(len(body)).encode())]
+    if origin is not None:
+        headers.append((b"origin", origin.encode()))
+    out: dict[str, Any] = {"body": b"", "headers": {}}
+
+    async def receive() -> dict[str, Any]:
+        return {"type": "http.request", "body": body, "more_body": False}
+
+    async def send(msg: dict[str, Any]) -> None:
+        if msg["type"] == "http.response.start":
+            out["status"] = msg["status"]
+            out["headers"] = {k.decode(): v.decode() for k, v in msg["headers"]}
+        else:
+            out["body"] += msg.get("body", b"")
+
+    scope = {"type": "http", "method": method, "path": path, "raw_path": path.encode(),
+             "query_string": query.encode(), "headers": headers,
+             "client": ("127.0.0.1", 40000), "server": ("127.0.0.1", 8470),
+             "scheme": "http", "root_path": "", "http_version": "1.1", "app": app,
+             "state": {PEER: peer}}
+    asyncio.run(app(scope, receive, send))
+    return out["status"], out["headers"], out["body"].decode()

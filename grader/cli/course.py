@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import argparse
 import getpass
+from collections.abc import Mapping
 from datetime import UTC, datetime
 from pathlib import Path
 
@@ -19,8 +20,15 @@ from grader.core.errors import (
     ProblemFormatError,
     SandboxError,
 )
-from grader.course.load import Course
-from grader.course.policy import grade_course
+from grader.course.handgrades import (
+    QuestionGrade,
+    by_student,
+    evaluation_csv,
+    possible,
+    with_hand_grades,
+)
+from grader.course.load import Assignment, Course
+from grader.course.policy import Grade, grade_course
 from grader.course.sheets import assignment_sheet, canvas_csv, course_sheet, moodle_csv
 from grader.course.visibility import group_visibility, unknown_rules
 from grader.formats.load import load_problem, verify_package
@@ -87,8 +95,27 @@ def cmd_course_check(args: argparse.Namespace, ctx: Context) -> int:
         for key in unknown_rules(groups, a.visibility):
             print(f"    visibility names {key!r}, which is no test group of {p.short_name}")
             bad += 1
+        if a.rubric is not None:
+            r = a.rubric
+            print(f"    graded by hand ({r.source}): " + ", ".join(
+                f"{q.id} {q.points:g}" for q in r.questions) + f"; {r.spec.combine}s "
+                f"{r.max_points:g} points" + ("; anonymously" if r.spec.anonymous else ""))
     bad += _validators(ctx, packages)
     return 1 if bad else 0
+
+
+def _evaluations(out: Path, graded: list[Assignment],
+                 hand: Mapping[str, list[QuestionGrade]], grades: list[Grade]) -> None:
+    """Each assignment graded by hand's evaluation CSV (``NAME-evaluations.csv``)."""
+    for a in graded:
+        if a.rubric is None:
+            continue
+        theirs = by_student(hand.get(a.name, []))
+        rows = [(g.student, g.spool_id or "", theirs.get(g.student, {})) for g in grades
+                if g.assignment == a.name and g.spool_id]
+        (out / f"{a.name}-evaluations.csv").write_text(evaluation_csv(a.rubric, rows))
+        print(f"{a.name}: graded by hand, each rubric item a column -> "
+              f"{out / (a.name + '-evaluations.csv')}")
 
 
 def cmd_grades(args: argparse.Namespace, ctx: Context) -> int:
@@ -96,10 +123,13 @@ def cmd_grades(args: argparse.Namespace, ctx: Context) -> int:
     if args.assignment:
         course.assignment(args.assignment)
     packages = _packages(course)
-    possible = {n: a.points or packages[n].max_score for n, a in course.assignments.items()}
+    most = {n: possible(a, packages[n].max_score) for n, a in course.assignments.items()}
+    graded = [a for a in course.ordered() if a.rubric is not None]
     with ctx.store() as store:
         attempts = store.attempts(course.name)
-    grades = grade_course(course, attempts, {n: p.max_score for n, p in packages.items()})
+        hand = store.hand_grades(course.name) if graded else {}
+    maxima = {n: p.max_score for n, p in packages.items()}
+    grades = with_hand_grades(course, grade_course(course, attempts, maxima), hand, maxima)
     out = Path(args.out)
     out.mkdir(parents=True, exist_ok=True)
     names = [args.assignment] if args.assignment else [a.name for a in course.ordered()]
@@ -110,9 +140,10 @@ def cmd_grades(args: argparse.Namespace, ctx: Context) -> int:
                   for s in ("final", "pending", "missing", "too late")}
         print(f"{n}: " + ", ".join(f"{k} {v}" for k, v in counts.items()) +
               f" -> {out / (n + '.csv')}")
+    _evaluations(out, [a for a in graded if a.name in names], hand, grades)
     if not args.assignment:
-        (out / "course.csv").write_text(course_sheet(course, grades, possible))
-        (out / "canvas.csv").write_text(canvas_csv(course, grades, possible))
+        (out / "course.csv").write_text(course_sheet(course, grades, most))
+        (out / "canvas.csv").write_text(canvas_csv(course, grades, most))
         (out / "moodle.csv").write_text(moodle_csv(course, grades))
         print(f"course sheet, Canvas and Moodle imports: {out}/course.csv, canvas.csv, "
               "moodle.csv")

@@ -20,7 +20,7 @@ from grader.compose import read_side
 from grader.compose.context import Context
 from grader.core.errors import GradelineError
 from grader.core.signing import check
-from grader.course.shown import OnDemand, StudentView, SubmissionView
+from grader.course.shown import HandGradeView, OnDemand, StudentView, SubmissionView
 
 CUT = 400  # characters of a failed test's input, answer and output on a terminal
 
@@ -132,6 +132,8 @@ def render(view: StudentView) -> str:
             lines.append("  nothing handed in")
         for s in a.submissions:
             lines += _submission(s)
+        if a.hand is not None:
+            lines += _hand(a.hand)
     return "\n".join(lines)
 
 
@@ -146,6 +148,22 @@ def _on_demand(d: OnDemand) -> list[str]:
         out.append(f"    #{m.token} of {m.submission} at {m.requested_at[:19]}: {said}{why}")
         if m.performance is not None:
             out += [f"      {line}" for line in performance_lines(m.performance)]
+    return out
+
+
+def _hand(h: HandGradeView) -> list[str]:
+    """A hand-grade for a terminal: questions, items, adjustments, comments at lines."""
+    more = "" if h.complete else " (more questions to be graded)"
+    out = [f"  graded by hand: {h.points:g} of {h.max_points:g}{more}"]
+    for q in h.questions:
+        out.append(f"    {q.title}: {q.points:g} of {q.max_points:g}")
+        out += [f"      {i.points:+g} {i.title}" + ("" if i.applied else " (not applied)")
+                for i in q.items]
+        if q.adjustment:
+            out.append(f"      adjusted {q.adjustment:+g}: {q.reason}")
+        for c in q.comments:
+            out.append(f"      {c.file}:{c.first}: {c.text}")
+            out += [f"        | {line}" for line in c.lines]
     return out
 
 

@@ -29,21 +29,22 @@ def cmd_web(args: argparse.Namespace, ctx: Context) -> int:
     socket, to the course's staff only (``adapters.web.serving``)."""
     ctx.spool(create=True)  # a service: it makes the spool the desk hands in to
     course = ctx.course_file()
-    staff = students = None
+    staff = students = grading = None
     is_staff = None
     if course is not None:
         problems = ctx.problems()
         staff = read_side.staff_pages(ctx, course, problems)
         students = read_side.student_desk(ctx, course, problems).page_for
+        grading = read_side.grading(ctx, staff)
         named = course.staff
 
         def is_staff(peer: Peer) -> bool:
-            return is_one_of(peer, named.accounts, named.groups)
+            return is_one_of(peer, [*named.accounts, *named.instructors], named.groups)
     sock = staff_socket(args, ctx)
     door = f"the staff socket ({socket.gethostname()}:{sock}; ssh -L 8470:{sock} " \
            f"{socket.gethostname()}, then http://localhost:8470/)"
     app = web.app(snapshots.snapshots(ctx, args.window), refresh_s=args.refresh, staff=staff,
-                  students=students, is_staff=is_staff, staff_door=door)
+                  students=students, is_staff=is_staff, staff_door=door, grading=grading)
     who = ", ".join([*course.staff.accounts, *(f"group {g}" for g in course.staff.groups)]) \
         if course is not None else ""
     print(f"gradeline web for course {ctx.course()}: students' own pages on "

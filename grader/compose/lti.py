@@ -9,11 +9,13 @@ from __future__ import annotations
 import functools
 import logging
 import threading
+from collections.abc import Mapping
 from pathlib import Path
 
 from grader.adapters.store.postgres import Store
-from grader.adapters.web import staff_html
+from grader.adapters.web import pages, staff_html
 from grader.adapters.web.design import rebase
+from grader.adapters.web.grading_routes import grading_html, grading_post
 from grader.adapters.web.lti import services
 from grader.adapters.web.lti.registrations import Registrations
 from grader.adapters.web.lti.services import SyncReport, post_grades
@@ -22,12 +24,14 @@ from grader.compose import read_side
 from grader.compose.context import Context
 from grader.core.errors import GradelineError
 from grader.core.upload import Upload
+from grader.course.gradingview import Viewer
 from grader.course.lms_grades import Posting, lms_postings
 from grader.course.lms_roster import reconcile, roster_csv
 from grader.course.load import Course, load_course
 from grader.course.shown import Receipt, StudentView
 from grader.formats.load import load_problem
 from grader.formats.problem import Problem
+from grader.views.grading import Grading
 from grader.views.staff_pages import StaffPages
 from grader.views.student_desk import Desk, desk_key
 
@@ -35,9 +39,11 @@ log = logging.getLogger(__name__)
 
 
 def _stamp(course: Course) -> tuple[int, ...]:
-    """When the course's files last changed (0: gone, which a reload then reports)."""
+    """When the course's files last changed (0: gone, which a reload then reports): the
+    course file, its roster and its rubrics."""
     out = []
-    for f in (course.source, course.roster_source):
+    rubrics = [a.rubric.source for a in course.ordered() if a.rubric is not None]
+    for f in (course.source, course.roster_source, *rubrics):
         try:
             out.append(f.stat().st_mtime_ns if f else 0)
         except OSError:
@@ -65,6 +71,11 @@ class Loaded:
     def staff(self) -> StaffPages:
         return read_side.staff_pages(self.ctx, self.course, self.problems,
                                      spool=self.ctx.spool(create=True), usage=False)
+
+    @functools.cached_property
+    def grading(self) -> Grading | None:
+        """Grading by hand (None: no assignment of the course has a rubric)."""
+        return read_side.grading(self.ctx, self.staff)
 
     def points(self) -> dict[str, float]:
         """Each assignment's points at most, by its package."""
@@ -104,10 +115,36 @@ class Courses:
         return float(loaded.course.assignments[assignment].points or
                      loaded.points()[assignment])
 
-    def staff_page(self, course_file: str, path: str, base: str) -> str | None:
-        """The staff page at ``path`` (the web's), its links under ``base``."""
-        html = staff_html(self._get(course_file).staff, path)
+    def staff_page(self, course_file: str, path: str, base: str, user: str = "",
+                   instructor: bool = False) -> str | None:
+        """The staff page at ``path`` (the web's) as ``user`` may see it (an anonymous
+        assignment's students by pseudonym), its links under ``base``."""
+        loaded = self._get(course_file)
+        g = loaded.grading
+        if g is None:
+            html = staff_html(loaded.staff, path)
+        else:
+            viewer = Viewer(user, instructor)
+            html = grading_html(g, viewer, path, self._nav(loaded, path)) or \
+                staff_html(g.staff_for(viewer), path)
         return rebase(html, base) if html is not None else None
+
+    def staff_post(self, course_file: str, path: str, fields: Mapping[str, list[str]],
+                   base: str, user: str, instructor: bool) -> tuple[int, str, str]:
+        """A grading form posted at ``path``: (status, its page under ``base``, where to
+        go next)."""
+        loaded = self._get(course_file)
+        if loaded.grading is None:
+            return 404, "", ""
+        status, html, where = grading_post(loaded.grading, Viewer(user, instructor), path,
+                                           fields, self._nav(loaded, path))
+        return status, rebase(html, base), where
+
+    @staticmethod
+    def _nav(loaded: Loaded, path: str) -> str:
+        g = loaded.grading
+        return pages.staff_nav(loaded.staff.assignments(), path.partition("?")[0],
+                               graded=g.graded() if g else ())
 
     def postings(self, state: LtiState) -> list[Posting]:
         """What each LMS course's gradebook should hold now (``course.lms_grades``)."""
@@ -118,10 +155,12 @@ class Courses:
                     continue
                 loaded = self._get(ctx["course_file"])
                 name = loaded.course.name
+                graded = any(a.rubric for a in loaded.course.assignments.values())
                 out += lms_postings(loaded.course, key, store.attempts(name),
                                     {a: store.released(name, a)
                                      for a in loaded.course.assignments},
-                                    loaded.points(), ctx.get("users") or {})
+                                    loaded.points(), ctx.get("users") or {},
+                                    store.hand_grades(name) if graded else None)
         return out
 
 

@@ -13,6 +13,7 @@ from grader.adapters.spool import Spool
 from grader.compose.context import Context
 from grader.course.load import Course
 from grader.formats.problem import Problem
+from grader.views.grading import Grading
 from grader.views.staff_pages import StaffPages
 from grader.views.student_desk import LINK_TTL, Desk, desk_key
 
@@ -47,3 +48,11 @@ def _usage(ctx: Context, account: str | None) -> Callable[[str], list[Usage]] | 
     if sched is None or account is None:
         return None
     return lambda since: sched.usage(since, [account])
+
+
+def grading(ctx: Context, staff: StaffPages) -> Grading | None:
+    """Grading by hand for the course of ``staff`` (None: no assignment has a rubric);
+    pseudonyms and form tokens are keyed by the desk's key."""
+    if all(a.rubric is None for a in staff.course.assignments.values()):
+        return None
+    return Grading(staff, key(ctx))

@@ -7,6 +7,9 @@ whether now.
   assignment's points, at the moment the course file allows (``lms: grades:
   released`` -- only once staff released the assignment -- or ``visible``: the hand-in
   phase's score too, as pending, until then); a student with nothing handed in, none.
+  An assignment graded by hand (``handgrades``) counts its hand-grade in, and its
+  score carries a short summary of it as the AGS ``comment``; until every question of
+  the student's is graded it is pending, as before release.
 * Whether now: a grade goes when it differs from what the LMS took last; a post that
   failed waits before its next try, longer after each failure (``BACKOFF_S``).
 
@@ -21,6 +24,14 @@ from dataclasses import dataclass
 from datetime import datetime
 from typing import Literal
 
+from grader.course.handgrades import (
+    QuestionGrade,
+    auto_share,
+    by_student,
+    possible,
+    summary,
+    with_hand_grades,
+)
 from grader.course.load import Course
 from grader.course.policy import Attempt, Grade, grade_course
 
@@ -38,6 +49,7 @@ class LmsScore:
     grading: str  # FullyGraded | Pending (the AGS gradingProgress)
     activity: str  # Completed | Submitted (the AGS activityProgress)
     submitted_at: datetime | None  # the counting hand-in: Canvas dates lateness by it
+    comment: str = ""  # plain text the LMS shows with the score (the hand-grade's summary)
 
 
 @dataclass(frozen=True, slots=True)
@@ -53,6 +65,7 @@ class Posting:
     grading: str
     activity: str
     submitted_at: datetime | None
+    comment: str = ""
 
     @property
     def key(self) -> str:
@@ -61,43 +74,60 @@ class Posting:
 
     @property
     def value(self) -> dict[str, float | str]:
-        """What the LMS must hold for it (what the journal compares)."""
-        return {"given": self.given, "maximum": self.maximum, "grading": self.grading}
+        """What the LMS must hold for it (what the journal compares; the comment only
+        where there is one, so entries posted before comments existed stay unchanged)."""
+        out: dict[str, float | str] = {"given": self.given, "maximum": self.maximum,
+                                       "grading": self.grading}
+        return {**out, "comment": self.comment} if self.comment else out
 
 
 def lms_scores(course: Course, grades: Iterable[Grade], attempts: Iterable[Attempt],
                released: Mapping[str, datetime | None],
-               max_points: Mapping[str, float]) -> list[LmsScore]:
-    """The entries to be in the LMS now (students with nothing handed in: none)."""
+               max_points: Mapping[str, float],
+               comments: Mapping[tuple[str, str], str] | None = None) -> list[LmsScore]:
+    """The entries to be in the LMS now (students with nothing handed in: none).
+
+    :param grades: with the hand-grades joined in (``handgrades.with_hand_grades``).
+    :param comments: (student, assignment) -> the summary of their hand-grade.
+    """
     visible = {(a.student, a.assignment, a.spool_id): a.visible_score for a in attempts}
     out = []
     for g in grades:
         if g.assignment not in course.assignments or g.spool_id is None:
             continue
-        points = course.assignments[g.assignment].points or max_points.get(g.assignment, 0.0)
+        a = course.assignments[g.assignment]
+        points = possible(a, max_points.get(g.assignment, 0.0) or None) \
+            if a.rubric is not None else a.points or max_points.get(g.assignment, 0.0)
         if released.get(g.assignment) is not None and g.status == "final" \
                 and g.final is not None:
             out.append(LmsScore(g.assignment, g.student, round(g.final * points, 4), points,
-                                "FullyGraded", "Completed", g.submitted_at))
+                                "FullyGraded", "Completed", g.submitted_at,
+                                (comments or {}).get((g.student, g.assignment), "")))
         elif course.lms.grades == "visible":
             frac = visible.get((g.student, g.assignment, g.spool_id))
+            share = auto_share(a, max_points.get(g.assignment)) if a.rubric else points
             if frac is not None:
-                out.append(LmsScore(g.assignment, g.student, round(frac * points, 4), points,
+                out.append(LmsScore(g.assignment, g.student, round(frac * share, 4), points,
                                     "Pending", "Submitted", g.submitted_at))
     return out
 
 
 def lms_postings(course: Course, context: str, attempts: list[Attempt],
                  released: Mapping[str, datetime | None], max_points: Mapping[str, float],
-                 launched: Mapping[str, str]) -> list[Posting]:
+                 launched: Mapping[str, str],
+                 hand: Mapping[str, list[QuestionGrade]] | None = None) -> list[Posting]:
     """What the LMS course ``context`` should hold now, for the students whose LMS user
     id is known: the roster's ``lms_id``, else ``launched`` (student -> the user id of
-    their launch from that course)."""
+    their launch from that course); ``hand``: the hand-grades per assignment."""
     users = {**{s.id: s.lms_id for s in course.students.values() if s.lms_id}, **launched}
-    grades = grade_course(course, attempts, dict(max_points))
+    grades = with_hand_grades(course, grade_course(course, attempts, dict(max_points)),
+                              hand or {}, max_points)
+    comments = {(student, name): summary(a.rubric, mine)
+                for name, a in course.assignments.items() if a.rubric is not None
+                for student, mine in by_student((hand or {}).get(name, [])).items()}
     return [Posting(context, s.assignment, users[s.student], s.given, s.maximum, s.grading,
-                    s.activity, s.submitted_at)
-            for s in lms_scores(course, grades, attempts, released, max_points)
+                    s.activity, s.submitted_at, s.comment)
+            for s in lms_scores(course, grades, attempts, released, max_points, comments)
             if s.student in users]
 
 

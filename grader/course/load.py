@@ -10,13 +10,14 @@ from dataclasses import dataclass, field, replace
 from datetime import datetime, timedelta
 from difflib import get_close_matches
 from pathlib import Path
-from typing import Any, get_args
+from typing import Any, TypeVar, get_args
 from zoneinfo import ZoneInfo
 
 from pydantic import BaseModel, ValidationError
 
 from grader.core.errors import ConfigError
 from grader.course.courseyaml import CourseYaml
+from grader.course.rubric import Rubric, RubricSpec, digest
 from grader.course.spec import (
     AssignmentSpec,
     BulkSpec,
@@ -35,6 +36,7 @@ from grader.course.staffinput import decode, read_csv
 ROSTER_REQUIRED = ("student", "name", "email")
 ROSTER_OPTIONAL = ("extension", "sis_id", "section", "lms_id")
 _SHOWN = 8  # defects of a course file named at once
+M = TypeVar("M", bound=BaseModel)
 
 
 @dataclass(frozen=True, slots=True)
@@ -68,6 +70,7 @@ class Assignment:
     limits: LimitsSpec = field(default_factory=LimitsSpec)  # hand-in limits
     #: performance measurements a student may ask for before the deadline (tokens)
     on_demand: int = 0
+    rubric: Rubric | None = None  # grading by hand, where the assignment has a rubric
 
 
 @dataclass(frozen=True, slots=True)
@@ -124,9 +127,8 @@ def _where(loc: tuple[int | str, ...]) -> str:
     return out or "(top level)"
 
 
-def _keys_at(loc: tuple[int | str, ...]) -> list[str]:
+def _keys_at(loc: tuple[int | str, ...], model: type[BaseModel] = CourseSpec) -> list[str]:
     """The keys the schema allows in the mapping at ``loc`` (a model's fields)."""
-    model: type[BaseModel] = CourseSpec
     for part in loc:
         if isinstance(part, int):
             continue
@@ -144,12 +146,12 @@ def _types(annotation: object) -> list[object]:
     return [annotation] if not args else [t for a in args for t in _types(a)]
 
 
-def _problem(err: Mapping[str, Any]) -> str:
+def _problem(err: Mapping[str, Any], model: type[BaseModel] = CourseSpec) -> str:
     """pydantic's complaint in the course file's words."""
     loc = tuple(err["loc"])
     value = err.get("input")
     if err["type"] == "extra_forbidden":
-        known = _keys_at(loc[:-1])
+        known = _keys_at(loc[:-1], model)
         near = get_close_matches(str(loc[-1]), known, n=1, cutoff=0.75)
         return (f"unknown key {loc[-1]!r}" + (f" (did you mean {near[0]!r}?)" if near else "")
                 + (f"; the keys here are {', '.join(known)}" if known else ""))
@@ -176,12 +178,21 @@ def parse_spec(data: object, source: str, doc: CourseYaml | None = None) -> Cour
 
     :raises ConfigError: one line per defect, each with its place (file:line and key).
     """
+    return parse_model(CourseSpec, data, source, doc)
+
+
+def parse_model(model: type[M], data: object, source: str,
+                doc: CourseYaml | None = None) -> M:
+    """Staff's YAML checked against ``model`` (the course file's, a rubric's).
+
+    :raises ConfigError: one line per defect, each with its place (file:line and key).
+    """
     try:
-        return CourseSpec.model_validate(data)
+        return model.model_validate(data)
     except ValidationError as e:
         errs = e.errors()
         lines = [f"{doc.where(tuple(err['loc'])) if doc else source}: {_key(err)}"
-                 f"{_problem(err)}" for err in errs[:_SHOWN]]
+                 f"{_problem(err, model)}" for err in errs[:_SHOWN]]
         more = [f"... and {len(errs) - _SHOWN} more"] if len(errs) > _SHOWN else []
         raise ConfigError("\n".join(lines + more)) from None
 
@@ -229,12 +240,31 @@ def _assignment(a: AssignmentSpec, spec: CourseSpec, zone: ZoneInfo, base: Path,
     if a.starter and not (base / a.starter).exists():
         raise ConfigError(f"{where}.starter: {a.starter!r}: no such file or directory "
                           f"(relative to {base})")
+    rubric = load_rubric(base / a.rubric, f"{where}.rubric") if a.rubric else None
     return Assignment(a.name, (base / a.package).resolve(), _aware(a.deadline, zone),
                       a.counts or spec.counts, a.late or spec.late, a.late_days,
                       dict(a.visibility), a.points,
                       (base / a.starter).resolve() if a.starter else None,
                       a.limits or spec.limits,
-                      a.performance.on_demand if a.performance is not None else 0)
+                      a.performance.on_demand if a.performance is not None else 0, rubric)
+
+
+def load_rubric(path: Path, named: str = "") -> Rubric:
+    """An assignment's rubric file (``course.rubric``), checked.
+
+    :param named: where the course file names it, for a file that cannot be read.
+    :raises ConfigError: naming the file and line (and key) of each defect.
+    """
+    try:
+        text = decode(path.read_bytes(), str(path))
+    except OSError as e:
+        raise ConfigError(f"{named + ': ' if named else ''}{path}: cannot read the rubric: "
+                          f"{e.strerror}") from None
+    doc = CourseYaml(text, str(path))
+    if doc.data is None:
+        raise ConfigError(f"{path}: the rubric is empty: it needs questions: with items:")
+    return Rubric(parse_model(RubricSpec, doc.data, str(path), doc), path.resolve(),
+                  digest(text))
 
 
 def build_course(spec: CourseSpec, base: Path, source: str,

@@ -227,6 +227,7 @@ class AssignmentView(Shown):
     limits: LimitsLeft = LimitsLeft()
     #: its performance measurements on demand (None: the course offers none)
     on_demand: OnDemand | None = None
+    hand: HandGradeView | None = None  # graded by hand, once released
 
 
 @dataclass(frozen=True, slots=True)
@@ -285,3 +286,54 @@ class Link(Shown):
 
     url: str
     expires: str  # ISO
+
+
+@dataclass(frozen=True, slots=True)
+class ShownRubricItem(Shown):
+    """A rubric item as its student sees it: applied, or shown anyway (``always_show``)."""
+
+    id: str
+    title: str
+    points: float
+    explanation: str
+    applied: bool
+
+
+@dataclass(frozen=True, slots=True)
+class ShownComment(Shown):
+    """A grader's comment at lines ``first`` to ``last`` of a file, with those lines
+    (``lines``: their text, cut) and the item it carries, if any."""
+
+    file: str
+    first: int
+    last: int
+    text: str
+    lines: tuple[str, ...] = ()
+    item: str = ""  # the item's title
+    points: float | None = None  # the item's points
+
+
+@dataclass(frozen=True, slots=True)
+class ShownQuestion(Shown):
+    """A question graded by hand: its points, the items, the adjustment and why, the
+    comments."""
+
+    id: str
+    title: str
+    points: float
+    max_points: float
+    items: tuple[ShownRubricItem, ...]
+    adjustment: float = 0.0
+    reason: str = ""
+    comments: tuple[ShownComment, ...] = ()
+
+
+@dataclass(frozen=True, slots=True)
+class HandGradeView(Shown):
+    """An assignment's grade by hand, shown once staff released it: the questions graded
+    and their total (``complete``: every question is graded)."""
+
+    points: float
+    max_points: float
+    complete: bool
+    questions: tuple[ShownQuestion, ...] = ()

@@ -199,6 +199,9 @@ class StaffSpec(_Strict):
 
     accounts: list[str] = Field(default_factory=list)  # login names, e.g. [ta1, prof]
     groups: list[str] = Field(default_factory=list)  # e.g. [cs101-staff]
+    #: staff who may also reveal names of an anonymously graded assignment (accounts;
+    #: staff themselves): graders otherwise
+    instructors: list[str] = Field(default_factory=list)
 
 
 PastLimit = Literal["refuse", "defer"]
@@ -256,6 +259,8 @@ class AssignmentSpec(_Strict):
     limits: LimitsSpec | None = None  # default: the course's
     #: measurements of its performance tests on demand before the deadline
     performance: OnDemandSpec | None = None
+    #: the rubric for grading by hand (a YAML file relative to course.yaml: ``course.rubric``)
+    rubric: str | None = None
 
 
 class ExtensionSpec(_Strict):

@@ -20,6 +20,8 @@ and nowhere else:
   next one is allowed;
 * per assignment that offers them, their performance measurements on demand: tokens
   used of those offered, and what each measured (``course.ondemand``).
+* of an assignment graded by hand (``course.handgrades``), the rubric items applied,
+  the comments at their lines and the total -- once staff released it, not before.
 """
 
 from __future__ import annotations
@@ -38,6 +40,7 @@ from grader.course.perfview import shown_performance
 from grader.course.policy import Attempt, counting, lateness
 from grader.course.shown import (
     AssignmentView,
+    HandGradeView,
     LimitsLeft,
     ShownGroup,
     ShownTest,
@@ -71,9 +74,13 @@ class Submitted:
 
 def student_view(course: Course, student: str, submitted: Sequence[Submitted], *,
                  released: Mapping[str, datetime | None], now: datetime,
-                 case_data: CaseData, measured: Sequence[Measured] = ()) -> StudentView:
-    """The student's page as a value (``measured``: their requests for performance
-    measurements); see the module docstring."""
+                 case_data: CaseData, measured: Sequence[Measured] = (),
+                 hand: Mapping[str, HandGradeView] | None = None) -> StudentView:
+    """The student's page as a value; see the module docstring.
+
+    :param measured: their requests for performance measurements.
+    :param hand: assignment -> the student's hand-grade (shown only once released).
+    """
     by: dict[str, list[Submitted]] = {}
     for s in submitted:
         by.setdefault(s.assignment, []).append(s)
@@ -110,7 +117,8 @@ def student_view(course: Course, student: str, submitted: Sequence[Submitted], *
                        allow.next_at.isoformat() if allow.next_at else None, allow.why,
                        allow.deferred),
             on_demand_view(a.on_demand, [m for m in measured if m.assignment == a.name])
-            if a.on_demand else None))
+            if a.on_demand else None,
+            (hand or {}).get(a.name) if rel is not None else None))
     return StudentView(student, course.name, now.isoformat(), tuple(out))
 
 

@@ -1,17 +1,21 @@
 """What the read side asks of the results store: the queries of the desk, the staff
-pages and the server's metrics, and the writes a student's request makes (a receipt,
-a choice, a token spent on a performance measurement). ``adapters.store.postgres.Store``
-provides them; the composition (``grader.compose``) hands the views an opener, so no
-view names a concrete store."""
+pages and the server's metrics, the writes a student's request makes (a receipt, a
+choice, a token spent on a performance measurement), and grading by hand's (a
+question's grade, a reveal of names). ``adapters.store.postgres.Store`` provides them;
+the composition (``grader.compose``) hands the views an opener, so no view names a
+concrete store."""
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from contextlib import AbstractContextManager
 from datetime import datetime
 from typing import Protocol
 
 from grader.core.finished import Finished
+from grader.course.gradingpage import AuditEntry
+from grader.course.gradingview import NewComment
+from grader.course.handgrades import QuestionGrade
 from grader.course.ondemand import Measured
 from grader.course.policy import Attempt
 from grader.course.shown import Receipt
@@ -69,6 +73,34 @@ class CourseReads(Protocol):
                         at: datetime, tokens: int) -> int | None:
         """Spend the student's next token on a measurement of ``spool_id``: its number,
         or None when none of ``tokens`` is left."""
+        ...
+
+    def hand_grades(self, course: str, assignment: str | None = None,
+                    student: str | None = None) -> dict[str, list[QuestionGrade]]:
+        """assignment -> its grades by hand per student and question, with comments."""
+        ...
+
+    def save_question(self, course: str, assignment: str, student: str, question: str, *,
+                      seen: int, items: Sequence[str], adjustment: float, reason: str,
+                      spool_id: str | None, grader: str, comment: NewComment | None = None,
+                      delete: Sequence[int] = (), rubric: tuple[str, object] | None = None
+                      ) -> tuple[bool, QuestionGrade | None]:
+        """Save a question's grade made from version ``seen``: (saved, as stored now);
+        not saved (a conflict) when another save came first."""
+        ...
+
+    def grade_history(self, course: str, assignment: str, student: str, question: str
+                      ) -> list[AuditEntry]:
+        """Every change to a question's grade, and every save refused as a conflict."""
+        ...
+
+    def reveal_names(self, course: str, assignment: str, by: str, *, hide: bool = False
+                     ) -> None:
+        """Record that an instructor revealed (or hid again) an assignment's names."""
+        ...
+
+    def names_revealed(self, course: str, assignment: str) -> tuple[datetime, str] | None:
+        """(when, by whom) an assignment's names were revealed, or None."""
         ...
 
 

@@ -12,6 +12,7 @@ from pydantic import ValidationError
 from grader.adapters.scheduler.accounting import Usage
 from grader.adapters.spool import Spool
 from grader.core.errors import GradelineError
+from grader.course.handgrades import with_hand_grades
 from grader.course.load import Course
 from grader.course.policy import Grade, grade_course
 from grader.course.similarity_pairs import PairView, SimilarityReport
@@ -28,6 +29,7 @@ from grader.course.staffview import (
 )
 from grader.formats.problem import Problem
 from grader.views.ports import CourseReads, ReadsOpener
+from grader.views.rubric_files import RubricFiles
 from grader.views.similarity_report import pair_view, read_report
 
 
@@ -40,12 +42,19 @@ class StaffPages:
         self.course, self.spool, self.store = course, spool, store
         self._usage = usage  # the accounting database, where the course has an account
         self.max_points = {n: p.max_score for n, p in problems.items()}
+        self.rubrics = RubricFiles()  # grading by hand: the rubric files as they read now
 
     def assignments(self) -> list[str]:
         return [a.name for a in self.course.ordered()]
 
     def _grades(self, store: CourseReads) -> list[Grade]:
-        return grade_course(self.course, store.attempts(self.course.name), self.max_points)
+        """The course's grades, with the hand-grades of assignments that have a rubric."""
+        course = self.rubrics.current(self.course)
+        grades = grade_course(course, store.attempts(course.name), self.max_points)
+        if all(a.rubric is None for a in course.assignments.values()):
+            return grades
+        return with_hand_grades(course, grades, store.hand_grades(course.name),
+                                self.max_points)
 
     def assignment(self, name: str) -> list[AssignmentRow] | None:
         if name not in self.course.assignments:

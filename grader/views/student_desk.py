@@ -26,12 +26,15 @@ from grader.core.errors import ConfigError, GradelineError, RefusedError
 from grader.core.signing import KEY_BYTES, open_token, sign, token
 from grader.core.textfile import head
 from grader.core.upload import MAX_UPLOAD_BYTES, Upload
+from grader.course.handgrades import QuestionGrade, shown_hand
 from grader.course.handin import admit, admit_measurement
 from grader.course.load import Course
-from grader.course.shown import Link, Measuring, Receipt, StudentView
+from grader.course.rubric import Rubric
+from grader.course.shown import HandGradeView, Link, Measuring, Receipt, StudentView
 from grader.course.studentview import SHOWN_BYTES, student_view
 from grader.formats.problem import Problem
 from grader.views.ports import ReadsOpener
+from grader.views.rubric_files import RubricFiles
 
 log = logging.getLogger(__name__)
 FILE_NAME = re.compile(r"^[A-Za-z0-9_][A-Za-z0-9_.+-]{0,99}$")
@@ -81,6 +84,7 @@ class Desk:
         #: (student, assignment) -> {spool id: when} of hand-ins taken here: the limits
         #: count them even where the store missed their receipts (it was down)
         self._taken: dict[tuple[str, str], dict[str, datetime]] = {}
+        self.rubrics = RubricFiles()  # grading by hand: the rubric files as they read now
 
     def on_roster(self, student: str) -> None:
         """:raises RefusedError: when the course has a roster without ``student``."""
@@ -155,15 +159,29 @@ class Desk:
     def view(self, student: str, assignment: object = None) -> StudentView:
         """The student's own page as a value (one assignment, or all)."""
         only = None if assignment is None else self._assignment(assignment)
+        graded = [(a.name, a.rubric) for a in self.course.ordered() if a.rubric is not None]
         with self.store() as store:
             mine = store.student_submissions(self.course.name, student)
             released = {a: store.released(self.course.name, a)
                         for a in self.course.assignments}
             measured = store.measurements(self.course.name, student) \
                 if any(a.on_demand for a in self.course.assignments.values()) else []
+            hand = store.hand_grades(self.course.name, student=student) if graded else {}
         view = student_view(self.course, student, mine, released=released, now=self.clock(),
-                            case_data=self.case_data, measured=measured)
+                            case_data=self.case_data, measured=measured,
+                            hand={name: self._hand(rubric, hand[name])
+                                  for name, rubric in graded if released.get(name) and
+                                  name in hand})
         return view if only is None else view.only(only)
+
+    def _hand(self, rubric: Rubric, grades: list[QuestionGrade]) -> HandGradeView:
+        """A student's hand-grade with the lines of the submission graded (its files as
+        the spool keeps them) that comments are at."""
+        current = self.rubrics.rubric(rubric) or rubric
+        graded = next((g.spool_id for g in grades if g.spool_id), None)
+        files = {name: text.splitlines()
+                 for name, text in (self.spool.payload_files(graded) if graded else [])}
+        return shown_hand(current, {g.question: g for g in grades}, files)
 
     def measure(self, student: str, assignment_name: object) -> Measuring:
         """Spend one of ``student``'s tokens on a measurement of the performance tests of

@@ -20,6 +20,7 @@ from ..support import (
     ROOT,
     STAFF_GROUP,
     TA,
+    TA2,
     USER,
     DeskRun,
     answers,
@@ -75,6 +76,18 @@ def staff_account(student_accounts) -> str:
                         STAFF_GROUP, TA], check=True)
     subprocess.run(["usermod", "-a", "-G", STAFF_GROUP, TA], check=True)
     return TA
+
+
+@pytest.fixture(scope="session")
+def two_staff_accounts(staff_account) -> tuple[str, str]:
+    """Two members of the course's staff group (the second created when missing)."""
+    try:
+        pwd.getpwnam(TA2)
+    except KeyError:
+        subprocess.run(["useradd", "--no-create-home", "--shell", "/bin/sh", "-G",
+                        STAFF_GROUP, TA2], check=True)
+    subprocess.run(["usermod", "-a", "-G", STAFF_GROUP, TA2], check=True)
+    return staff_account, TA2
 
 
 @pytest.fixture

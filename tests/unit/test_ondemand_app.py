@@ -126,3 +126,33 @@ def test_staff_paths_are_passed_on_quoted(tmp_path: Path,
                             QUERY_STRING="refresh=on")
     assert seen == ["/s/J%C3%BCrgen%20X?refresh=on"]
     assert status.startswith("403") and "alice is not staff" in body and 'role="alert"' in body
+
+
+def test_a_grading_form_is_passed_on_to_the_staff_socket_as_the_user(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    seen: list[tuple[str, str, bytes | None, str]] = []
+
+    def fake(sock: Path, method: str, path: str, body: bytes | None = None, ctype: str = "",
+             timeout: float = 30.0) -> tuple[int, str, str, str]:
+        seen.append((method, path, body, ctype))
+        if b"version=0" in (body or b""):
+            return 409, "text/html", '<form action="/a/hw1/grade/style/anon-x">', ""
+        return 303, "text/plain", "", "anon-y?saved=1"
+
+    monkeypatch.setattr("grader.adapters.web.ondemand.app.staff_request", fake)
+    app = App("Grading", {"cs101": CourseDoors("cs101", tmp_path / "d.sock",
+                                               tmp_path / "s.sock")}, key=b"k" * 32)
+    form = b"csrf=t&version=3&item=names"
+    path = "/pun/sys/gradeline/c/cs101/staff/a/hw1/grade/style/anon-x"
+    ctype = "application/x-www-form-urlencoded"
+    status, headers, _ = _call(app, "POST", path, **_form(form, ctype))
+    assert status.startswith("303") and headers["Location"] == "anon-y?saved=1"
+    assert seen == [("POST", "/a/hw1/grade/style/anon-x", form, ctype)]
+    status, _, body = _call(app, "POST", path, **_form(b"csrf=t&version=0", ctype))
+    assert status.startswith("409")  # a conflict's page, its form under the app's path
+    assert 'action="/pun/sys/gradeline/c/cs101/staff/a/hw1/grade/style/anon-x"' in body
+    status, _, body = _call(app, "POST", path, HTTP_ORIGIN="https://evil.example",
+                            HTTP_HOST="ood.example", **_form(form, ctype))
+    assert status.startswith("403") and "another site" in body and len(seen) == 2
+    status, _, _ = _call(app, "POST", path, **_form(form, ctype, length=str(1 << 20)))
+    assert status.startswith("413") and len(seen) == 2

@@ -23,7 +23,9 @@ preview, ``/a/NAME/similarity`` its similarity report (``/N``: pair N side by si
 ``/s/STUDENT`` a student, ``/sub/ID`` a submission (each with a JSON twin
 under ``/api``), ``/api/snapshot``, ``/api/access`` (200 for staff: the portal's cheap
 way to know whether to offer the staff pages), ``/me/TOKEN`` a student's own page,
-``/healthz``.
+``/healthz``; grading by hand under ``/a/NAME/grade`` (``grading_routes``: the only
+staff pages that take a form). With grading by hand, each staff page is the one its
+viewer may see (an anonymous assignment's students by pseudonym for graders).
 """
 
 from __future__ import annotations
@@ -41,12 +43,14 @@ from starlette.responses import HTMLResponse, JSONResponse, PlainTextResponse, R
 from starlette.routing import Route
 
 from grader.adapters.peercred import Peer
-from grader.adapters.web import pages
+from grader.adapters.web import grading_routes, pages
 from grader.adapters.web.design import CSP, REFRESH_QUERY, layout, link
+from grader.adapters.web.grading_routes import GradingSource
 from grader.adapters.web.live_page import page
 from grader.adapters.web.serving import peer_in
 from grader.adapters.web.student import MINE_RELOAD_S, mine_page
 from grader.core.errors import RefusedError
+from grader.course.gradingview import Viewer
 from grader.course.shown import StudentView
 from grader.course.similarity_pairs import PairView, SimilarityReport
 from grader.course.staffview import (
@@ -79,6 +83,16 @@ class StaffSource(Protocol):
     def usage(self) -> UsageView:
         """The course account's core-hours per QOS (``rows``), or why there are none."""
         ...
+
+
+class GradingLens(GradingSource, Protocol):
+    """Grading by hand (``views.grading.Grading``): its pages, and every staff page as a
+    viewer may see it."""
+
+    def viewer(self, user: str, owner: bool) -> Viewer: ...
+    def graded(self) -> Sequence[str]: ...
+    def staff_for(self, viewer: Viewer) -> StaffSource: ...
+    def snapshot_for(self, viewer: Viewer, snap: Snapshot) -> Snapshot: ...
 
 
 @dataclass(frozen=True, slots=True)
@@ -192,29 +206,64 @@ def _mine(students: StudentSource | None) -> Callable[[Request], Response]:
     return mine
 
 
+@dataclass(frozen=True, slots=True)
+class _Lens:
+    """Each request's staff pages and snapshot as its viewer may see them (with grading
+    by hand: an anonymous assignment's students by pseudonym for graders)."""
+
+    grading: GradingLens | None
+    not_staff: Callable[[Request], Response | None]
+    pages: StaffSource | None
+    provider: Provider
+
+    def viewer(self, request: Request) -> Viewer | Response:
+        """The request's viewer (staff, on the socket), or why not."""
+        peer = peer_in(request.scope.get("state"))
+        refused = self.not_staff(request)
+        if refused is not None or peer is None or self.grading is None:
+            return refused or PlainTextResponse("no grading by hand here\n", status_code=404)
+        return self.grading.viewer(peer.user, peer.uid == os.geteuid())
+
+    def staff(self, request: Request) -> StaffSource | None:
+        v = self.viewer(request) if self.grading is not None else None
+        return self.grading.staff_for(v) if self.grading and isinstance(v, Viewer) \
+            else self.pages
+
+    def snapshot(self, request: Request) -> Snapshot:
+        v = self.viewer(request) if self.grading is not None else None
+        snap = self.provider()
+        return self.grading.snapshot_for(v, snap) \
+            if self.grading and isinstance(v, Viewer) else snap
+
+
 def app(provider: Provider, refresh_s: int = 5, *, staff: StaffSource | None = None,
         students: StudentSource | None = None, is_staff: StaffCheck | None = None,
-        staff_door: str = "the staff socket") -> Starlette:
+        staff_door: str = "the staff socket", grading: GradingLens | None = None
+        ) -> Starlette:
     """The ASGI app; the sources are called for every request (database reads).
 
     :param is_staff: who may see the staff pages over the staff socket (None: the
         account running this server only).
     :param staff_door: how staff reach the socket, for the refusal's message.
+    :param grading: grading by hand (its pages; each staff page as its viewer may see it).
     """
     allowed = is_staff or (lambda p: p.uid == os.geteuid())
 
     def _not_staff(request: Request) -> Response | None:
         return refusal(request, allowed, staff_door)
 
+    lens = _Lens(grading, _not_staff, staff, provider)
+
     def nav(request: Request) -> str:
-        return pages.staff_nav(list(staff.assignments()), request.url.path) if staff else ""
+        return pages.staff_nav(list(staff.assignments()), request.url.path,
+                               graded=grading.graded() if grading else ()) if staff else ""
 
     def index(request: Request) -> Response:
         return _not_staff(request) or html_page(
-            page(provider(), refresh_s, nav(request), auto=refresh_asked(request)))
+            page(lens.snapshot(request), refresh_s, nav(request), auto=refresh_asked(request)))
 
     def snapshot(request: Request) -> Response:
-        return _not_staff(request) or JSONResponse(provider().to_json())
+        return _not_staff(request) or JSONResponse(lens.snapshot(request).to_json())
 
     def access(request: Request) -> Response:  # whether to offer the staff pages, cheaply
         return _not_staff(request) or JSONResponse(
@@ -224,11 +273,12 @@ def app(provider: Provider, refresh_s: int = 5, *, staff: StaffSource | None = N
                     ) -> Callable[[Request], Response]:
         def handle(request: Request) -> Response:
             refused = _not_staff(request)
-            if refused or staff is None:
+            source = lens.staff(request) if refused is None else None
+            if refused or source is None:
                 return refused or PlainTextResponse("no course file: no staff pages\n",
                                                     status_code=404)
             key = request.path_params["key"]
-            found = find(staff, key)
+            found = find(source, key)
             if found is None:
                 return PlainTextResponse(f"no {kind} {key}\n", status_code=404)
             if request.url.path.startswith("/api/"):
@@ -238,10 +288,11 @@ def app(provider: Provider, refresh_s: int = 5, *, staff: StaffSource | None = N
 
     def pair(request: Request) -> Response:
         refused = _not_staff(request)
-        if refused or staff is None:
+        source = lens.staff(request) if refused is None else None
+        if refused or source is None:
             return refused or PlainTextResponse("no staff pages\n", status_code=404)
         name, index = request.path_params["key"], request.path_params["index"]
-        data = staff.pair(name, index)
+        data = source.pair(name, index)
         if data is None:
             return PlainTextResponse(f"no pair {index} of {name}\n", status_code=404)
         return html_page(pages.pair_page(name, index, data, nav(request)))
@@ -259,6 +310,8 @@ def app(provider: Provider, refresh_s: int = 5, *, staff: StaffSource | None = N
               Route("/a/{key}/similarity/{index:int}", pair),
               Route("/me/{token}", _mine(students)), Route("/healthz", healthz),
               Route("/usage", usage), Route("/api/usage", usage)]
+    if grading is not None:
+        routes += grading_routes.routes(grading, lens.viewer, nav)
     for kind, (path, find) in STAFF_PAGES.items():
         handler = staff_route(kind, find)
         routes += [Route(path, handler), Route("/api" + path, handler)]

@@ -42,9 +42,12 @@ from grader.course.staffview import (
 MARKS = 6  # background colours of matched regions (.m1 ... .m6), then they repeat
 
 
-def staff_nav(assignments: Sequence[str], current: str | None = None) -> str:
-    """The staff pages' main navigation; ``current`` is the path of the page shown."""
+def staff_nav(assignments: Sequence[str], current: str | None = None,
+              graded: Sequence[str] = ()) -> str:
+    """The staff pages' main navigation; ``current`` is the path of the page shown;
+    ``graded``: the assignments graded by hand (their grading pages linked)."""
     items = [("/", "Live"), *((f"/a/{quote(a)}", a) for a in assignments),
+             *((f"/a/{quote(a)}/grade", f"{a}: grading") for a in graded),
              ("/usage", "Cluster use")]
     return nav_links(items, current)
 

@@ -20,6 +20,7 @@ from grader.adapters.web.design import (
     upload_form,
     verdict_badge,
 )
+from grader.adapters.web.hand_shown import hand_grade_html
 from grader.adapters.web.perfchart import on_demand_section, performance_section
 from grader.course.shown import LimitsLeft, Receipt, StudentView, SubmissionView
 
@@ -63,6 +64,8 @@ def _results(view: StudentView) -> str:
                      f"deadline {esc(a.deadline[:16])}{rel}</p>{limits_note(a.limits)}")
         if a.on_demand is not None:
             parts.append(on_demand_section(a.on_demand, f"m-{i}"))
+        if a.hand is not None:
+            parts.append(hand_grade_html(a.hand, f"hand-{i}"))
         parts += [_submission(s, f"g-{i}-{j}") for j, s in enumerate(a.submissions)]
         if not a.submissions:
             parts.append(f"<p>{muted('nothing handed in')}</p>")

@@ -67,6 +67,7 @@ class Who:
     staff: bool
     context: str  # the state's key of the LMS course
     assignment: str  # the launch's assignment ("" for none)
+    instructor: bool = False  # an instructor of the course, not a TA (reveals names)
 
 
 class CourseSide(Protocol):
@@ -76,7 +77,10 @@ class CourseSide(Protocol):
     def view(self, course_file: str, student: str) -> StudentView: ...
     def hand_in(self, course_file: str, student: str, assignment: str, name: str,
                 body: Upload) -> Receipt: ...
-    def staff_page(self, course_file: str, path: str, base: str) -> str | None: ...
+    def staff_page(self, course_file: str, path: str, base: str, user: str = "",
+                   instructor: bool = False) -> str | None: ...
+    def staff_post(self, course_file: str, path: str, fields: Mapping[str, list[str]],
+                   base: str, user: str, instructor: bool) -> tuple[int, str, str]: ...
     def max_points(self, course_file: str, assignment: str) -> float: ...
 
 
@@ -182,7 +186,9 @@ class Tool:
                 "or add lms_id to the roster)")
         if not staff:
             self.state.remember_user(key, user, data["sub"])
-        t = self._token(Who(str(course_file), user, staff, key, assignment))
+        roles = data.get(C + "roles") or []
+        t = self._token(Who(str(course_file), user, staff, key, assignment,
+                            staff and is_staff_role(roles, ("Instructor", "Administrator"))))
         return RedirectResponse(f"{self.regs.base_url}/s/{t}/", 303)
 
     # -- deep linking -----------------------------------------------------------------------
@@ -216,13 +222,15 @@ class Tool:
     def _token(self, who: Who) -> str:
         expires = (self.clock() + SESSION).replace(microsecond=0).isoformat()
         return token(self.key, {"c": who.course_file, "u": who.user, "s": who.staff,
-                                "x": who.context, "a": who.assignment, "expires": expires})
+                                "x": who.context, "a": who.assignment, "i": who.instructor,
+                                "expires": expires})
 
     def _who(self, text: str) -> Who:
         f = open_token(self.key, text, self.clock())
-        return Who(str(f["c"]), str(f["u"]), bool(f["s"]), str(f["x"]), str(f["a"]))
+        return Who(str(f["c"]), str(f["u"]), bool(f["s"]), str(f["x"]), str(f["a"]),
+                   bool(f.get("i", False)))
 
-    def home(self, request: Request) -> Response:
+    async def home(self, request: Request) -> Response:
         t = request.path_params["t"]
         try:
             who = self._who(t)
@@ -232,13 +240,41 @@ class Tool:
         if who.staff:
             path = request.path_params.get("rest", "") or \
                 (f"a/{quote(who.assignment)}" if who.assignment else "")  # the launch's
-            html = self.courses.staff_page(who.course_file, "/" + path, base)
+            query = "?saved=1" if request.query_params.get("saved") else ""
+            html = await run_in_threadpool(self.courses.staff_page, who.course_file,
+                                           "/" + path + query, base, who.user,
+                                           who.instructor)
             return HTMLResponse(html, headers=PAGE) if html is not None else \
                 _refuse(f"no page {path}", 404)
-        view = self.courses.view(who.course_file, who.user)
-        course = self.courses.course(who.course_file)
+        view = await run_in_threadpool(self.courses.view, who.course_file, who.user)
+        course = await run_in_threadpool(self.courses.course, who.course_file)
         return HTMLResponse(pages.student(view, course, f"{base}/hand-in", who.assignment,
                                           token=t), headers=PAGE)
+
+    async def staff_post(self, request: Request) -> Response:
+        """A grading form (grading by hand) posted in an instructor's or TA's launch."""
+        t = request.path_params["t"]
+        try:
+            who = self._who(t)
+        except RefusedError as e:
+            return _refuse(f"{e}: launch again from the LMS")
+        origin = request.headers.get("origin")
+        if not who.staff or (origin and origin != _origin(self.regs.base_url)):
+            return _refuse("only the course's staff grade, from the tool's own pages")
+        if (why := form_length_refusal(request.headers.get("content-length"))) is not None:
+            return _refuse(why, 413)
+        form = await request.form(max_files=0, max_fields=1000)
+        fields: dict[str, list[str]] = {}
+        for k, v in form.multi_items():
+            if isinstance(v, str):
+                fields.setdefault(k, []).append(v)
+        base = f"{self.regs.base_url}/s/{quote(t)}"
+        status, html, where = await run_in_threadpool(
+            self.courses.staff_post, who.course_file, "/" + request.path_params["rest"],
+            fields, base, who.user, who.instructor)
+        if where:
+            return RedirectResponse(where, status, headers=NO_STORE)
+        return HTMLResponse(html, status_code=status, headers=PAGE)
 
     async def hand_in(self, request: Request) -> Response:
         try:
@@ -286,7 +322,14 @@ class Tool:
             Route("/launch", self.launch, methods=["POST"]),
             Route("/deeplink/{t}", self.deeplink, methods=["POST"]),
             Route("/s/{t}/hand-in", self.hand_in, methods=["POST"]),
-            Route("/s/{t}/", self.home), Route("/s/{t}/{rest:path}", self.home)])
+            Route("/s/{t}/", self.home), Route("/s/{t}/{rest:path}", self.home),
+            Route("/s/{t}/{rest:path}", self.staff_post, methods=["POST"])])
+
+
+def _origin(url: str) -> str:
+    """The origin (scheme://host[:port]) of a URL: what a browser sends as Origin."""
+    scheme, _, rest = url.partition("://")
+    return f"{scheme}://{rest.split('/', 1)[0]}"
 
 
 def _aud(data: Mapping[str, Any]) -> str:

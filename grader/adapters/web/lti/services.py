@@ -67,6 +67,8 @@ def _grade(p: Posting, now: datetime) -> Grade:
          .set_timestamp(now.isoformat(timespec="milliseconds"))
          .set_activity_progress(p.activity).set_grading_progress(p.grading)
          .set_user_id(p.lms_user))
+    if p.comment:  # the hand-grade's summary, plain text
+        g.set_comment(p.comment)
     if p.submitted_at is not None:
         g.set_submitted_at(p.submitted_at.isoformat())
         g.set_extra_claims({CANVAS_SUBMISSION: {"submitted_at": p.submitted_at.isoformat(),

@@ -7,9 +7,11 @@ no secret and no grade of its own.
 
 Routes, under the app's base URI (``SCRIPT_NAME``, e.g. ``/pun/sys/gradeline``):
 ``/`` the user's courses; ``/c/COURSE/`` their page with the hand-in form;
-``POST /c/COURSE/hand-in``; ``/c/COURSE/staff/PATH`` the staff pages. A form carries a
-token made for this user and course (another site's page cannot submit one), and a
-request from another origin is refused.
+``POST /c/COURSE/hand-in``; ``/c/COURSE/staff/PATH`` the staff pages, and ``POST`` there
+a grading form (grading by hand), passed on to the staff socket as this user. A form
+carries a token made for this user (and course: the hand-in's; the staff server's:
+a grading form's), so another site's page cannot submit one, and a request from
+another origin is refused.
 """
 
 from __future__ import annotations
@@ -36,7 +38,7 @@ from python_multipart.multipart import Field, File
 from grader.adapters import desk_client
 from grader.adapters.desk_client import DeskRefusal
 from grader.adapters.web.design import CSP, esc, layout, message_page, rebase
-from grader.adapters.web.ondemand.staff_socket import staff_get
+from grader.adapters.web.ondemand.staff_socket import staff_get, staff_request
 from grader.adapters.web.student import handin_page
 from grader.core.errors import ConfigError, GradelineError, RefusedError
 from grader.core.upload import MAX_UPLOAD_BYTES, form_length_refusal
@@ -82,11 +84,12 @@ HTML = "text/html; charset=utf-8"
 
 
 class Reply(NamedTuple):
-    """A response: its status, body and type."""
+    """A response: its status, body and type (and where a redirect goes)."""
 
     status: int
     body: str
     ctype: str = HTML
+    location: str = ""
 
 
 class App:
@@ -103,12 +106,14 @@ class App:
     def __call__(self, environ: WSGIEnvironment, start: StartResponse) -> Iterable[bytes]:
         base, path = app_paths(environ)
         try:
-            status, body, ctype = self._route(environ, base, path)
+            status, body, ctype, location = self._route(environ, base, path)
         except GradelineError as e:
-            status, body, ctype = 502, message_page("Not available", str(e)), HTML
+            status, body, ctype, location = 502, message_page("Not available", str(e)), \
+                HTML, ""
         data = body.encode()
+        where = [("Location", location)] if location else []
         start(f"{status} {HTTPStatus(status).phrase}",
-              [("Content-Type", ctype), ("Content-Length", str(len(data))), *HEADERS])
+              [("Content-Type", ctype), ("Content-Length", str(len(data))), *where, *HEADERS])
         return [data]
 
     def _route(self, environ: WSGIEnvironment, base: str, path: str) -> Reply:
@@ -122,8 +127,10 @@ class App:
         if len(parts) >= 3 and parts[2] == "staff":
             query = environ.get("QUERY_STRING", "")
             # PATH_INFO comes decoded: quoted again, "/" inside a name stays a name
-            return self._staff(course, "/" + "/".join(quote(p, safe="") for p in parts[3:])
-                               + (f"?{query}" if query else ""), here)
+            where = "/" + "/".join(quote(p, safe="") for p in parts[3:])
+            if environ["REQUEST_METHOD"] == "POST":
+                return self._staff_post(environ, course, where)
+            return self._staff(course, where + (f"?{query}" if query else ""), here)
         if len(parts) >= 3 and parts[2] == "hand-in" and environ["REQUEST_METHOD"] == "POST":
             return self._hand_in(environ, course, here)
         return Reply(200, self._student(course, here))
@@ -150,11 +157,8 @@ class App:
                            results=True)
 
     def _hand_in(self, environ: WSGIEnvironment, course: CourseDoors, here: str) -> Reply:
-        origin = environ.get("HTTP_ORIGIN")
-        host = environ.get("HTTP_X_FORWARDED_HOST") or environ.get("HTTP_HOST", "")
-        if origin and origin.split("://", 1)[-1] != host:
-            return Reply(403, message_page("Refused", "A hand-in from another site's page is "
-                                                      "refused."))
+        if (refused := _foreign(environ, "A hand-in")) is not None:
+            return refused
         with tempfile.TemporaryDirectory(prefix="gradeline-ood-") as tmp:
             try:
                 fields, file = read_form(environ, Path(tmp))
@@ -172,6 +176,26 @@ class App:
                 return Reply(400, self._student(course, here, error=str(e)))
         return Reply(200, self._student(course, here, receipt=receipt))
 
+    def _staff_post(self, environ: WSGIEnvironment, course: CourseDoors, path: str) -> Reply:
+        """A grading form, passed on to the staff socket as this user (the staff server
+        checks its token, made for this user); its answer passed back, a redirect as it
+        is (relative: it stays under the app)."""
+        if (refused := _foreign(environ)) is not None or course.staff is None:
+            return refused or Reply(404, message_page("Not here", "No staff pages here.",
+                                                      kind="info"))
+        length = str(environ.get("CONTENT_LENGTH") or "")
+        if not length.isdecimal() or int(length) > MAX_STAFF_FORM:
+            return Reply(413, message_page("Refused", "A grading form says its size, at "
+                                                      f"most {MAX_STAFF_FORM} bytes."))
+        body = environ["wsgi.input"].read(int(length))
+        status, ctype, text, location = staff_request(
+            course.staff, "POST", path, body, str(environ.get("CONTENT_TYPE", "")))
+        if status not in (200, 303, 400, 409):  # the server's reason, in plain text
+            return Reply(status, message_page("Not saved", text))
+        here = f"{app_paths(environ)[0]}/c/{quote(course.name)}/staff"
+        return Reply(status, rebase(text, here) if ctype.startswith("text/html") else text,
+                     ctype or HTML, location)
+
     def _staff(self, course: CourseDoors, path: str, here: str) -> Reply:
         if course.staff is None:
             return Reply(404, message_page("Not here", "This course has no staff pages here.",
@@ -181,6 +205,19 @@ class App:
             return Reply(status, message_page("Not for you", body))
         return Reply(200, rebase(body, f"{here}/staff") if ctype.startswith("text/html")
                      else body, ctype)
+
+
+MAX_STAFF_FORM = 256 << 10  # a grading form is a few KiB
+
+
+def _foreign(environ: WSGIEnvironment, what: str = "A form") -> Reply | None:
+    """A refusal for a post from another site's page (its Origin is not this host)."""
+    origin = environ.get("HTTP_ORIGIN")
+    host = environ.get("HTTP_X_FORWARDED_HOST") or environ.get("HTTP_HOST", "")
+    if origin and origin.split("://", 1)[-1] != host:
+        return Reply(403, message_page("Refused", f"{what} from another site's page is "
+                                                  "refused."))
+    return None
 
 
 #: where OnDemand serves an app: a system app, a developer's sandbox, a shared one

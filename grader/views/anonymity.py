@@ -1,0 +1,84 @@
+"""The staff pages as a grader sees them while an assignment is graded anonymously: its
+students by their pseudonym on every page that names them (the assignment's table,
+a submission, the regrade preview, the similarity report and its pairs, the live
+page's failures), and its part left out of a student's own history (which would pair
+the name with the submissions). A similarity report's notes name students in prose,
+so they are left out too."""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Collection
+from dataclasses import replace
+
+from grader.course.similarity_pairs import PairView, SimilarityReport
+from grader.course.staffview import (
+    AssignmentRow,
+    HistoryView,
+    RegradePreview,
+    Snapshot,
+    SubmissionDetail,
+    UsageView,
+)
+from grader.views.staff_pages import StaffPages
+
+#: (assignment, student) -> the student's pseudonym in that assignment
+Key = Callable[[str, str], str]
+
+
+class MaskedStaff:
+    """``StaffPages`` with the students of ``hidden`` assignments by pseudonym."""
+
+    def __init__(self, staff: StaffPages, hidden: Collection[str], key: Key) -> None:
+        self.staff, self.hidden, self.key = staff, frozenset(hidden), key
+
+    def assignments(self) -> list[str]:
+        return self.staff.assignments()
+
+    def assignment(self, name: str) -> list[AssignmentRow] | None:
+        rows = self.staff.assignment(name)
+        if rows is None or name not in self.hidden:
+            return rows
+        return sorted((replace(r, student=self.key(name, r.student), name="") for r in rows),
+                      key=lambda r: r.student)
+
+    def student(self, name: str) -> list[HistoryView] | None:
+        history = self.staff.student(name)
+        if history is None:
+            return None
+        return [h for h in history if h.assignment not in self.hidden]
+
+    def submission(self, spool_id: str) -> SubmissionDetail | None:
+        s = self.staff.submission(spool_id)
+        if s is None or s.assignment not in self.hidden:
+            return s
+        return replace(s, student=self.key(s.assignment, s.student))
+
+    def preview(self, name: str) -> RegradePreview | None:
+        p = self.staff.preview(name)
+        if p is None or name not in self.hidden:
+            return p
+        return replace(p, changes=tuple(replace(c, student=self.key(name, c.student))
+                                        for c in p.changes))
+
+    def similarity(self, name: str) -> SimilarityReport | None:
+        r = self.staff.similarity(name)
+        if r is None or name not in self.hidden:
+            return r
+        return replace(r, skipped=(), pairs=tuple(
+            replace(p, a=self.key(name, p.a), b=self.key(name, p.b)) for p in r.pairs))
+
+    def pair(self, name: str, index: int) -> PairView | None:
+        v = self.staff.pair(name, index)
+        if v is None or name not in self.hidden:
+            return v
+        return replace(v, a=self.key(name, v.a), b=self.key(name, v.b))
+
+    def usage(self) -> UsageView:
+        return self.staff.usage()
+
+
+def mask_snapshot(s: Snapshot, hidden: Collection[str], key: Key) -> Snapshot:
+    """The live snapshot with the failures of ``hidden`` assignments by pseudonym."""
+    return replace(s, failures=tuple(
+        replace(f, student=key(f.assignment, f.student)) if f.assignment in hidden else f
+        for f in s.failures))
