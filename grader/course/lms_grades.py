@@ -16,13 +16,15 @@ the journal of what the LMS took (``adapters.web.lti``).
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Mapping
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from datetime import datetime
 from typing import Literal
 
+from grader.course.grade_changes import GradeChange
 from grader.course.load import Course
 from grader.course.policy import Attempt, Grade, grade_course
+from grader.course.teams import Teams
 
 BACKOFF_S = (30.0, 60.0, 300.0, 900.0, 3600.0)  # after 1, 2, 3, ... failed posts
 
@@ -69,7 +71,7 @@ def lms_scores(course: Course, grades: Iterable[Grade], attempts: Iterable[Attem
                released: Mapping[str, datetime | None],
                max_points: Mapping[str, float]) -> list[LmsScore]:
     """The entries to be in the LMS now (students with nothing handed in: none)."""
-    visible = {(a.student, a.assignment, a.spool_id): a.visible_score for a in attempts}
+    visible = {a.spool_id: a.visible_score for a in attempts}  # a team's: every member's
     out = []
     for g in grades:
         if g.assignment not in course.assignments or g.spool_id is None:
@@ -80,7 +82,7 @@ def lms_scores(course: Course, grades: Iterable[Grade], attempts: Iterable[Attem
             out.append(LmsScore(g.assignment, g.student, round(g.final * points, 4), points,
                                 "FullyGraded", "Completed", g.submitted_at))
         elif course.lms.grades == "visible":
-            frac = visible.get((g.student, g.assignment, g.spool_id))
+            frac = visible.get(g.spool_id)
             if frac is not None:
                 out.append(LmsScore(g.assignment, g.student, round(frac * points, 4), points,
                                     "Pending", "Submitted", g.submitted_at))
@@ -89,12 +91,14 @@ def lms_scores(course: Course, grades: Iterable[Grade], attempts: Iterable[Attem
 
 def lms_postings(course: Course, context: str, attempts: list[Attempt],
                  released: Mapping[str, datetime | None], max_points: Mapping[str, float],
-                 launched: Mapping[str, str]) -> list[Posting]:
+                 launched: Mapping[str, str], *, teams: Teams | None = None,
+                 changes: Sequence[GradeChange] = ()) -> list[Posting]:
     """What the LMS course ``context`` should hold now, for the students whose LMS user
     id is known: the roster's ``lms_id``, else ``launched`` (student -> the user id of
-    their launch from that course)."""
+    their launch from that course). A team's grade goes to each member, one score
+    each; grades changed by hand (``changes``) go as changed."""
     users = {**{s.id: s.lms_id for s in course.students.values() if s.lms_id}, **launched}
-    grades = grade_course(course, attempts, dict(max_points))
+    grades = grade_course(course, attempts, dict(max_points), teams=teams, changes=changes)
     return [Posting(context, s.assignment, users[s.student], s.given, s.maximum, s.grading,
                     s.activity, s.submitted_at)
             for s in lms_scores(course, grades, attempts, released, max_points)

@@ -25,8 +25,10 @@ from grader.course.spec import (
     LatePolicy,
     LimitsSpec,
     LmsSpec,
+    RegradesSpec,
     SlurmSpec,
     StaffSpec,
+    TeamsSpec,
     Visibility,
     parse_duration,
 )
@@ -66,6 +68,8 @@ class Assignment:
     points: float | None = None
     starter: Path | None = None  # handed-out code the similarity report leaves out
     limits: LimitsSpec = field(default_factory=LimitsSpec)  # hand-in limits
+    teams: TeamsSpec | None = None  # group work (its lock in the course's zone)
+    regrades: RegradesSpec | None = None  # regrade requests (none: not taken)
 
 
 @dataclass(frozen=True, slots=True)
@@ -231,7 +235,13 @@ def _assignment(a: AssignmentSpec, spec: CourseSpec, zone: ZoneInfo, base: Path,
                       a.counts or spec.counts, a.late or spec.late, a.late_days,
                       dict(a.visibility), a.points,
                       (base / a.starter).resolve() if a.starter else None,
-                      a.limits or spec.limits)
+                      a.limits or spec.limits, _teams(a.teams, zone),
+                      a.regrades or spec.regrades)
+
+
+def _teams(t: TeamsSpec | None, zone: ZoneInfo) -> TeamsSpec | None:
+    return t if t is None or t.lock is None else \
+        t.model_copy(update={"lock": _aware(t.lock, zone)})
 
 
 def build_course(spec: CourseSpec, base: Path, source: str,
