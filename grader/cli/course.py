@@ -97,8 +97,11 @@ def cmd_grades(args: argparse.Namespace, ctx: Context) -> int:
     packages = _packages(course)
     possible = {n: a.points or packages[n].max_score for n, a in course.assignments.items()}
     with ctx.store() as store:
+        store.migrate()
         attempts = store.attempts(course.name)
-    grades = grade_course(course, attempts, {n: p.max_score for n, p in packages.items()})
+        teams, changes = store.teams(course.name), store.grade_changes(course.name)
+    grades = grade_course(course, attempts, {n: p.max_score for n, p in packages.items()},
+                          teams=teams, changes=changes)
     out = Path(args.out)
     out.mkdir(parents=True, exist_ok=True)
     names = [args.assignment] if args.assignment else [a.name for a in course.ordered()]

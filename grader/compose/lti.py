@@ -121,7 +121,9 @@ class Courses:
                 out += lms_postings(loaded.course, key, store.attempts(name),
                                     {a: store.released(name, a)
                                      for a in loaded.course.assignments},
-                                    loaded.points(), ctx.get("users") or {})
+                                    loaded.points(), ctx.get("users") or {},
+                                    teams=store.teams(name),
+                                    changes=store.grade_changes(name))
         return out
 
 

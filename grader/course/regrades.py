@@ -20,7 +20,15 @@ from typing import Literal
 from grader.core.errors import RefusedError
 from grader.course.grade_changes import GradeChange, Target
 from grader.course.load import Course
-from grader.course.shown import RegradeWindow, RequestView, Shown, SubmissionView
+from grader.course.shown import (
+    RegradeWindow,
+    RequestView,
+    Shown,
+    ShownGroup,
+    ShownTest,
+    SubmissionView,
+)
+from grader.course.staffview import FileText
 
 Outcome = Literal["regraded", "adjusted", "declined"]
 OUTCOMES: tuple[Outcome, ...] = ("regraded", "adjusted", "declined")
@@ -214,3 +222,25 @@ def queue_rows(requests: Sequence[Request], now: datetime, *, assignment: str = 
 
 def with_answer(r: Request, a: Answer) -> Request:
     return replace(r, answer=a)
+
+
+@dataclass(frozen=True, slots=True)
+class RegradeDetail(Shown):
+    """One request as staff work it: the request, the target group of the submission's
+    current result (``group``: its points now) with each of its tests' input, expected
+    answer and output side by side (hidden tests too), the submission's files."""
+
+    row: QueueRow
+    group: ShownGroup | None
+    tests: tuple[ShownTest, ...]
+    files: tuple[FileText, ...]
+    commands: tuple[str, ...]  # how to answer it from a shell
+
+
+def answer_commands(r: Request) -> tuple[str, ...]:
+    """The command lines that answer ``r`` (shown on its page, beside the form)."""
+    base = f"gradeline regrades answer {r.id}"
+    return (f"{base} adjusted --points {r.most:g} --reason '...'",
+            f"{base} declined --reason '...'",
+            f"gradeline regrade --assignment {r.assignment} --preview  # then: "
+            f"{base} regraded --reason '...'")

@@ -45,7 +45,9 @@ class StaffPages:
         return [a.name for a in self.course.ordered()]
 
     def _grades(self, store: CourseReads) -> list[Grade]:
-        return grade_course(self.course, store.attempts(self.course.name), self.max_points)
+        name = self.course.name
+        return grade_course(self.course, store.attempts(name), self.max_points,
+                            teams=store.teams(name), changes=store.grade_changes(name))
 
     def assignment(self, name: str) -> list[AssignmentRow] | None:
         if name not in self.course.assignments:
