@@ -126,6 +126,9 @@ def render(view: StudentView) -> str:
 
 
 def _team(t: TeamView) -> str:
+    if not t.name:
+        how = " (gradeline team ASSIGNMENT create NAME, or join CODE)" if t.changes else ""
+        return f"in no team yet: teams of {t.min} to {t.max}{how}"
     code = f", join code {t.code}" if t.code else ""
     until = f", changes until {t.lock[:16]}" if t.changes and t.lock else ""
     return f"team {t.name}: {', '.join(t.members)}{code}{until}"
@@ -187,7 +190,7 @@ def cmd_team(args: argparse.Namespace, ctx: Context) -> int:
         else:
             team = desk_client.team(socket_path(args, ctx), args.assignment, args.action,
                                     args.value)
-    print(_team(team) if team else f"you are in no team of {args.assignment}")
+    print(_team(team) if team and team.name else f"you are in no team of {args.assignment}")
     if team is not None and team.code and args.action == "create":
         print(f"your teammates join with: gradeline team {args.assignment} join {team.code}",
               file=sys.stderr)

@@ -114,7 +114,7 @@ class AssignmentView(Shown):
     released: str | None
     submissions: tuple[SubmissionView, ...]
     limits: LimitsLeft = LimitsLeft()
-    team: TeamView | None = None  # team work: the student's team now (None: alone)
+    team: TeamView | None = None  # of team work: the student's team now (None: not team work)
     regrades: RegradeWindow | None = None  # None: no regrade requests taken
     requests: tuple[RequestView, ...] = ()  # the student's regrade requests, answered or not
 
@@ -179,9 +179,10 @@ class Link(Shown):
 
 @dataclass(frozen=True, slots=True)
 class TeamView(Shown):
-    """The student's team of a team assignment (``course.teams``): its members, the
-    code that joins it (self-formed teams: the team's to share) and until when
-    students change it (``changes`` False: formed by staff, or locked)."""
+    """The student's team of a team assignment (``course.teams``; ``name`` "": in
+    none yet): its members, the code that joins it (self-formed teams: the team's to
+    share) and until when students change it (``changes`` False: formed by staff, or
+    locked)."""
 
     name: str
     members: tuple[str, ...]

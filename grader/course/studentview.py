@@ -146,14 +146,14 @@ def _submitted(course: Course, student: str, assignment: str, s: Submitted, hand
 def _team(course: Course, teams: Teams, assignment: str, student: str, now: datetime
           ) -> TeamView | None:
     a = course.assignments[assignment]
-    name = teams.team_at(assignment, student) if a.teams else None
-    if a.teams is None or not name:
+    if a.teams is None:
         return None
+    name = teams.team_at(assignment, student) or ""
     team = teams.teams.get((assignment, name))
     lock = lock_time(a)
-    return TeamView(name, teams.members(assignment, name), team.code if team else "",
-                    lock.isoformat(), a.teams.formation == "self" and now < lock,
-                    a.teams.min, a.teams.max)
+    return TeamView(name, teams.members(assignment, name) if name else (),
+                    team.code if team else "", lock.isoformat(),
+                    a.teams.formation == "self" and now < lock, a.teams.min, a.teams.max)
 
 
 def _fraction(r: SubmissionResult | None) -> float | None:

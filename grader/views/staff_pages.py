@@ -14,6 +14,7 @@ from grader.adapters.spool import Spool
 from grader.core.errors import GradelineError
 from grader.course.load import Course
 from grader.course.policy import Grade, grade_course
+from grader.course.regrades import Answer, Queue, RegradeDetail
 from grader.course.similarity_pairs import PairView, SimilarityReport
 from grader.course.staffview import (
     AssignmentRow,
@@ -28,6 +29,7 @@ from grader.course.staffview import (
 )
 from grader.formats.problem import Problem
 from grader.views.ports import CourseReads, ReadsOpener
+from grader.views.regrade_queue import RegradeQueue
 from grader.views.similarity_report import pair_view, read_report
 
 
@@ -40,6 +42,7 @@ class StaffPages:
         self.course, self.spool, self.store = course, spool, store
         self._usage = usage  # the accounting database, where the course has an account
         self.max_points = {n: p.max_score for n, p in problems.items()}
+        self.queue = RegradeQueue(course, spool, store, problems)
 
     def assignments(self) -> list[str]:
         return [a.name for a in self.course.ordered()]
@@ -102,3 +105,20 @@ class StaffPages:
         except GradelineError as e:
             return replace(out, why=str(e))
 
+
+    def regrades(self, *, assignment: str = "", target: str = "", status: str = "open",
+                 older_h: float | None = None) -> Queue:
+        """The regrade queue, filtered (``course.regrades.queue_rows``)."""
+        return self.queue.queue(assignment=assignment, target=target, status=status,
+                                older_h=older_h)
+
+    def regrade(self, request: int) -> RegradeDetail | None:
+        """One request with what answering it needs (None: no such request)."""
+        return self.queue.detail(request)
+
+    def answer(self, request: int, outcome: str, reason: str, by: str,
+               points: float | None = None) -> Answer:
+        """Staff's answer, as ``by`` (the account the kernel named).
+
+        :raises RefusedError: not an answer the request takes."""
+        return self.queue.answer(request, outcome, reason, by, points)

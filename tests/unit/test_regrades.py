@@ -73,7 +73,8 @@ def test_a_member_sees_the_teams_submission_and_nobody_else_does(tmp_path: Path)
     assert bobs.team is not None and bobs.team.members == ("alice", "bob")
     assert bobs.team.code == "c0de" and bobs.team.changes is False  # the deadline passed
     carols = view(c, "carol").assignments[0]
-    assert [s.id for s in carols.submissions] == ["x2"] and carols.team is None
+    assert [s.id for s in carols.submissions] == ["x2"] and carols.team is not None
+    assert carols.team.name == "" and carols.team.members == ()  # team work, in no team
     assert "x1" not in json.dumps(view(c, "carol").to_json())
 
 

@@ -45,7 +45,7 @@ MARKS = 6  # background colours of matched regions (.m1 ... .m6), then they repe
 def staff_nav(assignments: Sequence[str], current: str | None = None) -> str:
     """The staff pages' main navigation; ``current`` is the path of the page shown."""
     items = [("/", "Live"), *((f"/a/{quote(a)}", a) for a in assignments),
-             ("/usage", "Cluster use")]
+             ("/regrades", "Regrades"), ("/usage", "Cluster use")]
     return nav_links(items, current)
 
 
@@ -64,7 +64,9 @@ def refused_page(message: str) -> str:
 
 def assignment_page(name: str, rows: Sequence[AssignmentRow], nav: str) -> str:
     """Every student of an assignment: attempts, the latest verdict, the grade."""
-    cells = [[link(f"/s/{quote(r.student)}", r.student), esc(r.name),
+    cells = [[link(f"/s/{quote(r.student)}", r.student),
+              esc(r.name) + (f' <span class="gl-tag">team {esc(r.team)}</span>'
+                             if r.team else ""),
               str(r.attempts), verdict_badge(r.last_verdict), esc(r.status),
               link(f"/sub/{quote(r.counting)}", r.counting[:19]) if r.counting
               else muted(), num(r.late_hours), num(r.grace_days),

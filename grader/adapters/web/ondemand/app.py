@@ -6,10 +6,12 @@ campus login becomes gradeline's identity with nothing to configure, and the app
 no secret and no grade of its own.
 
 Routes, under the app's base URI (``SCRIPT_NAME``, e.g. ``/pun/sys/gradeline``):
-``/`` the user's courses; ``/c/COURSE/`` their page with the hand-in form;
-``POST /c/COURSE/hand-in``; ``/c/COURSE/staff/PATH`` the staff pages. A form carries a
-token made for this user and course (another site's page cannot submit one), and a
-request from another origin is refused.
+``/`` the user's courses; ``/c/COURSE/`` their page with the hand-in form (and, where the
+course has them, the team and regrade-request forms); ``POST /c/COURSE/hand-in``,
+``POST /c/COURSE/team``, ``POST /c/COURSE/ask``; ``/c/COURSE/staff/PATH`` the staff
+pages (a staff page's form posted on to them). A form carries a token made for this
+user and course (another site's page cannot submit one), and a request from another
+origin is refused.
 """
 
 from __future__ import annotations
@@ -25,7 +27,7 @@ from dataclasses import dataclass
 from http import HTTPStatus
 from pathlib import Path
 from typing import NamedTuple
-from urllib.parse import quote
+from urllib.parse import quote, urlencode
 from wsgiref.types import WSGIEnvironment
 
 import yaml
@@ -37,7 +39,7 @@ from grader.adapters import desk_client
 from grader.adapters.desk_client import DeskRefusal
 from grader.adapters.web.design import CSP, esc, layout, message_page, rebase
 from grader.adapters.web.ondemand.staff_socket import staff_get
-from grader.adapters.web.student import handin_page
+from grader.adapters.web.student import Actions, handin_page
 from grader.core.errors import ConfigError, GradelineError, RefusedError
 from grader.core.upload import MAX_UPLOAD_BYTES, form_length_refusal
 from grader.course.shown import Receipt
@@ -124,8 +126,17 @@ class App:
             # PATH_INFO comes decoded: quoted again, "/" inside a name stays a name
             return self._staff(course, "/" + "/".join(quote(p, safe="") for p in parts[3:])
                                + (f"?{query}" if query else ""), here)
-        if len(parts) >= 3 and parts[2] == "hand-in" and environ["REQUEST_METHOD"] == "POST":
-            return self._hand_in(environ, course, here)
+        if len(parts) >= 3 and environ["REQUEST_METHOD"] == "POST":
+            if _foreign(environ):
+                return Reply(403, message_page("Refused", "A form from another site's page "
+                                                          "is refused."))
+            if parts[2] == "hand-in":
+                return self._hand_in(environ, course, here)
+            if parts[2] in ("team", "ask"):
+                return self._change(environ, course, here, parts[2])
+            if parts[2] == "staff":
+                return self._staff_post(environ, course, "/" + "/".join(
+                    quote(p, safe="") for p in parts[3:]), here)
         return Reply(200, self._student(course, here))
 
     def _home(self, base: str) -> str:
@@ -139,22 +150,72 @@ class App:
         return layout(self.title, f"<ul>{''.join(items)}</ul>", site_href=f"{base}/")
 
     def _student(self, course: CourseDoors, here: str, receipt: Receipt | None = None,
-                 error: str | None = None) -> str:
+                 error: str | None = None, done: str = "", refused: str = "") -> str:
         try:
             view = desk_client.mine(course.desk)
         except DeskRefusal as e:
             return message_page(course.name, str(e))
+        token = self._csrf(course.name)
         return handin_page(view, [a.name for a in view.assignments],
-                           action=f"{here}/hand-in", csrf_token=self._csrf(course.name),
+                           action=f"{here}/hand-in", csrf_token=token,
                            max_mib=MAX_UPLOAD_BYTES >> 20, receipt=receipt, error=error,
-                           results=True)
+                           results=True, done=done, refused=refused,
+                           actions=Actions(f"{here}/team", f"{here}/ask", token))
+
+    def _form(self, environ: WSGIEnvironment, course: CourseDoors, here: str
+              ) -> dict[str, str] | Reply:
+        """A posted form's fields, or the page that refuses it (its token is not this
+        user's for this course, or it is no form)."""
+        with tempfile.TemporaryDirectory(prefix="gradeline-ood-") as tmp:
+            try:
+                fields, _ = read_form(environ, Path(tmp))
+            except RefusedError as e:
+                return Reply(400, self._student(course, here, refused=str(e)))
+        if not hmac.compare_digest(fields.get("csrf", ""), self._csrf(course.name)):
+            return Reply(403, self._student(course, here, refused="the form expired: send it "
+                                                                  "again from this page"))
+        return fields
+
+    def _change(self, environ: WSGIEnvironment, course: CourseDoors, here: str, what: str
+                ) -> Reply:
+        """A team's change or a regrade request, through the desk (as this user)."""
+        fields = self._form(environ, course, here)
+        if isinstance(fields, Reply):
+            return fields
+        a = fields.get("assignment", "")
+        try:
+            if what == "team":
+                team = desk_client.team(course.desk, a, fields.get("action", ""),
+                                        fields.get("value"))
+                done = f"You are in team {team.name} of {a}." if team and team.name else \
+                    f"You are in no team of {a}."
+            else:
+                r = desk_client.ask_regrade(course.desk, a, fields.get("group", ""),
+                                            fields.get("reason", ""),
+                                            fields.get("submission") or None)
+                done = f"Your request {r.id} about {r.target} is with your course staff."
+        except DeskRefusal as e:
+            return Reply(400, self._student(course, here, refused=str(e)))
+        return Reply(200, self._student(course, here, done=done))
+
+    def _staff_post(self, environ: WSGIEnvironment, course: CourseDoors, path: str,
+                    here: str) -> Reply:
+        """A staff page's form, posted on to the staff pages as this user (who may answer
+        is theirs to say, by the kernel's word; the form's token is theirs too)."""
+        if course.staff is None:
+            return Reply(404, message_page("Not here", "This course has no staff pages here.",
+                                           kind="info"))
+        with tempfile.TemporaryDirectory(prefix="gradeline-ood-") as tmp:
+            try:
+                fields, _ = read_form(environ, Path(tmp))
+            except RefusedError as e:
+                return Reply(400, message_page("Refused", str(e)))
+        status, ctype, body = staff_get(course.staff, path, form=urlencode(fields).encode())
+        if not ctype.startswith("text/html"):
+            return Reply(status, message_page("Not for you", body))
+        return Reply(status, rebase(body, f"{here}/staff"))
 
     def _hand_in(self, environ: WSGIEnvironment, course: CourseDoors, here: str) -> Reply:
-        origin = environ.get("HTTP_ORIGIN")
-        host = environ.get("HTTP_X_FORWARDED_HOST") or environ.get("HTTP_HOST", "")
-        if origin and origin.split("://", 1)[-1] != host:
-            return Reply(403, message_page("Refused", "A hand-in from another site's page is "
-                                                      "refused."))
         with tempfile.TemporaryDirectory(prefix="gradeline-ood-") as tmp:
             try:
                 fields, file = read_form(environ, Path(tmp))
@@ -181,6 +242,13 @@ class App:
             return Reply(status, message_page("Not for you", body))
         return Reply(200, rebase(body, f"{here}/staff") if ctype.startswith("text/html")
                      else body, ctype)
+
+
+def _foreign(environ: WSGIEnvironment) -> bool:
+    """Whether a post came from another site's page (the browser names the origin)."""
+    origin = environ.get("HTTP_ORIGIN")
+    host = environ.get("HTTP_X_FORWARDED_HOST") or environ.get("HTTP_HOST", "")
+    return bool(origin) and str(origin).split("://", 1)[-1] != host
 
 
 #: where OnDemand serves an app: a system app, a developer's sandbox, a shared one

@@ -21,12 +21,18 @@ class _UnixConnection(http.client.HTTPConnection):
         self.sock = s
 
 
-def staff_get(sock: Path, path: str, timeout: float = 30.0) -> tuple[int, str, str]:
-    """(status, content type, body) of GET ``path`` on the staff socket; 503 with the
-    reason when nothing answers there."""
+def staff_get(sock: Path, path: str, timeout: float = 30.0, *, form: bytes | None = None
+              ) -> tuple[int, str, str]:
+    """(status, content type, body) of GET ``path`` on the staff socket (or a POST of an
+    urlencoded ``form``: staff's answer on a page); 503 with the reason when nothing
+    answers there."""
     conn = _UnixConnection(sock, timeout)
     try:
-        conn.request("GET", path or "/")
+        if form is None:
+            conn.request("GET", path or "/")
+        else:
+            conn.request("POST", path, body=form,
+                         headers={"Content-Type": "application/x-www-form-urlencoded"})
         r = conn.getresponse()
         return r.status, r.getheader("Content-Type", ""), r.read().decode(errors="replace")
     except OSError as e:
