@@ -27,7 +27,7 @@ from dataclasses import dataclass
 from http import HTTPStatus
 from pathlib import Path
 from typing import NamedTuple
-from urllib.parse import quote, urlencode
+from urllib.parse import quote, unquote_plus, urlencode
 from wsgiref.types import WSGIEnvironment
 
 import yaml
@@ -121,11 +121,8 @@ class App:
             return Reply(404, message_page("Not here", "No such page.", kind="info"))
         course = self.courses[parts[1]]
         here = f"{base}/c/{quote(course.name)}"
-        if len(parts) >= 3 and parts[2] == "staff":
-            query = environ.get("QUERY_STRING", "")
-            # PATH_INFO comes decoded: quoted again, "/" inside a name stays a name
-            return self._staff(course, "/" + "/".join(quote(p, safe="") for p in parts[3:])
-                               + (f"?{query}" if query else ""), here)
+        # PATH_INFO comes decoded: quoted again, "/" inside a name stays a name
+        staff = "/" + "/".join(quote(p, safe="") for p in parts[3:])
         if len(parts) >= 3 and environ["REQUEST_METHOD"] == "POST":
             if _foreign(environ):
                 return Reply(403, message_page("Refused", "A form from another site's page "
@@ -135,8 +132,10 @@ class App:
             if parts[2] in ("team", "ask"):
                 return self._change(environ, course, here, parts[2])
             if parts[2] == "staff":
-                return self._staff_post(environ, course, "/" + "/".join(
-                    quote(p, safe="") for p in parts[3:]), here)
+                return self._staff_post(environ, course, staff, here)
+        if len(parts) >= 3 and parts[2] == "staff":
+            query = environ.get("QUERY_STRING", "")
+            return self._staff(course, staff + (f"?{query}" if query else ""), here)
         return Reply(200, self._student(course, here))
 
     def _home(self, base: str) -> str:
@@ -268,8 +267,9 @@ def app_paths(environ: WSGIEnvironment) -> tuple[str, str]:
 
 def read_form(environ: WSGIEnvironment, into: Path
               ) -> tuple[dict[str, str], tuple[Path, str] | None]:
-    """A multipart form's fields and its file: (where it was written under ``into``, the
-    name the browser gave, which the desk judges), within the hand-in's size.
+    """A form's fields (multipart, or urlencoded: the team and regrade forms) and its
+    file: (where it was written under ``into``, the name the browser gave, which the desk
+    judges), within the hand-in's size.
 
     :raises RefusedError: for a body over the limit, of unknown size or not a form.
     """
@@ -278,9 +278,13 @@ def read_form(environ: WSGIEnvironment, into: Path
         raise RefusedError(why)
     fields: dict[str, str] = {}
     saved: list[tuple[Path, str]] = []
+    # an urlencoded form's names and values come as sent: %-escaped, "+" for a space
+    plain = str(environ.get("CONTENT_TYPE", "")).startswith("application/x-www-form-urlencoded")
 
     def on_field(f: Field) -> None:
-        fields[(f.field_name or b"").decode()] = (f.value or b"").decode(errors="replace")
+        name, value = (f.field_name or b"").decode(errors="replace"), \
+            (f.value or b"").decode(errors="replace")
+        fields[unquote_plus(name) if plain else name] = unquote_plus(value) if plain else value
 
     def on_file(f: File) -> None:
         name = Path((f.file_name or b"").decode(errors="replace")).name
