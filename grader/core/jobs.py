@@ -42,6 +42,8 @@ class GradingJob:
     submitted_at: str | None = None
     #: compile it and run nothing (a self-check of a GPU assignment where no GPU is)
     compile_only: bool = False
+    #: of team work, the team's members when it was handed in (an autograder's users)
+    team: tuple[str, ...] = ()
 
     @property
     def key(self) -> str:
@@ -59,6 +61,8 @@ class GradingJob:
                 out[key] = getattr(self, key)
         if self.compile_only:
             out["compile_only"] = True
+        if self.team:
+            out["team"] = list(self.team)
         return out
 
     @classmethod
@@ -69,7 +73,8 @@ class GradingJob:
         return cls(problem, source, data.get("language"), float(tl) if tl is not None else None,
                    tuple(str(g) for g in groups) if groups is not None else None,
                    data.get("student"), data.get("submitted_at"),
-                   data.get("compile_only") is True)
+                   data.get("compile_only") is True,
+                   tuple(str(m) for m in data.get("team") or ()))
 
 
 @dataclass(frozen=True, slots=True)

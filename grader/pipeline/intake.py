@@ -93,7 +93,8 @@ class Prepared:
         return Candidate(self.entry.id, GradingJob(self.problem.path, self.entry.src,
                                                    self.language_id, groups=groups,
                                                    student=self.meta.student,
-                                                   submitted_at=self.meta.submitted_at),
+                                                   submitted_at=self.meta.submitted_at,
+                                                   team=self.meta.team),
                          self.problem, self.submission.content_hash)
 
 

@@ -129,7 +129,9 @@ class Desk:
                 entry = self.spool.submit(course=self.course.name, assignment=assignment,
                                           student=student, path=path,
                                           submitted_at=when.isoformat(),
-                                          deferred=adm.deferred)
+                                          deferred=adm.deferred,
+                                          team=teams.members(assignment, adm.team, when)
+                                          if adm.team else ())
             self._handers.setdefault(assignment, {})[entry.id] = (student, when)
         receipt = Receipt(entry.id, self.course.name, assignment, student, name,
                           when.isoformat(), body.size, digest.hexdigest(),

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import csv
 import io
+import json
 import re
 from datetime import timedelta
 from pathlib import Path
@@ -14,13 +15,17 @@ import pytest
 import yaml
 
 from grader.core.errors import ConfigError, RefusedError
+from grader.core.jobs import GradingJob
+from grader.core.spoolmeta import SpoolMeta
 from grader.course import teams as tm
 from grader.course.grade_changes import GradeChange, Target
 from grader.course.lms_grades import lms_postings
 from grader.course.load import Course, load_course
 from grader.course.policy import Attempt, Grade, grade_course
 from grader.course.sheets import assignment_sheet, canvas_csv
+from grader.course.staffview import Row
 from grader.course.teams import Team, TeamEvent, Teams
+from grader.pipeline.similarity_jobs import chosen
 
 from ..support import course_at
 
@@ -214,3 +219,35 @@ def test_every_member_has_a_row_in_the_sheets_and_a_score_in_the_lms(tmp_path: P
                          {"alice": "u-a", "bob": "u-b", "carol": "u-c"}, teams=red(),
                          changes=[adj])
     assert sorted((p.lms_user, p.given) for p in posts) == [("u-a", 10.0), ("u-b", 10.0)]
+
+
+def test_a_team_hand_in_carries_its_members_to_the_autograder(tmp_path: Path) -> None:
+    meta = SpoolMeta("cs", "pair", "bob", "2026-12-01T10:00:00+00:00", team=("alice", "bob"))
+    (tmp_path / "meta.json").write_text(json.dumps(meta.to_json()))
+    assert SpoolMeta.read(tmp_path / "meta.json").team == ("alice", "bob")
+    job = GradingJob(tmp_path, tmp_path / "sub", student="bob", team=("alice", "bob"))
+    assert GradingJob.from_json(json.loads(json.dumps(job.to_json()))) == job
+    alone = SpoolMeta("cs", "solo", "carol", "2026-12-01T10:00:00+00:00")
+    assert "team" not in alone.to_json() and GradingJob.from_json(
+        GradingJob(tmp_path, tmp_path).to_json()).team == ()
+
+
+def test_similarity_compares_a_team_once_never_its_members_with_each_other(
+        tmp_path: Path) -> None:
+    c = course(tmp_path)
+
+    class Store:
+        def rows(self, course: str, *, assignment: str | None = None,
+                 student: str | None = None) -> list[Row]:
+            return [Row("x1", "alice", "pair", course_at(1, 11), "graded"),
+                    Row("x2", "bob", "pair", course_at(1, 12), "graded"),
+                    Row("x3", "carol", "pair", course_at(1, 12), "graded")]
+
+        def attempts(self, course: str) -> list[Attempt]:
+            return [Attempt(r.spool_id, r.student, "pair", r.submitted_at, 1.0, 1.0)
+                    for r in self.rows(course)]
+
+        def teams(self, course: str) -> Teams:
+            return red()
+
+    assert chosen(c, "pair", Store()) == {"team-red": "x2", "carol": "x3"}
