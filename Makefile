@@ -77,18 +77,19 @@ image: deps-demo venv apptainer
 
 # The layer contract (import-linter, [tool.importlinter] in pyproject.toml), ruff with
 # its banned-API rule (subprocess, os.environ, psycopg only where they belong), mypy
-# --strict, and Snakemake's own linter.
+# --strict, Snakemake's own linter, and the docs built --strict (not --quiet: it hides
+# the warnings --strict fails on).
 lint: venv
 	$(BIN)/ruff check grader analysis tests bench docs
 	$(BIN)/mypy
 	$(BIN)/lint-imports
 	PATH=$(CURDIR)/$(BIN):$$PATH $(BIN)/snakemake --lint >/dev/null
-	$(BIN)/mkdocs build --strict --quiet -f docs/mkdocs.yml
+	set -o pipefail; $(BIN)/mkdocs build --strict -f docs/mkdocs.yml 2>&1 | { grep -v '^INFO' || true; }
 
 # The documentation site (docs/mkdocs.yml) into build/docs, then its front page and CLI
 # page looked at in headless Chromium (a screenshot lands in build/docs/screenshot.png).
 docs: venv
-	$(BIN)/mkdocs build --strict --quiet -f docs/mkdocs.yml
+	set -o pipefail; $(BIN)/mkdocs build --strict -f docs/mkdocs.yml 2>&1 | { grep -v '^INFO' || true; }
 	$(BIN)/python docs/check_site.py build/docs
 
 unit: venv

@@ -233,6 +233,85 @@ VIEW = StudentView.from_json({
          "limits": {"used": 0, "left": 10, "next_at": None, "why": "", "deferring": False},
          "submissions": []}]})
 
+def _timing(cores: int, mine: float, ref: float, mine1: float, ref1: float,
+            ci: float | None = None) -> dict[str, Any]:
+    return {"cores": cores, "median_s": mine, "ci_s": ci, "reference_median_s": ref,
+            "reference_ci_s": 0.004 if cores > 1 else 0.003, "runs": 7,
+            "speedup": round(mine1 / mine, 3), "speedup_ci": 0.04 if cores > 1 else None,
+            "reference_speedup": round(ref1 / ref, 3)}
+
+
+#: a cache reading by cachegrind on a node without hardware counters
+CACHE: dict[str, Any] = {
+    "source": "cachegrind", "input": "small.in",
+    "note": "no hardware counters on this node (likwid and perf found none usable): "
+            "cachegrind's simulated L3 of 2.5 MiB per core times the cores",
+    "reading": "L3 misses grow 3.1x from 1 to 4 cores (the reference's 1.08x): the working "
+               "set no longer fits the L3 per core",
+    "rows": [{"cores": 1, "l3_bytes": 2621440, "misses": 41230.0, "accesses": 1.93e6,
+              "inflation": 1.0, "reference_misses": 39811.0, "reference_inflation": 1.0},
+             {"cores": 4, "l3_bytes": 10485760, "misses": 127813.0, "accesses": 2.41e6,
+              "inflation": 3.1, "reference_misses": 42996.0, "reference_inflation": 1.08}]}
+
+#: a student's page with the performance tests of a released parallel assignment, and
+#: the measurements on demand of one before its deadline
+PERF_VIEW = StudentView.from_json({
+    "student": "berg02", "course": "Parallel programming (spring 2025)",
+    "now": "2025-03-21T10:00:00+02:00",
+    "assignments": [{
+        "name": "primecount", "deadline": "2025-03-15T23:59:00+02:00",
+        "released": "2025-03-16T12:00:00+02:00",
+        "limits": {"used": 2, "left": None, "next_at": None, "why": "", "deferring": False},
+        "submissions": [_mine_sub(
+            "2025-03-15T21-05-12-7c1e", counts=True, verdict="AC", score=162.5,
+            max_score=200.0, message="", complete=True, tests=[],
+            groups=[{"name": "secret", "verdict": "AC", "points": 100.0,
+                     "max_points": 100.0, "passed": 3, "total": 3, "phase": "full"}],
+            performance={
+                "points": 62.5, "max_points": 100.0, "gate": "", "not_in_force": ["a quiet node"],
+                "reading": "1.41x faster on 4 cores (ideal 4x, the reference 3.62x): "
+                           "most of its time does not use the extra cores (serial work, "
+                           "or too little for each thread)",
+                "timings": [_timing(1, 1.204, 0.934, 1.204, 0.934, 0.006),
+                            _timing(2, 0.951, 0.481, 1.204, 0.934, 0.011),
+                            _timing(4, 0.853, 0.258, 1.204, 0.934, 0.012)],
+                "items": [{"label": "time ratio on 4 cores", "figure": 3.306,
+                           "points": 25.0, "max_points": 50.0,
+                           "rule": "within 1.2x: 50; 2x: 35; 4x: 25; slower: 0"},
+                          {"label": "efficiency on 4 cores", "figure": 0.353,
+                           "points": 37.5, "max_points": 50.0,
+                           "rule": "linear from 0.25 (0 points) to 0.8 (50)"}],
+                "cache": CACHE})]},
+        {"name": "heat", "deadline": "2025-04-05T23:59:00+03:00", "released": None,
+         "limits": {"used": 4, "left": None, "next_at": None, "why": "", "deferring": False},
+         "on_demand": {"used": 2, "tokens": 3, "measurements": [
+             {"token": 3, "submission": "2025-03-21T09-40-11-c4d2",
+              "requested_at": "2025-03-21T09:41:02+02:00", "state": "measured",
+              "performance": {
+                  "points": 80.0, "max_points": 100.0, "gate": "",
+                  "reading": "3.31x faster on 4 cores (ideal 4x, the reference 3.62x): "
+                             "some of its time does not use the extra cores",
+                  "timings": [_timing(1, 2.113, 1.802, 2.113, 1.802, 0.01),
+                              _timing(4, 0.638, 0.498, 2.113, 1.802, 0.009)],
+                  "items": [{"label": "efficiency on 4 cores", "figure": 0.828,
+                             "points": 80.0, "max_points": 100.0,
+                             "rule": "linear from 0.5 (0 %) to 0.9 (100 %)"}],
+                  "cache": {**CACHE, "reading": "L3 misses stay level from 1 to 4 cores "
+                                                "(1.02x; the reference's 1.01x): the "
+                                                "working set fits the L3 per core",
+                            "rows": CACHE["rows"][:1]}}},
+             {"token": 2, "submission": "2025-03-20T18-02-44-0b7e",
+              "requested_at": "2025-03-20T18:05:30+02:00", "state": "refunded",
+              "reason": "the measurement failed on our side; staff are told"},
+             {"token": 1, "submission": "2025-03-19T11-12-09-9a3f",
+              "requested_at": "2025-03-19T11:13:40+02:00", "state": "measured",
+              "performance": None}]},
+         "submissions": [_mine_sub("2025-03-21T09-40-11-c4d2", counts=True, verdict="AC",
+                                   score=10.0, max_score=10.0, message="", tests=[],
+                                   groups=[{"name": "sample", "verdict": "AC",
+                                            "points": 10.0, "max_points": 10.0,
+                                            "passed": 2, "total": 2, "phase": "visible"}])]}]})
+
 RECEIPT = Receipt.from_json({"submission": "2025-03-21T10-00-03-5b6c", "course": "prog1-2025",
            "assignment": "primes", "student": "berg02", "file": "sieve.cpp",
            "received_at": "2025-03-21T10:00:03+02:00", "size": 1834,
@@ -332,7 +411,8 @@ PAGES: dict[str, Callable[[], str]] = {
     "live": live_page, "staff-assignment": assignment, "staff-student": history,
     "staff-submission": submission, "staff-preview": preview,
     "staff-similarity": similarity, "staff-pair": pair, "staff-usage": usage,
-    "student": mine, "handin": handin,
+    "student": mine, "student-performance": lambda: student.mine_page(PERF_VIEW),
+    "handin": handin,
     "handin-receipt": lambda: handin(receipt=RECEIPT),
     "handin-results": lambda: handin(receipt=RECEIPT, results=True),
     "handin-error": lambda: handin(error="sieve.zip is larger than 16 MiB: hand in the "

@@ -41,6 +41,7 @@ from grader.adapters.desk_client import (
     HAND_IN,
     LINK,
     MAX_HEADER,
+    MEASURE,
     MINE,
     OPS,
     REPLY,
@@ -49,7 +50,7 @@ from grader.adapters.desk_client import (
 from grader.adapters.peercred import Peer, bind_for_everyone, peer_of
 from grader.core.errors import GradelineError, RefusedError
 from grader.core.upload import MAX_UPLOAD_BYTES, Upload
-from grader.course.shown import Link, Receipt, RequestView, StudentView, TeamView
+from grader.course.shown import Link, Measuring, Receipt, RequestView, StudentView, TeamView
 
 log = logging.getLogger(__name__)
 MAX_BODY = MAX_UPLOAD_BYTES
@@ -87,6 +88,7 @@ class Desk(Protocol):
     def view(self, student: str, assignment: object = None) -> StudentView: ...
     def link(self, student: str) -> Link: ...
     def choose(self, student: str, assignment: object, submission: object) -> str: ...
+    def measure(self, student: str, assignment: object) -> Measuring: ...
     def team(self, student: str, assignment: object, action: object,
              value: object = None) -> TeamView | None: ...
     def ask(self, student: str, assignment: object, group: object, reason: object,
@@ -114,6 +116,8 @@ def answering(desk: Desk) -> Handler:
         if op == CHOOSE:
             return {REPLY[CHOOSE]: desk.choose(peer.user, req.get("assignment"),
                                                req.get("submission"))}
+        if op == MEASURE:
+            return {REPLY[MEASURE]: desk.measure(peer.user, req.get("assignment")).to_json()}
         if op == TEAM:
             team = desk.team(peer.user, req.get("assignment"), req.get("action"),
                              req.get("value"))

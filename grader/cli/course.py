@@ -26,6 +26,7 @@ from grader.course.visibility import group_visibility, unknown_rules
 from grader.formats.load import load_problem, verify_package
 from grader.formats.problem import Problem
 from grader.pipeline.deadline import after_deadline
+from grader.pipeline.ondemand import measure_waiting
 
 
 def _packages(course: Course) -> dict[str, Problem]:
@@ -122,7 +123,8 @@ def cmd_grades(args: argparse.Namespace, ctx: Context) -> int:
 
 
 def cmd_deadline(args: argparse.Namespace, ctx: Context) -> int:
-    """The after-deadline phase for the assignments whose deadline has passed."""
+    """The after-deadline phase for the assignments whose deadline has passed, and the
+    performance measurements students asked for (both bulk work)."""
     course = ctx.course_required()
     try:
         now = datetime.fromisoformat(args.now) if args.now else datetime.now(UTC)
@@ -132,7 +134,9 @@ def cmd_deadline(args: argparse.Namespace, ctx: Context) -> int:
         now = now.replace(tzinfo=course.zone)
     names = [args.assignment] if args.assignment else \
         [a.name for a in course.ordered() if a.deadline <= now]
-    if not names:
+    measured = [] if args.assignment else \
+        [a.name for a in course.ordered() if a.on_demand]
+    if not names and not measured:
         print("no assignment is past its deadline")
         return 0
     for n in names:
@@ -140,9 +144,15 @@ def cmd_deadline(args: argparse.Namespace, ctx: Context) -> int:
     ctx.spool()  # a path without a spool is refused before any work
     problems = ctx.problems()  # the full suites
     cpus = ctx.cpus(args.cpus)
-    ctx.prepare_image(problems={n: problems[n] for n in names})
+    ctx.prepare_image(problems={n: problems[n] for n in [*names, *measured]})
     pipe = grading.bulk_pipelines(ctx, cpus, course.bulk)(problems)
     with ctx.store() as store:
+        if measured:
+            m = measure_waiting(pipe, course, problems, store)
+            print(f"performance on demand: {m.measured} measured, {m.failed} not measured "
+                  f"(the submission's fault), {m.refunded} refunded (ours)")
+        if not names:
+            print("no assignment is past its deadline")
         for n in names:
             d = after_deadline(pipe, course, n, problems[n], store, now)
             print(f"{n}: {d.due} student(s) due, {d.graded_before} already fully graded, "

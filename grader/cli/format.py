@@ -7,8 +7,11 @@ import sys
 import time
 from collections.abc import Mapping, Sequence
 
+from grader.core.perfresult import Performance
 from grader.core.result import SubmissionResult
 from grader.core.verdict import Verdict
+from grader.course.perfview import shown_performance
+from grader.course.shown import ShownPerformance
 
 
 def result_table(r: SubmissionResult) -> str:
@@ -35,11 +38,23 @@ def result_table(r: SubmissionResult) -> str:
                      f"{g.score:g}/{g.points:g} points ({g.scoring})")
     if r.message:
         lines.append("message: " + r.message.strip().replace("\n", "\n  ")[:2000])
+    if r.performance is not None:
+        lines += performance_lines(r.performance)
     tm = r.timing
     lines.append(f"verdict {r.verdict.value}   score {r.score:g}/{r.max_score:g}   "
                  f"time: compile {tm.get('compile_s', 0):.2f} s, runs {tm.get('run_s', 0):.2f} s,"
                  f" validation {tm.get('validate_s', 0):.2f} s, total {tm.get('total_s', 0):.2f} s")
     return "\n".join(lines)
+
+
+def performance_lines(p: Performance | ShownPerformance, indent: str = "") -> list[str]:
+    """A result's performance tests in two lines: points and the reading of the
+    times; the cache reading and where its counts come from."""
+    shown = p if isinstance(p, ShownPerformance) else shown_performance(p)
+    out = [f"{indent}performance {shown.points:g}/{shown.max_points:g}: {shown.reading}"]
+    if shown.cache is not None:
+        out.append(f"{indent}caches: {shown.cache.reading} ({shown.cache.note})")
+    return out
 
 
 def verdict_table(counts: Mapping[str, Mapping[str, int]],

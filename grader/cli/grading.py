@@ -11,7 +11,7 @@ from pathlib import Path
 
 from grader.adapters.spool import Spool
 from grader.cli.common import Commands
-from grader.cli.format import result_table, verdict_table
+from grader.cli.format import performance_lines, result_table, verdict_table
 from grader.compose.context import Context
 from grader.core.errors import ConfigError, SubmissionError
 from grader.core.export import csv_rows, gradescope, junit_xml
@@ -96,6 +96,8 @@ def cmd_check(args: argparse.Namespace, ctx: Context) -> int:
                   f"{res.verdict.value} score {res.score:g}/{res.max_score:g}")
             for why in o.check.problems:
                 print(f"          - {why}")
+            if res.performance is not None:
+                print("\n".join(performance_lines(res.performance, " " * 10)))
         for path, why in rep.skipped:
             print(f"{'skipped':<9} {os.path.relpath(path)}: {why}")
         if rep.time_limit is not None:

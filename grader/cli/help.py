@@ -26,7 +26,7 @@ GROUPS: dict[str, tuple[str, ...]] = {
                      "serve", "status", "web", "deadline", "release", "choose", "grades",
                      "results", "regrade", "similarity", "dropbox", "desk", "receipt", "lti",
                      "teams", "regrades"),
-    "Students": ("hand-in", "mine", "team", "ask-regrade", "drop"),
+    "Students": ("hand-in", "mine", "measure", "team", "ask-regrade", "drop"),
     "Cluster admins": ("check-env", "settings", "image", "db", "cache", "metrics", "usage",
                        "ondemand"),
     "Researchers": ("corpus", "campaign", "experiment", "trace", "plan"),
@@ -55,6 +55,7 @@ EXAMPLES: dict[str, str] = {
             "--page-url http://login1:8470/",
     "hand-in": "gradeline hand-in bigsum sum.c",
     "mine": "gradeline mine bigsum",
+    "measure": "gradeline measure primecount",
     "receipt": "gradeline receipt verify receipt.json",
     "team": "gradeline team pair join k7mq2xpa",
     "ask-regrade": "gradeline ask-regrade bigsum secret --reason 'my output matches the "

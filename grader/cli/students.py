@@ -1,5 +1,6 @@
 """``gradeline desk`` (the grading account) and what students run against it:
-``hand-in``, ``mine``, ``team``, ``ask-regrade``, and staff's ``receipt verify``."""
+``hand-in``, ``mine``, ``measure``, ``team``, ``ask-regrade``, and staff's ``receipt
+verify``."""
 
 from __future__ import annotations
 
@@ -15,11 +16,12 @@ from pathlib import Path
 from grader.adapters import desk_client, desk_socket
 from grader.adapters.desk_client import DeskRefusal
 from grader.cli.common import Commands, spool_options
+from grader.cli.format import performance_lines
 from grader.compose import read_side
 from grader.compose.context import Context
 from grader.core.errors import GradelineError
 from grader.core.signing import check
-from grader.course.shown import AssignmentView, StudentView, SubmissionView, TeamView
+from grader.course.shown import AssignmentView, OnDemand, StudentView, SubmissionView, TeamView
 
 CUT = 400  # characters of a failed test's input, answer and output on a terminal
 
@@ -82,6 +84,16 @@ def cmd_hand_in(args: argparse.Namespace, ctx: Context) -> int:
     return 0
 
 
+def cmd_measure(args: argparse.Namespace, ctx: Context) -> int:
+    with _refused():
+        m = desk_client.measure(socket_path(args, ctx), args.assignment)
+    print(f"asked at {m.requested_at[:19]}: the performance tests of your submission "
+          f"{m.submission} for {m.assignment} are measured behind live feedback; "
+          f"{m.used} of your {m.tokens} measurements used. 'gradeline mine "
+          f"{m.assignment}' shows the curve once it is done.")
+    return 0
+
+
 def cmd_mine(args: argparse.Namespace, ctx: Context) -> int:
     if args.choose:
         if not args.assignment:
@@ -117,6 +129,8 @@ def render(view: StudentView) -> str:
             lines.append(f"  a hand-in now would be {later}: {lim.why}{when}")
         if a.team is not None:
             lines.append("  " + _team(a.team))
+        if a.on_demand is not None:
+            lines += _on_demand(a.on_demand)
         if not a.submissions:
             lines.append("  nothing handed in")
         for s in a.submissions:
@@ -146,6 +160,20 @@ def _requests(a: AssignmentView) -> list[str]:
             r.before is not None else ""
         out.append(f"  request {r.id} about {r.target_kind} {r.target} of {r.submission}: "
                    f"{r.status}{points}{answer}")
+    return out
+
+
+def _on_demand(d: OnDemand) -> list[str]:
+    """An assignment's performance measurements on demand: tokens used, each request."""
+    out = [f"  performance measurements on demand: {d.used} of {d.tokens} used"]
+    for m in d.measurements:
+        said = {"waiting": "waiting to be measured", "measured": "measured",
+                "refunded": "not measured, and the token is yours again",
+                "failed": "not measured"}.get(m.state, m.state)
+        why = f": {m.reason}" if m.reason else ""
+        out.append(f"    #{m.token} of {m.submission} at {m.requested_at[:19]}: {said}{why}")
+        if m.performance is not None:
+            out += [f"      {line}" for line in performance_lines(m.performance)]
     return out
 
 
@@ -252,6 +280,12 @@ def register(sub: Commands) -> None:
                                                           "counts (courses that let you)")
     _desk_option(m)
     m.set_defaults(func=cmd_mine)
+
+    me = sub.add_parser("measure", help="measure the performance tests of your latest "
+                                        "submission before the deadline (a token each)")
+    me.add_argument("assignment")
+    _desk_option(me)
+    me.set_defaults(func=cmd_measure)
 
     t = sub.add_parser("team", help="your team of an assignment done in teams: show it, "
                                     "create one, join one with its code, leave it")

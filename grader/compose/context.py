@@ -14,6 +14,7 @@ from dataclasses import dataclass, field, replace
 from pathlib import Path
 
 from grader.adapters import gpus as gpu_devices
+from grader.adapters.metrics.judging import NodeCounter
 from grader.adapters.private_dirs import shared_dir_problem
 from grader.adapters.sandbox import SandboxConfig, choose_runtime, open_sandbox
 from grader.adapters.sandbox.assignment_image import ensure_assignment_images
@@ -176,7 +177,7 @@ class Context:
         return Judge(open_sandbox(self.sandbox_config, self.workroot, slot=cpus.first,
                                   cpus=cpus), self.workroot, cpus, keep_workdirs=keep_workdirs,
                      compile_cache=cache, accelerate=self.settings.compile_accel,
-                     on_reject=self.settings.on_reject)
+                     on_reject=self.settings.on_reject, counter=NodeCounter())
 
     @contextlib.contextmanager
     def validator_check(self, cpus: CpuSet) -> Iterator[Callable[[Problem], str | None]]:

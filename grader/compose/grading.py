@@ -23,6 +23,7 @@ from grader.core.errors import GradelineError
 from grader.course.spec import BulkSpec
 from grader.formats.problem import Problem
 from grader.pipeline.deadline import DeadlineWatcher, after_deadline
+from grader.pipeline.ondemand import measure_waiting
 from grader.pipeline.ports import Executor, StoreOpener
 from grader.pipeline.run import Pipeline
 from grader.pipeline.serve import ServePolicy, Server
@@ -148,15 +149,17 @@ def serving(ctx: Context, setup: ServeSetup) -> Iterator[Serving]:
 
 def _deadline_watcher(ctx: Context, cpus: CpuSet, url: str, every_s: float
                       ) -> DeadlineWatcher | None:
-    """With a course file and Slurm: the after-deadline pass every ``every_s`` seconds,
-    as bulk arrays at the course's priority (local workers would share the serving
-    workers' cores and sandbox slots: there, run ``gradeline deadline``)."""
+    """With a course file and Slurm: the after-deadline pass (and the performance
+    measurements students asked for) every ``every_s`` seconds, as bulk arrays at the
+    course's priority (local workers would share the serving workers' cores and sandbox
+    slots: there, run ``gradeline deadline``)."""
     course = ctx.course_file()
     if course is None or not every_s:
         return None
     if not ctx.slurm_available():
-        ctx.say("serve: no Slurm: the after-deadline phase is not run from serve here; run "
-                "gradeline deadline once the deadline has passed")
+        ctx.say("serve: no Slurm: the after-deadline phase (and performance on demand) is "
+                "not run from serve here; run gradeline deadline once the deadline has "
+                "passed (and for the measurements students ask for)")
         return None
     full = ctx.problems()
     bulk = bulk_pipelines(ctx, cpus, course.bulk, serving=True)(full)
@@ -165,9 +168,14 @@ def _deadline_watcher(ctx: Context, cpus: CpuSet, url: str, every_s: float
         current = ctx.course_file()  # a moved deadline or a new extension applies
         assert current is not None
         due = [a.name for a in current.ordered() if a.deadline <= now and a.name in full]
-        if not due:
+        asked = any(a.on_demand for a in current.assignments.values())
+        if not due and not asked:
             return
         with Store(url) as store:
+            m = measure_waiting(bulk, current, full, store) if asked else None
+            if m is not None and m.done:
+                ctx.say(f"serve: performance on demand: {m.measured} measured, {m.failed} "
+                        f"not measured, {m.refunded} refunded")
             for name in due:
                 d = after_deadline(bulk, current, name, full[name], store, now)
                 if d.graded_now:

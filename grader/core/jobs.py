@@ -42,6 +42,9 @@ class GradingJob:
     submitted_at: str | None = None
     #: compile it and run nothing (a self-check of a GPU assignment where no GPU is)
     compile_only: bool = False
+    #: run its performance tests only (an on-demand measurement: the visible tests
+    #: accepted it before)
+    performance_only: bool = False
     #: of team work, the team's members when it was handed in (an autograder's users)
     team: tuple[str, ...] = ()
 
@@ -61,6 +64,8 @@ class GradingJob:
                 out[key] = getattr(self, key)
         if self.compile_only:
             out["compile_only"] = True
+        if self.performance_only:
+            out["performance_only"] = True
         if self.team:
             out["team"] = list(self.team)
         return out
@@ -73,7 +78,7 @@ class GradingJob:
         return cls(problem, source, data.get("language"), float(tl) if tl is not None else None,
                    tuple(str(g) for g in groups) if groups is not None else None,
                    data.get("student"), data.get("submitted_at"),
-                   data.get("compile_only") is True,
+                   data.get("compile_only") is True, data.get("performance_only") is True,
                    tuple(str(m) for m in data.get("team") or ()))
 
 

@@ -15,6 +15,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
+from grader.core.perfcache import CacheReading
 from grader.core.perfspec import CONFIDENCE
 
 #: the facts a measurement records, in the order they are shown; each is in force,
@@ -137,7 +138,9 @@ class ItemScore:
 @dataclass(frozen=True, slots=True)
 class Performance:
     """A submission's performance tests: the measurements, the items' points, and
-    ``gate``: why it earns no performance points ("" when it was scored)."""
+    ``gate``: why it earns no performance points ("" when it was scored); ``cache``:
+    the cache reading on the test's small input (``core.perfcache``; None where the
+    test declares none, or before it was read: older records)."""
 
     measurements: tuple[Measurement, ...]
     items: tuple[ItemScore, ...]
@@ -145,6 +148,7 @@ class Performance:
     max_points: float
     gate: str = ""
     scaling: str = "strong"
+    cache: CacheReading | None = None
 
     def at(self, cores: int) -> Measurement | None:
         return next((m for m in self.measurements if m.cores == cores), None)
@@ -171,11 +175,15 @@ class Performance:
                      if m.submission.times_s and m.reference.times_s)
 
     def to_json(self) -> dict[str, Any]:
-        return {"points": _r(self.points), "max_points": self.max_points,
-                "gate": self.gate, "scaling": self.scaling,
-                "not_in_force": list(self.not_in_force), "unknown": list(self.unknown),
-                "measurements": [m.to_json() for m in self.measurements],
-                "items": [i.to_json() for i in self.items]}
+        out: dict[str, Any] = {"points": _r(self.points), "max_points": self.max_points,
+                               "gate": self.gate, "scaling": self.scaling,
+                               "not_in_force": list(self.not_in_force),
+                               "unknown": list(self.unknown),
+                               "measurements": [m.to_json() for m in self.measurements],
+                               "items": [i.to_json() for i in self.items]}
+        if self.cache is not None:  # records from before cache readings have none
+            out["cache"] = self.cache.to_json()
+        return out
 
     @classmethod
     def from_json(cls, d: Mapping[str, Any]) -> Performance:
@@ -186,7 +194,8 @@ class Performance:
                                    float(i["max_points"]), str(i.get("rule", "")))
                          for i in d.get("items", ())),
                    float(d["points"]), float(d["max_points"]), str(d.get("gate", "")),
-                   str(d.get("scaling", "strong")))
+                   str(d.get("scaling", "strong")),
+                   CacheReading.from_json(d["cache"]) if d.get("cache") else None)
 
 
 def _names(measurements: Sequence[Measurement], state: bool | None) -> tuple[str, ...]:

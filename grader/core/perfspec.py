@@ -151,6 +151,9 @@ class PerformanceSpec:
         inputs at every count for strong scaling, larger ones for more cores for weak
         scaling. A timed run is one run of the program per input; its time is their sum.
     :param cores: the core counts measured at, ascending (each at most the shape's).
+    :param cache_input: a small input both programs run once per core count under the
+        node's counters after the timing, for the cache reading (``core.perfcache``);
+        None: no cache reading.
     """
 
     reference: Path
@@ -159,6 +162,7 @@ class PerformanceSpec:
     items: tuple[Item, ...]
     repetitions: Repetitions = Repetitions()
     scaling: Scaling = "strong"
+    cache_input: Path | None = None
 
     @property
     def points(self) -> float:
@@ -172,4 +176,5 @@ class PerformanceSpec:
 
     def files(self) -> Sequence[Path]:
         """Every file it reads (for the package's version): the inputs, the reference."""
-        return sorted({p for _, ps in self.inputs for p in ps})
+        cache = {self.cache_input} if self.cache_input is not None else set()
+        return sorted({p for _, ps in self.inputs for p in ps} | cache)

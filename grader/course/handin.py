@@ -13,6 +13,10 @@ or in one under its least size, hands nothing in where the assignment needs a te
 Staff may take a refused hand-in anyway with a reason (``override``), which travels with
 it: nothing is refused silently and nothing is overridden without a record. An unknown
 assignment or an unsafe student id is never taken, whoever asks.
+
+A request for a performance measurement on demand (``course.ondemand``) passes the
+same door (``admit_measurement``): the assignment, the id and the roster as a hand-in,
+then the measurement's own rule.
 """
 
 from __future__ import annotations
@@ -23,8 +27,11 @@ from dataclasses import dataclass
 from datetime import datetime
 
 from grader.core.errors import RefusedError
+from grader.core.verdict import Verdict
 from grader.course.handin_limits import allowance, span
-from grader.course.load import Course
+from grader.course.load import Assignment, Course
+from grader.course.ondemand import Measured, used
+from grader.course.studentview import Submitted
 from grader.course.teams import Teams, handin_refusal
 
 #: what a student id may look like: it names spool entries and rows, so no path
@@ -78,14 +85,7 @@ def admit(course: Course, student: str, assignment: str, at: datetime,
     :param teams: the course's teams (``course.teams``), for team work.
     :raises RefusedError: with every reason that refuses it, in the student's words.
     """
-    a = course.assignments.get(assignment)
-    if a is None:
-        raise RefusedError(f"course {course.name} has no assignment {assignment!r} (it has: "
-                           f"{', '.join(course.assignments) or 'none'})")
-    check_student_id(student)
-    reasons = []
-    if course.students and student not in course.students:
-        reasons.append(f"{student} is not on the roster of course {course.name}")
+    a, reasons = _door(course, student, assignment)
     if why := handin_refusal(course, teams or Teams(), assignment, student, at):
         reasons.append(why)
     due = course.deadline(student, assignment)
@@ -104,3 +104,92 @@ def admit(course: Course, student: str, assignment: str, at: datetime,
     return Admission(student, assignment, at, due, allow.deferred, allow.why if allow.deferred
                      else "", left, override.strip() if refused else "", refused,
                      (teams or Teams()).team_at(assignment, student, at) or "")
+
+
+def _door(course: Course, student: str, assignment: str) -> tuple[Assignment, list[str]]:
+    """The assignment, and whether the student is on the roster (every door's first
+    check).
+
+    :raises RefusedError: an unknown assignment or an unsafe student id.
+    """
+    a = course.assignments.get(assignment)
+    if a is None:
+        raise RefusedError(f"course {course.name} has no assignment {assignment!r} (it has: "
+                           f"{', '.join(course.assignments) or 'none'})")
+    check_student_id(student)
+    reasons = []
+    if course.students and student not in course.students:
+        reasons.append(f"{student} is not on the roster of course {course.name}")
+    return a, reasons
+
+
+@dataclass(frozen=True, slots=True)
+class MeasurementAdmission:
+    """A request for a performance measurement taken: of which submission, and the
+    tokens used with it."""
+
+    student: str
+    assignment: str
+    submission: str
+    at: datetime
+    used: int
+    tokens: int
+
+
+def _latest(submitted: Sequence[Submitted]) -> tuple[Submitted | None, str]:
+    """The student's latest submission not refused at intake, and why it cannot be
+    measured ("" when it can)."""
+    kept = [s for s in submitted if s.state != "quarantined"]
+    if not kept:
+        return None, "you have handed in nothing to measure yet"
+    last = max(kept, key=lambda s: (s.submitted_at, s.spool_id))
+    graded = last.visible or last.full
+    if last.deferred:
+        return last, (f"your latest submission {last.spool_id} was taken past the hand-in "
+                      "limit: its feedback, a measurement too, comes after your deadline")
+    if graded is None:
+        return last, (f"your latest submission {last.spool_id} is not graded yet: ask once "
+                      "the visible tests have accepted it")
+    if graded.verdict is not Verdict.AC:
+        return last, (f"your latest submission {last.spool_id} is not accepted on the "
+                      f"visible tests ({graded.verdict.value}): performance is measured for "
+                      "correct programs only")
+    return last, ""
+
+
+def admit_measurement(course: Course, student: str, assignment: str, at: datetime,
+                      submitted: Sequence[Submitted], requests: Sequence[Measured], *,
+                      timed: bool) -> MeasurementAdmission:
+    """Whether ``student``'s request at ``at`` for a measurement of their latest
+    submission of ``assignment`` is taken, given their ``submitted`` submissions and
+    their earlier ``requests`` of it.
+
+    :param timed: the assignment's package has performance tests.
+    :raises RefusedError: with every reason that refuses it, in the student's words.
+    """
+    a, reasons = _door(course, student, assignment)
+    if not timed:
+        raise RefusedError(f"{assignment} has no performance tests to measure")
+    if not a.on_demand:
+        raise RefusedError(f"course {course.name} offers no performance measurements on "
+                           f"demand for {assignment}")
+    due = course.deadline(student, assignment)
+    if at > due:
+        reasons.append(f"{assignment}: measurements on demand closed at your deadline "
+                       f"{due.isoformat()}; after it the performance of the submission that "
+                       "counts is measured for everyone")
+    waiting = [m for m in requests if m.state == "waiting"]
+    if waiting:
+        reasons.append(f"{assignment}: your measurement of {waiting[0].spool_id} is still "
+                       "waiting; its curve appears on your page when it is done")
+    spent = used(requests)
+    if spent >= a.on_demand:
+        reasons.append(f"{assignment}: you have used {spent} of the {a.on_demand} "
+                       "performance measurements on demand")
+    last, why = _latest(submitted)
+    if why:
+        reasons.append(f"{assignment}: {why}")
+    if reasons or last is None:
+        raise RefusedError("; ".join(reasons))
+    return MeasurementAdmission(student, assignment, last.spool_id, at, spent + 1,
+                                a.on_demand)

@@ -70,6 +70,8 @@ class Assignment:
     limits: LimitsSpec = field(default_factory=LimitsSpec)  # hand-in limits
     teams: TeamsSpec | None = None  # group work (its lock in the course's zone)
     regrades: RegradesSpec | None = None  # regrade requests (none: not taken)
+    #: performance measurements a student may ask for before the deadline (tokens)
+    on_demand: int = 0
 
 
 @dataclass(frozen=True, slots=True)
@@ -236,7 +238,8 @@ def _assignment(a: AssignmentSpec, spec: CourseSpec, zone: ZoneInfo, base: Path,
                       dict(a.visibility), a.points,
                       (base / a.starter).resolve() if a.starter else None,
                       a.limits or spec.limits, _teams(a.teams, zone),
-                      a.regrades or spec.regrades)
+                      a.regrades or spec.regrades,
+                      a.performance.on_demand if a.performance is not None else 0)
 
 
 def _teams(t: TeamsSpec | None, zone: ZoneInfo) -> TeamsSpec | None:

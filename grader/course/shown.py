@@ -68,6 +68,78 @@ class ShownGroup(Shown):
 
 
 @dataclass(frozen=True, slots=True)
+class ShownTiming(Shown):
+    """One core count of a performance test: each program's median time and the half
+    width of its 95 % confidence interval, the runs each had, and the speedups over
+    each program's own time at the fewest cores (with the CI propagated)."""
+
+    cores: int
+    median_s: float
+    ci_s: float | None
+    reference_median_s: float
+    reference_ci_s: float | None
+    runs: int
+    speedup: float
+    speedup_ci: float | None
+    reference_speedup: float
+
+
+@dataclass(frozen=True, slots=True)
+class ShownItem(Shown):
+    """A scoring item of the performance tests: what it measured and gave."""
+
+    label: str
+    figure: float | None
+    points: float
+    max_points: float
+    rule: str = ""
+
+
+@dataclass(frozen=True, slots=True)
+class ShownCacheRow(Shown):
+    """One core count of a cache reading: each program's L3 misses and their growth
+    over the fewest cores' (the inflation factor, ``core.perfcache``)."""
+
+    cores: int
+    l3_bytes: int | None  # the simulated L3's size (None: the node's own, counted)
+    misses: float
+    accesses: float | None
+    inflation: float | None
+    reference_misses: float
+    reference_inflation: float | None
+
+
+@dataclass(frozen=True, slots=True)
+class ShownCache(Shown):
+    """A performance test's cache reading as the student sees it: a one-line reading,
+    where the counts come from (``note``: which counters, and where the node has no
+    hardware ones, that it has none) and the counts per core count."""
+
+    source: str
+    note: str
+    input: str
+    reading: str
+    rows: tuple[ShownCacheRow, ...] = ()
+
+
+@dataclass(frozen=True, slots=True)
+class ShownPerformance(Shown):
+    """A submission's performance tests as the student sees them: the points, the
+    curve's points and times, the items, a one-line reading of the figures, and what
+    made the measurement less fair than it should be (``not_in_force``)."""
+
+    points: float
+    max_points: float
+    gate: str
+    timings: tuple[ShownTiming, ...]
+    items: tuple[ShownItem, ...]
+    reading: str
+    not_in_force: tuple[str, ...] = ()
+    #: the cache reading on the test's small input (None: the test declares none)
+    cache: ShownCache | None = None
+
+
+@dataclass(frozen=True, slots=True)
 class SubmissionView(Shown):
     """One of the student's submissions: refused (``reason``), deferred, waiting
     (``verdict`` None) or graded (the shown groups and tests; ``complete`` once the
@@ -91,6 +163,8 @@ class SubmissionView(Shown):
     tests: tuple[ShownTest, ...] = ()
     by: str = ""  # who handed it in, when a teammate did ("" the student)
     team: str = ""  # the team it was handed in for ("" alone)
+    #: its performance tests, once released (the full phase measures them)
+    performance: ShownPerformance | None = None
 
 
 @dataclass(frozen=True, slots=True)
@@ -106,6 +180,45 @@ class LimitsLeft(Shown):
 
 
 @dataclass(frozen=True, slots=True)
+class ShownMeasurement(Shown):
+    """A performance measurement the student asked for (``course.ondemand``): which
+    token it took, of which submission, when, its state (waiting, measured, failed,
+    refunded: failed on our side, the token given back) and, once measured, what the
+    performance tests gave."""
+
+    token: int
+    submission: str
+    requested_at: str  # ISO
+    state: str
+    reason: str = ""
+    performance: ShownPerformance | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class OnDemand(Shown):
+    """An assignment's performance measurements on demand: ``used`` of ``tokens``, and
+    each request, newest first."""
+
+    used: int
+    tokens: int
+    measurements: tuple[ShownMeasurement, ...] = ()
+
+
+@dataclass(frozen=True, slots=True)
+class Measuring(Shown):
+    """The desk's word that it took a request for a measurement (``gradeline
+    measure``): of which submission, when, and the tokens used with it."""
+
+    course: str
+    assignment: str
+    student: str
+    submission: str
+    requested_at: str  # ISO
+    used: int
+    tokens: int
+
+
+@dataclass(frozen=True, slots=True)
 class AssignmentView(Shown):
     """One assignment: the student's own deadline, the release, their submissions."""
 
@@ -117,6 +230,8 @@ class AssignmentView(Shown):
     team: TeamView | None = None  # of team work: the student's team now (None: not team work)
     regrades: RegradeWindow | None = None  # None: no regrade requests taken
     requests: tuple[RequestView, ...] = ()  # the student's regrade requests, answered or not
+    #: its performance measurements on demand (None: the course offers none)
+    on_demand: OnDemand | None = None
 
 
 @dataclass(frozen=True, slots=True)

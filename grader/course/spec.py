@@ -268,6 +268,13 @@ class RegradesSpec(_Strict):
     opens: Literal["release", "deadline"] = "release"
     closes: Duration = timedelta(days=7)
     per_assignment: int | None = Field(None, ge=1, le=1000)
+class OnDemandSpec(_Strict):
+    """Performance measurements a student may ask for before their deadline
+    (``gradeline measure``): of their latest submission the visible tests accepted,
+    its performance tests only, at the course's bulk priority. Each takes one of
+    ``on_demand`` tokens; one on our side's failure is given back."""
+
+    on_demand: int = Field(0, ge=0, le=100)  # tokens per student (0: none offered)
 
 
 class AssignmentSpec(_Strict):
@@ -290,6 +297,8 @@ class AssignmentSpec(_Strict):
     limits: LimitsSpec | None = None  # default: the course's
     teams: TeamsSpec | None = None  # group work (none: each student hands in alone)
     regrades: RegradesSpec | None = None  # default: the course's
+    #: measurements of its performance tests on demand before the deadline
+    performance: OnDemandSpec | None = None
 
 
 class ExtensionSpec(_Strict):

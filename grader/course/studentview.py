@@ -22,7 +22,9 @@ and nowhere else:
   ``Teams.sees`` lets them see (who handed each in, for which team), their team now,
   and which submission counts for them: the team's;
 * their regrade requests with staff's answers, and when they may ask
-  (``course.regrades``).
+  (``course.regrades``);
+* per assignment that offers them, their performance measurements on demand: tokens
+  used of those offered, and what each measured (``course.ondemand``).
 """
 
 from __future__ import annotations
@@ -36,6 +38,8 @@ from grader.core.result import SubmissionResult, TestResult
 from grader.core.verdict import Verdict
 from grader.course.handin_limits import allowance
 from grader.course.load import Course
+from grader.course.ondemand import Measured, on_demand_view
+from grader.course.perfview import shown_performance
 from grader.course.policy import Attempt, counting, lateness
 from grader.course.regrades import Request, shown, window
 from grader.course.shown import (
@@ -76,12 +80,14 @@ class Submitted:
 
 def student_view(course: Course, student: str, submitted: Sequence[Submitted], *,
                  released: Mapping[str, datetime | None], now: datetime,
-                 case_data: CaseData, teams: Teams | None = None,
-                 requests: Sequence[Request] = ()) -> StudentView:
+                 case_data: CaseData, measured: Sequence[Measured] = (),
+                 teams: Teams | None = None, requests: Sequence[Request] = ()
+                 ) -> StudentView:
     """The student's page as a value; see the module docstring.
 
     :param submitted: the student's submissions, and of team work their peers' too
         (``Teams.peers``): only those the student may see are shown.
+    :param measured: their requests for performance measurements.
     :param requests: the student's regrade requests (``course.regrades``).
     """
     teams = teams or Teams()
@@ -114,10 +120,13 @@ def student_view(course: Course, student: str, submitted: Sequence[Submitted], *
             LimitsLeft(allow.used, allow.left,
                        allow.next_at.isoformat() if allow.next_at else None, allow.why,
                        allow.deferred),
-            _team(course, teams, a.name, student, now),
-            window(course, a.name, student, rel, now,
-                   sum(1 for r in asked if r.opened_by == student)),
-            tuple(shown(r) for r in asked)))
+            team=_team(course, teams, a.name, student, now),
+            regrades=window(course, a.name, student, rel, now,
+                            sum(1 for r in asked if r.opened_by == student)),
+            requests=tuple(shown(r) for r in asked),
+            on_demand=on_demand_view(a.on_demand, [m for m in measured
+                                                   if m.assignment == a.name])
+            if a.on_demand else None))
     return StudentView(student, course.name, now.isoformat(), tuple(out))
 
 
@@ -194,8 +203,10 @@ def _result(item: SubmissionView, s: Submitted, shown: frozenset[str], released:
         tests += [t for t in r.tests if t.group in shown and t.name not in have]
     out = replace(out, groups=tuple(groups), tests=tuple(_test(t, case_data) for t in tests))
     if released and s.full is not None:
+        perf = s.full.performance
         return replace(out, verdict=s.full.verdict.value, score=s.full.score,
-                       max_score=s.full.max_score, complete=True)
+                       max_score=s.full.max_score, complete=True,
+                       performance=shown_performance(perf) if perf is not None else None)
     bad = [t.verdict for t in tests if t.verdict is not Verdict.AC]
     verdict = first.verdict if first.verdict in (Verdict.CE, Verdict.JE) else \
         (bad[0] if bad else Verdict.AC)

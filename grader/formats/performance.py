@@ -10,6 +10,7 @@ assignment (``core.perfspec``), every key checked with its place named::
       items:
         - {metric: time_ratio, cores: 2, points: 40, bands: [[1.2, 100], [1.5, 50]]}
         - {metric: efficiency, cores: 2, points: 40, linear: [[0, 0], [0.5, 75], [0.8, 100]]}
+      cache: {input: performance/small.in}         # the cache reading's small input
 
 The package's version covers the reference and the inputs (a new reference changes
 the grades, so results graded by the old one are not reused).
@@ -39,7 +40,9 @@ from grader.core.shape import Shape
 from grader.core.submission import load_submission
 from grader.formats.pkgfs import PackageFS
 
-PERFORMANCE_KEYS = ("reference", "inputs", "cores", "scaling", "repetitions", "items")
+PERFORMANCE_KEYS = ("reference", "inputs", "cores", "scaling", "repetitions", "items",
+                    "cache")
+CACHE_KEYS = ("input",)
 REPETITION_KEYS = ("min", "max", "ci", "warmup")
 ITEM_KEYS = ("metric", "cores", "points", "baseline", "bands", "linear")
 MAX_REPETITIONS = 100
@@ -105,6 +108,17 @@ class _Reader:
             else:
                 out.append(self.file(f"{key}[{i}]", name))
         return tuple(dict.fromkeys(out))
+
+    def cache(self, value: object) -> Path | None:
+        """The cache reading's small input (None: no cache reading)."""
+        if value is None:
+            return None
+        spec = self.mapping("cache", value, CACHE_KEYS)
+        if "input" not in spec:
+            raise self.fail("cache", "needs input: a small input both programs run once "
+                                     "per core count under the counters (under "
+                                     "cachegrind about 50 times slower: keep it tiny)")
+        return self.file("cache.input", spec["input"])
 
     def cores(self, value: object) -> tuple[int, ...]:
         if value is None:
@@ -218,7 +232,8 @@ def read_performance(fs: PackageFS, gl: dict[str, Any], gl_path: Path, shape: Sh
                               "bands or linear)")
     items = tuple(r.item(i, v, cores, scaling) for i, v in enumerate(raw_items))
     return PerformanceSpec(r.reference(spec["reference"]), inputs, cores, items,
-                           r.repetitions(spec.get("repetitions")), scaling)
+                           r.repetitions(spec.get("repetitions")), scaling,
+                           r.cache(spec.get("cache")))
 
 
 def versioned(version: str, spec: PerformanceSpec | None) -> str:

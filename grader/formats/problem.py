@@ -149,10 +149,23 @@ class Problem:
                        ordered_cases=tuple(c for c in self.cases if c.group in keep),
                        performance=None, version=f"{self.version}/groups-{tag}")
 
+    def performance_only(self) -> Problem:
+        """The problem with its performance tests and no test groups (an on-demand
+        measurement of a submission the visible tests accepted): its version says so,
+        so its results are kept apart from the phases'."""
+        if self.performance is None:
+            raise ProblemFormatError(self.short_name, str(self.path),
+                                     "no performance tests to measure (gradeline.yaml "
+                                     "declares no performance:)")
+        return replace(self, groups=(), ordered_cases=(), version=f"{self.version}/performance")
+
     @property
     def phase(self) -> str:
-        """``full``, or ``part`` for a problem restricted to some of its groups."""
-        return "part" if "/groups-" in self.version else "full"
+        """``full``; ``part`` for a problem restricted to some of its groups;
+        ``performance`` for its performance tests only."""
+        if "/groups-" in self.version:
+            return "part"
+        return "performance" if self.version.endswith("/performance") else "full"
 
     def included_files(self, language: str) -> Path | None:
         """The ``include/`` directory for a language (its own, else ``default``)."""

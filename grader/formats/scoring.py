@@ -77,6 +77,21 @@ def score_submission(problem: Problem, tests: Sequence[TestResult]
     return round(sum(g.score for g in groups), 6), groups
 
 
+def scored(problem: Problem, tests: Sequence[TestResult]
+           ) -> tuple[float, tuple[GroupResult, ...], Verdict]:
+    """A graded run's score, groups and verdict (the first failing test's; a Kattis
+    package's legacy data decides its own, JE aside). A problem of its performance
+    tests only (an on-demand measurement) runs none: AC, its visible tests accepted it
+    before it was asked for."""
+    if problem.phase == "performance":
+        return 0.0, (), Verdict.AC
+    score, groups = score_submission(problem, tests)
+    verdict = submission_verdict([t.verdict for t in tests])
+    if problem.scoring_model == "kattis" and problem.legacy_data and verdict is not Verdict.JE:
+        verdict = score_kattis(problem, tests)[1]
+    return score, groups, verdict
+
+
 #: the default grader's "worst" order (JE first); gradeline's names for Kattis's
 _WORST = (Verdict.JE, Verdict.RE, Verdict.MLE, Verdict.TLE, Verdict.OLE, Verdict.WA)
 

@@ -159,3 +159,23 @@ def read_facts(cpus: Sequence[int], root: Path = Path("/")) -> tuple[Fact, ...]:
     return (_cores(root, cpus, online), _smt(root, cpus), _l3(root, cpus),
             _governor(root, cpus), _turbo(root), _aslr(root), _thp(root),
             _swap(root), _load(root, len(cpus), online))
+
+
+def _size(text: str | None) -> int | None:
+    """sysfs's cache size (``16384K``, ``32M``) in bytes."""
+    if not text:
+        return None
+    unit = {"K": 2**10, "M": 2**20, "G": 2**30}.get(text[-1].upper(), 1)
+    digits = text[:-1] if text[-1].isalpha() else text
+    return int(digits) * unit if digits.isdigit() else None
+
+
+def l3_per_core(cpu: int, root: Path = Path("/")) -> int | None:
+    """The share of one CPU of the L3 it sits in: the L3's size over the CPUs sharing
+    it (sysfs cache index3); None where the node does not say."""
+    index = root / CPU / f"cpu{cpu}/cache/index3"
+    size = _size(_read(index / "size"))
+    sharing = _cpus(_read(index / "shared_cpu_list"))
+    if size is None or not sharing:
+        return None
+    return size // len(sharing)

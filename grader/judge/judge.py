@@ -34,13 +34,13 @@ from grader.core.result import (
 from grader.core.runmeta import describe_termination
 from grader.core.submission import Submission, load_submission
 from grader.core.textfile import head
-from grader.core.verdict import Validation, Verdict, determine_verdict, submission_verdict
+from grader.core.verdict import Validation, Verdict, determine_verdict
 from grader.formats.gradescope.autograder import load_setup
 from grader.formats.kattis.runplan import RunPlan
 from grader.formats.load import load_problem
 from grader.formats.problem import OnReject, Problem, TestCase, TestGroup
 from grader.formats.resources import on_one_node
-from grader.formats.scoring import score_kattis, score_submission
+from grader.formats.scoring import scored
 from grader.judge import parallel, performance, records
 from grader.judge.compile_cache import CompileCache, cache_key
 from grader.judge.gradescope import Autograders
@@ -54,7 +54,7 @@ from grader.judge.kattis import (
 )
 from grader.judge.kattis_passes import Passes
 from grader.judge.kattis_validators import Validators
-from grader.judge.ports import DEFAULT_ENV, RunRequest, Sandbox
+from grader.judge.ports import DEFAULT_ENV, CacheCounter, RunRequest, Sandbox
 
 log = logging.getLogger(__name__)
 
@@ -82,13 +82,15 @@ class Judge:
         headers, the gold linker).
     :param on_reject: "break" or "continue" for every group (a course's choice: quick
         feedback, less work), instead of each group's own ``on_reject``.
+    :param counter: the node's counters for performance tests' cache readings (None:
+        none are taken).
     """
 
     def __init__(self, sandbox: Sandbox, workroot: Path, cpus: Sequence[int] | None = None,
                  *, keep_workdirs: bool = False, compile_cache: CompileCache | None = None,
                  accelerate: bool = True, on_reject: OnReject | None = None,
                  gpus: Sequence[int] = (), nodes: int = 1,
-                 peers: Sequence[str] = ()) -> None:
+                 peers: Sequence[str] = (), counter: CacheCounter | None = None) -> None:
         self.sandbox = sandbox
         self.workroot = workroot
         self.cpus = list(cpus) if cpus is not None else sorted(os.sched_getaffinity(0))
@@ -103,7 +105,9 @@ class Judge:
         self.passes = Passes(sandbox, self.validators, self.cpus)
         self.autograders = Autograders(sandbox, workroot, self.cpus,
                                        keep_workdirs=keep_workdirs)
-        self.perf = performance.Timing(sandbox, self.validators, workroot, self.cpus, self._compile)
+        self.counter = counter
+        self.perf = performance.Timing(sandbox, self.validators, workroot, self.cpus,
+                                       self._compile, counter=counter)
         self._problems: dict[tuple[Path, bool], Problem] = {}
         self._image_judges: dict[str, Judge] = {}  # a package's own image (setup:)
         self.on_image = False  # this judge's sandbox is a package's own image already
@@ -162,6 +166,8 @@ class Judge:
                     cpu_time_s=job.time_limit_s))
             if job.groups is not None:
                 problem = problem.restricted(job.groups)
+            if job.performance_only:
+                problem = problem.performance_only()
             result: SubmissionResult | JudgeFault = self.grade(
                 problem, job.source, job.language, student=job.student,
                 submitted_at=job.submitted_at, compile_only=job.compile_only, team=job.team)
@@ -229,14 +235,10 @@ class Judge:
             if compile_only:  # e.g. a GPU assignment's self-check where no GPU is
                 return replace(self._no_tests(problem, sub, lang, Verdict.AC, comp, t_start,
                                               timing), message=COMPILED_ONLY)
-            tests, run_s, validate_s = self._tests(problem, lang, files, entry, sub.files,
-                                                   build, out, work)
+            tests, run_s, validate_s = ([], 0.0, 0.0) if problem.phase == "performance" \
+                else self._tests(problem, lang, files, entry, sub.files, build, out, work)
             timing.update(run_s=run_s, validate_s=validate_s)
-            score, groups = score_submission(problem, tests)
-            verdict = submission_verdict([t.verdict for t in tests])
-            if problem.scoring_model == "kattis" and problem.legacy_data:
-                verdict = score_kattis(problem, tests)[1] if verdict is not Verdict.JE \
-                    else verdict
+            score, groups, verdict = scored(problem, tests)
             timing["total_s"] = time.monotonic() - t_start
             result = self._result(problem, sub, lang, verdict, score, comp, tests, groups, timing)
             return self.perf.measured(problem, result, lang, files, entry, sub.files, work)
@@ -254,7 +256,8 @@ class Judge:
             judge = self._image_judges[digest] = Judge(
                 self.sandbox.for_autograder(digest), self.workroot, self.cpus,
                 keep_workdirs=self.keep_workdirs, compile_cache=self.cache,
-                accelerate=self.accelerate, on_reject=self.on_reject, gpus=self.gpus)
+                accelerate=self.accelerate, on_reject=self.on_reject, gpus=self.gpus,
+                counter=self.counter)
             judge.extra_runtime, judge.on_image = self.extra_runtime, True
         return judge
 

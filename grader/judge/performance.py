@@ -12,7 +12,8 @@ Each N records the facts that make its timing reproducible (``judge.hostfacts``)
 Correctness gates it: a submission not accepted on the tests is not timed at all. A
 failed timed run of the submission ends the timing and earns no performance points;
 one of the reference is the package's fault (``SandboxError``: judge error). Only the
-full phase times: a problem restricted to some groups has no performance tests.
+full phase times: a problem restricted to some groups has no performance tests. A
+timed submission gets the test's cache reading after it (``judge.cachecount``).
 """
 
 from __future__ import annotations
@@ -36,9 +37,10 @@ from grader.core.submission import load_submission
 from grader.core.verdict import Verdict
 from grader.formats.problem import Problem, TestCase, TestGroup
 from grader.judge import hostfacts, parallel
+from grader.judge.cachecount import Cache
 from grader.judge.kattis import add_included, entry_class, link_or_copy
 from grader.judge.kattis_validators import Validators
-from grader.judge.ports import DEFAULT_ENV, RunRequest, Sandbox
+from grader.judge.ports import DEFAULT_ENV, CacheCounter, RunRequest, Sandbox
 
 #: validators' indices for timed outputs, apart from the tests'
 INDEX_BASE = 1_000_000
@@ -79,13 +81,16 @@ class Timing:
 
     :param compile: the judge's compile (cached), for the reference.
     :param facts: reads the reproducibility facts for a set of CPUs.
+    :param counter: the node's counters for cache readings (None: none are taken).
     """
 
     def __init__(self, sandbox: Sandbox, validators: Validators, workroot: Path,
                  cpus: Sequence[int], compile: Compile,
-                 facts: Facts = hostfacts.read_facts) -> None:
+                 facts: Facts = hostfacts.read_facts, counter: CacheCounter | None = None,
+                 l3_per_core: Callable[[int], int | None] = hostfacts.l3_per_core) -> None:
         self.sandbox, self.validators, self.workroot = sandbox, validators, workroot
         self.cpus, self.compile, self.facts = list(cpus), compile, facts
+        self.cache = Cache(sandbox, counter, l3_per_core)
         self._references: dict[str, Program] = {}
         self.no_aslr: bool | None = None  # whether the image turns it off (probed once)
         self._dirs: list[Path] = []
@@ -120,7 +125,7 @@ class Timing:
         """The performance section of ``sub``'s result (None: the problem has no
         performance tests, or this is a part phase)."""
         spec = problem.performance
-        if spec is None or problem.phase != "full":
+        if spec is None or problem.phase == "part":
             return None
         if verdict is not Verdict.AC:
             return score(spec, [], f"not accepted on the tests ({verdict.value}): "
@@ -133,7 +138,7 @@ class Timing:
             done.append(m)
             if gate:
                 return score(spec, done, gate)
-        return score(spec, done)
+        return replace(score(spec, done), cache=self.cache.read(problem, (ref, sub), cpus))
 
     def _at(self, problem: Problem, n: int, cpus: tuple[int, ...], ref: Program,
             sub: Program, work: Path) -> tuple[Measurement, str]:

@@ -4,11 +4,13 @@ implements, and the request a run is described by."""
 from __future__ import annotations
 
 from collections.abc import Callable, Mapping, Sequence
+from contextlib import AbstractContextManager
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Protocol
 
 from grader.core.limits import Limits
+from grader.core.perfcache import CacheEvents, Source
 from grader.core.runmeta import RunMeta
 from grader.core.shape import Shape
 
@@ -18,6 +20,9 @@ WORK = "/work"
 JUDGE = "/judge"
 #: where the sandbox binds the host driver's GPU libraries (``adapters.gpus.INSIDE``)
 GPU_LIBRARIES = "/gl/gpu"
+#: where a counter that runs inside the sandbox (a simulator) writes its counts: a
+#: directory of the run's own, bound writable there (``CacheCounter``)
+COUNTERS = "/gl/counters"
 
 DEFAULT_ENV = {
     "PATH": "/usr/local/bin:/usr/bin:/bin",
@@ -125,3 +130,43 @@ class Sandbox(Protocol):
         here."""
         ...
 
+
+
+class CacheCounter(Protocol):
+    """Counts one run's L3 traffic for a performance test's cache reading
+    (``core.perfcache``; made by ``adapters.metrics.judging``): hardware counters of the
+    run's cores, counted from outside the sandbox, or a simulator inside it."""
+
+    @property
+    def source(self) -> Source:
+        """likwid, perf or cachegrind."""
+        ...
+
+    @property
+    def note(self) -> str:
+        """Where the counts come from, in words (and, for a simulator, why not
+        hardware)."""
+        ...
+
+    @property
+    def probe(self) -> tuple[str, ...]:
+        """A command the sandbox runs to tell whether the image has the simulator (()
+        for hardware counters: nothing runs inside)."""
+        ...
+
+    def wrap(self, argv: Sequence[str], l3_bytes: int) -> list[str]:
+        """``argv`` as run inside the sandbox: under the simulator with an L3 of
+        ``l3_bytes``, writing into ``COUNTERS``; as it is for hardware counters."""
+        ...
+
+    def counting(self, cpus: Sequence[int], out: Path) -> AbstractContextManager[None]:
+        """Hardware counters of ``cpus`` while the block runs, kept in ``out`` (the host
+        side of ``COUNTERS``); nothing for a simulator."""
+        ...
+
+    def read(self, out: Path) -> CacheEvents:
+        """What the run counted, from ``out``.
+
+        :raises ValueError: nothing was counted there (the run died before it could be).
+        """
+        ...

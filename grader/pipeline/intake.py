@@ -87,15 +87,15 @@ class Prepared:
     @property
     def candidate(self) -> Candidate:
         """This entry as something to grade (its key is the spool id); a problem
-        restricted to some groups (a course's visible phase) grades only those."""
+        restricted to some groups (a course's visible phase) grades only those, one of
+        its performance tests only (an on-demand measurement) only them."""
         groups = tuple(g.name for g in self.problem.groups) \
             if self.problem.phase == "part" else None
-        return Candidate(self.entry.id, GradingJob(self.problem.path, self.entry.src,
-                                                   self.language_id, groups=groups,
-                                                   student=self.meta.student,
-                                                   submitted_at=self.meta.submitted_at,
-                                                   team=self.meta.team),
-                         self.problem, self.submission.content_hash)
+        return Candidate(self.entry.id, GradingJob(
+            self.problem.path, self.entry.src, self.language_id, groups=groups,
+            student=self.meta.student, submitted_at=self.meta.submitted_at,
+            performance_only=self.problem.phase == "performance", team=self.meta.team),
+            self.problem, self.submission.content_hash)
 
 
 def parse_meta(entry: Entry) -> SpoolMeta:

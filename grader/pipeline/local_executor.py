@@ -19,6 +19,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from grader.adapters.gpus import access as gpu_access
+from grader.adapters.metrics.judging import NodeCounter
 from grader.adapters.sandbox import SandboxConfig, abort_all, open_sandbox
 from grader.core.jobs import GradingJob, JudgeFault, Outcome
 from grader.core.samples import ShardSample
@@ -68,7 +69,7 @@ class WorkerSpec:
                                    build=False, gpus=gpu_access(list(self.gpus), self.gpu_devices)),
                       self.workroot, cpus, compile_cache=cache, accelerate=self.compile_accel,
                       on_reject=self.on_reject, gpus=self.gpus, nodes=self.nodes,
-                      peers=self.peers)
+                      peers=self.peers, counter=NodeCounter())
         judge.extra_runtime.update(self.runtime_extra)
         return judge
 

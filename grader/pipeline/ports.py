@@ -11,9 +11,11 @@ from pathlib import Path
 from typing import Protocol, runtime_checkable
 
 from grader.core.jobs import GradingJob, Outcome
+from grader.core.perfresult import Performance
 from grader.core.record import SubmissionRecord
 from grader.core.result import SubmissionResult
 from grader.core.samples import ShardSample
+from grader.course.ondemand import Measured, State
 from grader.course.policy import Attempt
 from grader.course.staffview import Row
 from grader.course.teams import Teams
@@ -79,6 +81,19 @@ class RegradeStore(ResultStore, CourseRows, Protocol):
 
     def judge_errors(self, course: str, assignment: str, version: str) -> list[str]:
         """Spool ids whose current result for ``version`` is a judge error."""
+        ...
+
+
+class MeasurementStore(ResultStore, Protocol):
+    """What measuring on demand reads and keeps (``pipeline.ondemand``)."""
+
+    def waiting_measurements(self, course: str) -> list[Measured]:
+        """The course's requests not measured yet, oldest first."""
+        ...
+
+    def finish_measurement(self, measurement_id: int, state: State,
+                           performance: Performance | None = None, reason: str = "") -> None:
+        """Keep what a request's measurement gave (``refunded``: its token back)."""
         ...
 
 

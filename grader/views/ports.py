@@ -1,7 +1,8 @@
 """What the read side asks of the results store: the queries of the desk, the staff
-pages and the server's metrics, and the two writes a student's request makes (a
-receipt, a choice). ``adapters.store.postgres.Store`` provides them; the composition
-(``grader.compose``) hands the views an opener, so no view names a concrete store."""
+pages and the server's metrics, and the writes a student's request makes (a receipt,
+a choice, a token spent on a performance measurement). ``adapters.store.postgres.Store``
+provides them; the composition (``grader.compose``) hands the views an opener, so no
+view names a concrete store."""
 
 from __future__ import annotations
 
@@ -12,6 +13,7 @@ from typing import Protocol
 
 from grader.core.finished import Finished
 from grader.course.grade_changes import GradeChange
+from grader.course.ondemand import Measured
 from grader.course.policy import Attempt
 from grader.course.regrades import Answer, Request
 from grader.course.shown import Receipt
@@ -96,6 +98,16 @@ class CourseReads(Protocol):
 
     def add_grade_change(self, course: str, change: GradeChange) -> None:
         """Keep a change of a grade by hand."""
+        ...
+
+    def measurements(self, course: str, student: str) -> list[Measured]:
+        """A student's requests for performance measurements, oldest first."""
+        ...
+
+    def add_measurement(self, course: str, assignment: str, student: str, spool_id: str,
+                        at: datetime, tokens: int) -> int | None:
+        """Spend the student's next token on a measurement of ``spool_id``: its number,
+        or None when none of ``tokens`` is left."""
         ...
 
 

@@ -1,6 +1,8 @@
 """The student desk: hand-in with a signed receipt, one's own results, a link to one's
-own page, the choice of the submission that counts, one's team (create, join with its
-code, leave: ``course.teams``) and regrade requests (``course.regrades``).
+own page, the choice of the submission that counts, a performance measurement on
+demand (a token spent, the measurement made by the serving host's bulk pass), one's
+team (create, join with its code, leave: ``course.teams``) and regrade requests
+(``course.regrades``).
 
 Who asks is the front end's word (the socket's peer, by the kernel:
 ``adapters.desk_socket``; a signed launch or link), never a request's; what they may
@@ -29,10 +31,10 @@ from grader.core.textfile import head
 from grader.core.upload import MAX_UPLOAD_BYTES, Upload
 from grader.course import teams as tm
 from grader.course.grade_changes import Target
-from grader.course.handin import admit
+from grader.course.handin import admit, admit_measurement
 from grader.course.load import Course
 from grader.course.regrades import Request, check_request, shown, window
-from grader.course.shown import Link, Receipt, RequestView, StudentView, TeamView
+from grader.course.shown import Link, Measuring, Receipt, RequestView, StudentView, TeamView
 from grader.course.studentview import SHOWN_BYTES, Submitted, student_view
 from grader.course.teams import Teams
 from grader.formats.problem import Problem
@@ -81,6 +83,8 @@ class Desk:
         self.course, self.spool, self.store, self.key = course, spool, store, key
         self.page_url, self.link_ttl, self.clock = page_url, link_ttl, clock
         self.case_data = case_data(problems)
+        #: the assignments whose packages have performance tests (what may be measured)
+        self.timed = frozenset(n for n, p in problems.items() if p.performance is not None)
         self._locks: dict[str, threading.Lock] = {}  # a student's hand-ins, one at a time
         self._lock = threading.Lock()
         #: assignment -> {spool id: (hander, when)} of hand-ins taken here: the limits
@@ -215,9 +219,36 @@ class Desk:
         only = None if assignment is None else self._assignment(assignment)
         with self.store() as store:
             mine, released, teams, requests = self._gather(store, student)
+            measured = store.measurements(self.course.name, student) \
+                if any(a.on_demand for a in self.course.assignments.values()) else []
         view = student_view(self.course, student, mine, released=released, now=self.clock(),
-                            case_data=self.case_data, teams=teams, requests=requests)
+                            case_data=self.case_data, measured=measured, teams=teams,
+                            requests=requests)
         return view if only is None else view.only(only)
+
+    def measure(self, student: str, assignment_name: object) -> Measuring:
+        """Spend one of ``student``'s tokens on a measurement of the performance tests of
+        their latest submission of the assignment (``course.handin.admit_measurement``);
+        the serving host's bulk pass measures it, their page shows the curve after.
+
+        :raises RefusedError: with every reason that refuses it.
+        """
+        assignment = self._assignment(assignment_name)
+        with self._student_lock(student), self.store() as store:
+            at = self.clock().replace(microsecond=0)
+            mine = [s for s in store.student_submissions(self.course.name, student)
+                    if s.assignment == assignment]
+            asked = [m for m in store.measurements(self.course.name, student)
+                     if m.assignment == assignment]
+            adm = admit_measurement(self.course, student, assignment, at, mine, asked,
+                                    timed=assignment in self.timed)
+            token = store.add_measurement(self.course.name, assignment, student,
+                                          adm.submission, at, adm.tokens)
+        if token is None:  # another request took the last token meanwhile
+            raise RefusedError(f"{assignment}: you have used {adm.tokens} of the "
+                               f"{adm.tokens} performance measurements on demand")
+        return Measuring(self.course.name, assignment, student, adm.submission,
+                         at.isoformat(), adm.used, adm.tokens)
 
     def page_for(self, link_token: str) -> StudentView:
         """The view a student's link opens (``adapters.web.StudentSource``).

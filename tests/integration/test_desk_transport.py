@@ -19,7 +19,14 @@ from grader.adapters import desk_client, desk_socket
 from grader.adapters.peercred import Peer
 from grader.core.errors import ConfigError, GradelineError, RefusedError
 from grader.core.upload import Upload
-from grader.course.shown import AssignmentView, Link, Receipt, StudentView, SubmissionView
+from grader.course.shown import (
+    AssignmentView,
+    Link,
+    Measuring,
+    Receipt,
+    StudentView,
+    SubmissionView,
+)
 
 BOUNDS = desk_socket.Bounds(connections=6, per_account=3, deadline_s=1.0)
 
@@ -190,6 +197,11 @@ class Desk:
             raise RefusedError("bad is no submission of yours")
         return str(submission)
 
+    def measure(self, student: str, assignment: object) -> Measuring:
+        if assignment == "hw2":
+            raise RefusedError("hw2: you have used 1 of the 1 performance measurements")
+        return Measuring("c", str(assignment), student, "s1", "t", 1, 3)
+
 
 def test_the_desks_requests_and_values_go_through_the_socket_whole(tmp_path: Path) -> None:
     """Each op of the wire (``desk_client``) reaches its call of the desk as the peer the
@@ -209,6 +221,9 @@ def test_the_desks_requests_and_values_go_through_the_socket_whole(tmp_path: Pat
         assert view == desk.view(me, "hw1") and view.assignments[0].submissions[0].counts
         assert desk_client.link(path) == Link(f"https://x/me/{me}", "soon")
         assert desk_client.choose(path, "hw1", "s7") == "s7"
+        assert desk_client.measure(path, "hw1") == desk.measure(me, "hw1")
+        with pytest.raises(desk_client.DeskRefusal, match="used 1 of the 1"):
+            desk_client.measure(path, "hw2")
         with pytest.raises(desk_client.DeskRefusal, match="no submission of yours"):
             desk_client.choose(path, "hw1", "bad")
         for req, why in (({"op": "mine", "student": "someone-else"}, "answers no request"),

@@ -5,8 +5,9 @@ discarded, stopped by the CI rule, gated) on a scripted sandbox."""
 
 from __future__ import annotations
 
+import contextlib
 import shutil
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -17,6 +18,7 @@ from hypothesis import strategies as st
 
 from grader.core.errors import ProblemFormatError, SandboxError
 from grader.core.languages import get_language
+from grader.core.perfcache import CacheEvents
 from grader.core.perfresult import Fact
 from grader.core.result import CompileResult
 from grader.core.runmeta import RunMeta, TerminationReason
@@ -75,6 +77,10 @@ def package(tmp_path: Path, **perf: object) -> Path:
     ({"items": [{**ITEM, "points": -1}]}, "performance.items[0].points must be a number "
                                           ">= 0"),
     ({"items": [{**ITEM, "baseline": "serial"}]}, "performance.items[0].baseline: must be"),
+    ({"cache": "performance/cache/small.in"}, "performance.cache: must be a mapping"),
+    ({"cache": {}}, "performance.cache: needs input: a small input"),
+    ({"cache": {"inputs": ["a"]}}, "performance.cache: unknown keys ['inputs']"),
+    ({"cache": {"input": "nope.in"}}, "performance.cache.input: nope.in is not a file"),
 ])
 def test_a_bad_performance_block_is_refused_naming_the_key(tmp_path: Path, perf: dict[
         str, Any], why: str) -> None:
@@ -187,9 +193,11 @@ class Scripted:
     def run(self, req: RunRequest) -> RunMeta:
         if list(req.argv) == ["setarch", "-R", "true"]:  # the probe: ASLR can be off
             return RunMeta(0 if self.aslr else 1, None, 0.0, 0.001)
-        assert (req.argv[0] == "setarch") is self.aslr
         who = "reference" if req.workdir.parent.name.startswith("ref-") else "submission"
         cores = len(req.cpus or ())
+        if req.argv[0] == "sim":  # the cache reading's simulator (``Simulated``)
+            return self.simulate(req, who, cores)
+        assert (req.argv[0] == "setarch") is self.aslr
         k = sum(1 for w, c, _ in self.log if (w, c) == (who, cores))
         self.log.append((who, cores, req.env["OMP_NUM_THREADS"]))
         req.stdout.write_text((self.answer if who == "submission" else "33860") + "\n")
@@ -199,7 +207,45 @@ class Scripted:
         return RunMeta(0, None, t, t)
 
 
-def timing(tmp_path: Path, box: Scripted) -> tuple[Timing, Problem, Program]:
+    #: (program, cores) -> L3 misses of its cache run (None: the run fails); whether the
+    #: image has the simulator; the cache runs: (program, cores, L3 bytes, env)
+    misses: Callable[[str, int], float | None] = staticmethod(lambda who, n: 1000.0 * n)
+    has_simulator = True
+    cache_log: list[tuple[str, int, int, dict[str, str]]]
+
+    def simulate(self, req: RunRequest, who: str, cores: int) -> RunMeta:
+        if req.argv[1] == "--version":
+            return RunMeta(0 if self.has_simulator else 127, None, 0.0, 0.001)
+        self.cache_log = [*getattr(self, "cache_log", []),
+                          (who, cores, int(req.argv[1]), dict(req.env))]
+        (bind,) = req.binds
+        assert bind.target == "/gl/counters" and bind.writable
+        misses = self.misses(who, cores)
+        if misses is None:
+            return RunMeta(None, 9, 9.0, 9.0, termination=TerminationReason.WALL_TIME)
+        (bind.source / "counts").write_text(str(misses))
+        return RunMeta(0, None, 0.1, 0.1)
+
+
+class Simulated:
+    """A cache counter that runs ``sim L3 argv`` in the sandbox (``ports.CacheCounter``)."""
+
+    source = "cachegrind"
+    note = "a simulated L3"
+    probe = ("sim", "--version")
+
+    def wrap(self, argv: Sequence[str], l3_bytes: int) -> list[str]:
+        return ["sim", str(l3_bytes), *argv]
+
+    def counting(self, cpus: Sequence[int], out: Path) -> contextlib.nullcontext[None]:
+        return contextlib.nullcontext()
+
+    def read(self, out: Path) -> CacheEvents:
+        return CacheEvents(float((out / "counts").read_text()))
+
+
+def timing(tmp_path: Path, box: Scripted, counter: Simulated | None = None
+           ) -> tuple[Timing, Problem, Program]:
     problem = load_problem(package(tmp_path))
     lang = get_language("c")
     work = tmp_path / "work"
@@ -208,7 +254,8 @@ def timing(tmp_path: Path, box: Scripted) -> tuple[Timing, Problem, Program]:
                   lang.limits(problem.limits), (("PATH", "/bin"),))
     t = Timing(box, Validators(box, work, [0, 1]), work, [0, 1],  # type: ignore[arg-type]
                lambda *_: CompileResult(ok=True),
-               lambda cpus: (Fact("aslr", "on (randomize_va_space 2)", False),))
+               lambda cpus: (Fact("aslr", "on (randomize_va_space 2)", False),),
+               counter=counter, l3_per_core=lambda cpu: 4 << 20)
     return t, problem, sub
 
 
@@ -256,6 +303,48 @@ def test_correctness_and_timed_runs_gate_the_points(tmp_path: Path) -> None:
     t, problem, sub = timing(tmp_path / "s", slow)
     perf = t.measure(problem, sub, Verdict.AC, tmp_path / "work")
     assert perf is not None and "wall time" in perf.gate and perf.points == 0
+
+
+def test_a_timed_submission_gets_a_cache_reading_per_core_count(tmp_path: Path) -> None:
+    box = Scripted(lambda who, n, k: 1.0)
+    box.misses = lambda who, n: 1000.0 * n * n if who == "submission" else 1000.0
+    t, problem, sub = timing(tmp_path, box, Simulated())
+    perf = t.measure(problem, sub, Verdict.AC, tmp_path / "work")
+    assert perf is not None and perf.cache is not None and perf.cache.failed == ""
+    assert perf.points == 50  # the reading scores nothing
+    assert [(w, n, l3) for w, n, l3, _ in box.cache_log] == [
+        ("reference", 1, 4 << 20), ("submission", 1, 4 << 20),
+        ("reference", 2, 8 << 20), ("submission", 2, 8 << 20)]  # the L3 per core times N
+    assert all(env["OMP_NUM_THREADS"] == str(n) and env["OMP_WAIT_POLICY"] == "PASSIVE"
+               for _, n, _, env in box.cache_log)
+    assert perf.cache.input == "small.in" and "a simulated L3 of 4 MiB per core" in \
+        perf.cache.note
+    assert perf.cache.inflations("submission") == ((1, 1.0), (2, 4.0))
+    assert [c.l3_bytes for c in perf.cache.counts] == [4 << 20, 8 << 20]
+
+    wa = t.measure(problem, sub, Verdict.WA, tmp_path / "work")
+    assert wa is not None and wa.cache is None and len(box.cache_log) == 4  # not timed
+
+
+def test_a_cache_reading_that_cannot_be_taken_says_why_and_costs_no_points(
+        tmp_path: Path) -> None:
+    box = Scripted(lambda who, n, k: 1.0)
+    box.misses = lambda who, n: None if (who, n) == ("submission", 2) else 10.0
+    t, problem, sub = timing(tmp_path, box, Simulated())
+    perf = t.measure(problem, sub, Verdict.AC, tmp_path / "work")
+    assert perf is not None and perf.points == 50 and perf.cache is not None
+    assert [c.cores for c in perf.cache.counts] == [1]
+    assert perf.cache.failed.startswith("the submission's run on small.in at 2 cores: ")
+    assert "wall" in perf.cache.failed
+    bare = Scripted(lambda who, n, k: 1.0)
+    bare.has_simulator = False
+    t, problem, sub = timing(tmp_path / "b", bare, Simulated())
+    perf = t.measure(problem, sub, Verdict.AC, tmp_path / "work")
+    assert perf is not None and perf.cache is not None and perf.cache.counts == ()
+    assert perf.cache.failed.startswith("the grading image has no sim")
+    t, problem, sub = timing(tmp_path / "n", Scripted(lambda who, n, k: 1.0))
+    perf = t.measure(problem, sub, Verdict.AC, tmp_path / "work")
+    assert perf is not None and perf.cache is None  # a judge without counters
 
 
 def test_a_failing_reference_is_the_packages_fault(tmp_path: Path) -> None:

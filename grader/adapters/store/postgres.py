@@ -25,6 +25,7 @@ from psycopg.rows import TupleRow
 from grader import faults
 from grader.adapters.store.connections import Connections, answers, connect, reusable
 from grader.adapters.store.course_queries import CourseQueries
+from grader.adapters.store.measurement_queries import MeasurementQueries
 from grader.adapters.store.staff_queries import StaffQueries
 from grader.adapters.store.team_queries import TeamQueries
 from grader.core.errors import StoreError
@@ -52,7 +53,7 @@ def _migrations() -> list[tuple[str, str]]:
                   if f.name.endswith(".sql"))
 
 
-class Store(CourseQueries, StaffQueries, TeamQueries):
+class Store(CourseQueries, StaffQueries, MeasurementQueries, TeamQueries):
     """A connection to the results database: its own (``Store(url)``), or one lent by a
     pool (``Store(connections)``), given back when the store is closed unless a call on
     it failed."""

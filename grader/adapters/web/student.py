@@ -22,6 +22,7 @@ from grader.adapters.web.design import (
     verdict_badge,
 )
 from grader.adapters.web.forms import field, post_form
+from grader.adapters.web.perfchart import on_demand_section, performance_section
 from grader.course.shown import (
     AssignmentView,
     LimitsLeft,
@@ -147,6 +148,8 @@ def _results(view: StudentView, act: Actions | None = None) -> str:
         parts.append(f"<h2>{esc(a.name)}</h2><p class=\"gl-lead\">your "
                      f"deadline {esc(a.deadline[:16])}{rel}</p>{limits_note(a.limits)}"
                      + team_note(a.team, a.name, i, act))
+        if a.on_demand is not None:
+            parts.append(on_demand_section(a.on_demand, f"m-{i}"))
         parts += [_submission(s, f"g-{i}-{j}") for j, s in enumerate(a.submissions)]
         if not a.submissions:
             parts.append(f"<p>{muted('nothing handed in')}</p>")
@@ -194,6 +197,8 @@ def _graded(s: SubmissionView, tid: str) -> list[str]:
         out.append(table(f"Test groups of {s.id[:19]}",
                          ["Group", "Verdict", "Passed", "Points"], groups, numeric=(2, 3),
                          table_id=tid))
+    if s.performance is not None:
+        out.append(performance_section(s.performance, f"{tid}-p"))
     for t in s.tests:
         if t.verdict == "AC":
             continue
