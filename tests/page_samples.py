@@ -10,9 +10,10 @@ from typing import Any
 
 from grader.adapters.web import grading_page as gp
 from grader.adapters.web import live_page as live
-from grader.adapters.web import pages, student
+from grader.adapters.web import pages, regrade_pages, student
 from grader.course.gradingpage import GradingPage
 from grader.course.gradingview import GradingIndex
+from grader.course.regrades import Queue, RegradeDetail
 from grader.course.shown import HandGradeView, Receipt, StudentView
 from grader.course.similarity_pairs import PairView, SimilarityReport
 from grader.course.staffview import (
@@ -337,6 +338,78 @@ def refused() -> str:
     return pages.refused_page("not a link this service made")
 
 
+_GROUPS = [{"name": "sample", "verdict": "AC", "points": 0.0, "max_points": 0.0, "passed": 2,
+            "total": 2, "phase": "full"},
+           {"name": "secret/small", "verdict": "WA", "points": 0.0, "max_points": 30.0,
+            "passed": 1, "total": 2, "phase": "full"},
+           {"name": "secret/large", "verdict": "AC", "points": 70.0, "max_points": 70.0,
+            "passed": 4, "total": 4, "phase": "full"}]
+_REQUEST = {"id": 7, "submission": "2025-03-14T21-05-12-7c1e", "target_kind": "group",
+            "target": "secret/small", "reason": "My output is 15 as the example says; the "
+            "checker seems to want a trailing space.", "opened_at": "2025-03-17T09:12:00+02:00",
+            "opened_by": "berg02", "status": "open", "before": 0.0, "most": 30.0}
+TEAM_VIEW = StudentView.from_json({
+    "student": "berg02", "course": "Programming 1 (spring 2025)",
+    "now": "2025-03-18T10:00:00+02:00",
+    "assignments": [
+        {"name": "pairsum", "deadline": "2025-03-15T23:59:00+02:00",
+         "released": "2025-03-16T12:00:00+02:00",
+         "limits": {"used": 2, "left": 1, "next_at": None, "why": "", "deferring": False},
+         "team": {"name": "red pandas", "members": ["aalto01", "berg02"], "code": "k7mq2xpa",
+                  "lock": "2025-03-10T12:00:00+02:00", "changes": False, "min": 2, "max": 2},
+         "regrades": {"opens": "2025-03-16T12:00:00+02:00",
+                      "closes": "2025-03-23T12:00:00+02:00", "left": 2, "why": ""},
+         "requests": [{**_REQUEST, "id": 6, "target": "sample", "status": "declined",
+                       "answer": "The sample group gives no points; it passed.",
+                       "answered_at": "2025-03-17T11:00:00+02:00", "answered_by": "ta-lee",
+                       "after": 0.0, "most": 0.0}, _REQUEST],
+         "submissions": [
+             _mine_sub("2025-03-14T18-40-02-51aa", by="aalto01", team="red pandas",
+                       verdict="RE", score=2.0, max_score=100.0, complete=True, tests=[],
+                       groups=_GROUPS[:1]),
+             _mine_sub("2025-03-14T21-05-12-7c1e", team="red pandas", counts=True,
+                       verdict="WA", score=70.0, max_score=100.0, complete=True,
+                       tests=_mine_tests(), groups=_GROUPS)]},
+        {"name": "lab3", "deadline": "2025-04-05T23:59:00+02:00", "released": None,
+         "limits": {"used": 0, "left": None, "next_at": None, "why": "", "deferring": False},
+         "team": {"name": "", "members": [], "lock": "2025-03-28T12:00:00+02:00",
+                  "changes": True, "min": 2, "max": 3},
+         "submissions": []}]})
+
+
+def handin_team() -> str:
+    return student.handin_page(TEAM_VIEW, ["pairsum", "lab3"], action="/hand-in",
+                               csrf_token="Zx81kQ-3n0vY2pT7", max_mib=16, results=True,
+                               actions=student.Actions("/team", "/ask", "Zx81kQ-3n0vY2pT7"),
+                               done="Your request 7 about secret/small is with your course "
+                                    "staff.")
+
+
+def _row(i: int, student: str, status: str, age: float, target: str = "secret/small"
+         ) -> dict[str, Any]:
+    return {"request": {**_REQUEST, "id": i, "status": status, "target": target},
+            "assignment": "pairsum", "student": student, "age_h": age}
+
+
+def regrade_queue() -> str:
+    q = {"rows": [_row(3, "aalto01", "open", 49.5), _row(7, "berg02", "open", 24.8),
+                  _row(9, "chen03", "open", 2.0, "secret/large")],
+         "status": "open", "counts": {"open": 3, "adjusted": 4, "declined": 11, "regraded": 1}}
+    return regrade_pages.queue_page(Queue.from_json(q), ASSIGNMENTS, NAV)
+
+
+def regrade_request() -> str:
+    d = {"row": _row(7, "berg02", "open", 24.8), "group": _GROUPS[1],
+         "tests": [{"name": "secret/small/02", "group": "secret/small", "verdict": "WA",
+                    "time_s": 0.02, "feedback": "line 1: expected 15, got 15 ",
+                    "input": "5\n1 2 3 4 5\n", "expected": "15\n", "output": "15 \n"}],
+         "files": [{"name": "sum.py", "text": SOURCE}],
+         "commands": ["gradeline regrades answer 7 adjusted --points 30 --reason '...'",
+                      "gradeline regrades answer 7 declined --reason '...'"]}
+    return regrade_pages.request_page(RegradeDetail.from_json(d), NAV,
+                                      form=("/regrades/7/answer", "a1b2c3d4"))
+
+
 #: name -> the page's HTML
 PAGES: dict[str, Callable[[], str]] = {
     "live": live_page, "staff-assignment": assignment, "staff-student": history,
@@ -348,7 +421,8 @@ PAGES: dict[str, Callable[[], str]] = {
     "handin-results": lambda: handin(receipt=RECEIPT, results=True),
     "handin-error": lambda: handin(error="sieve.zip is larger than 16 MiB: hand in the "
                                    "source file only"),
-    "refused": refused}
+    "refused": refused, "handin-team": handin_team, "staff-regrades": regrade_queue,
+    "staff-regrade": regrade_request}
 
 
 # -- grading by hand ---------------------------------------------------------------

@@ -6,12 +6,16 @@ writers of courses, packages and LMS files."""
 
 from __future__ import annotations
 
+import base64
 import contextlib
 import csv
 import hashlib
+import http.client
 import io
 import itertools
+import json
 import os
+import pwd
 import shutil
 import socket
 import subprocess
@@ -232,6 +236,7 @@ def running_web(args: list[str], env: dict[str, str]) -> Iterator[str]:
 
 # -- accounts (the site tier) ------------------------------------------------------
 ALICE, BOB = "gradeline-alice", "gradeline-bob"  # student accounts
+CAROL = "gradeline-carol"  # a third student (teams: the one outside the team)
 USER = "gradeline-ci"
 TA = "gradeline-ta"
 TA2 = "gradeline-ta2"  # a second member of the staff group (grading by hand)
@@ -642,3 +647,101 @@ def asgi(app: Any, method: str, path: str, peer: object = None,
              "state": {PEER: peer}}
     asyncio.run(app(scope, receive, send))
     return out["status"], out["headers"], out["body"].decode()
+
+# -- the Open OnDemand portal (the site tier) --------------------------------------
+ONDEMAND = ROOT / "tests/site/ondemand"
+OOD_APP = "/pun/sys/gradeline"  # where the portal serves the app
+AXE_TAGS = ["wcag2a", "wcag2aa", "wcag21a", "wcag21aa", "best-practice"]
+PORTAL_NEEDS = {"passenger": "passenger", "apache2": "apache2", "htpasswd": "apache2-utils"}
+
+
+@dataclass
+class Portal:
+    """The portal's address, its scratch root, the course's desk and its users'
+    passwords (``portal_factory``)."""
+
+    url: str
+    root: Path
+    desk: DeskRun
+    course: str
+    passwords: dict[str, str]
+
+
+def portal_needs() -> None:
+    """Skip (or fail, where required) without root, Passenger, Apache or htpasswd."""
+    missing = [pkg for cmd, pkg in PORTAL_NEEDS.items() if shutil.which(cmd) is None and
+               not Path(f"/usr/sbin/{cmd}").exists()]
+    if missing or os.geteuid() != 0:
+        why = f"the OnDemand test needs root and {' '.join(missing) or 'nothing else'}"
+        if os.environ.get("GRADELINE_REQUIRE_SANDBOX") == "1":
+            pytest.fail(why)
+        pytest.skip(why)
+
+
+def start_pun(root: Path, user: str, app: Path) -> None:
+    """The user's own server as OnDemand's per-user nginx would run it: Passenger,
+    started as the user, on <root>/run/USER/passenger.sock (USER:www-data 0750: the
+    portal reaches it, no other user does)."""
+    pw = pwd.getpwnam(user)
+    sockdir, private, home = root / "run" / user, root / "run" / user / "private", \
+        root / "home" / user
+    for d, mode, group in ((sockdir, 0o750, "www-data"), (private, 0o700, str(pw.pw_gid)),
+                           (home, 0o700, str(pw.pw_gid))):
+        subprocess.run(["install", "-d", "-m", oct(mode)[2:], "-o", user, "-g", group,
+                        str(d)], check=True)
+    r = subprocess.run(
+        ["runuser", "-u", user, "--", "env", "-i", f"HOME={home}", f"USER={user}",
+         f"LOGNAME={user}", "PATH=/usr/local/bin:/usr/bin:/bin", "LANG=C.UTF-8",
+         f"TMPDIR={private}", "passenger", "start", str(app), "--engine", "builtin",
+         "--socket", str(sockdir / "passenger.sock"), "--app-type", "wsgi",
+         "--startup-file", str(app / "passenger_wsgi.py"), "--python", str(app / "bin/python"),
+         "--environment", "production", "--min-instances", "1", "--max-pool-size", "2",
+         "--daemonize", "--log-file", str(private / "passenger.log"),
+         "--pid-file", str(private / "passenger.pid"), "--instance-registry-dir", str(private),
+         "--disable-security-update-check", "--disable-anonymous-telemetry"],
+        capture_output=True, text=True, timeout=120, cwd=app)
+    assert r.returncode == 0, r.stdout + r.stderr
+
+
+def stop_pun(root: Path, user: str) -> None:
+    private = root / "run" / user / "private"
+    subprocess.run(["runuser", "-u", user, "--", "passenger", "stop", "--pid-file",
+                    str(private / "passenger.pid")], capture_output=True, timeout=60, cwd="/")
+
+
+def portal_request(url: str, method: str, path: str, auth: tuple[str, str] | None,
+                   body: bytes = b"", headers: dict[str, str] | None = None
+                   ) -> tuple[int, str]:
+    """(status, body) of a request to the portal, logged in as ``auth``."""
+    host, port = url.removeprefix("http://").split(":")
+    h = dict(headers or {})
+    if auth:
+        h["Authorization"] = "Basic " + base64.b64encode(":".join(auth).encode()).decode()
+    c = http.client.HTTPConnection(host, int(port), timeout=60)
+    try:
+        c.request(method, path, body=body or None, headers=h)
+        r = c.getresponse()
+        return r.status, r.read().decode(errors="replace")
+    except OSError as e:
+        return 0, str(e)
+    finally:
+        c.close()
+
+
+def drive_portal(tools: Path, p: Portal, steps: list[dict[str, Any]], work: Path
+                 ) -> list[dict[str, Any]]:
+    """The portal used in headless Chromium (``tests/site/ondemand/drive.js``: each step
+    a login, a page, a form filled and sent), every page checked by axe-core: no serious
+    violation, nothing fetched from elsewhere."""
+    job = work / "job.json"
+    job.write_text(json.dumps({"portal": p.url, "chromium": str(CHROMIUM), "tags": AXE_TAGS,
+                               "steps": steps}))
+    r = subprocess.run(["node", str(ONDEMAND / "drive.js"), str(job)], capture_output=True,
+                       text=True, timeout=600, env={**os.environ, "NODE_PATH": str(tools)})
+    assert r.returncode == 0, r.stderr[-3000:]
+    out: list[dict[str, Any]] = json.loads(r.stdout.splitlines()[-1])
+    for res in out:
+        assert not res["elsewhere"], res
+        serious = [v for v in res["violations"] if v["impact"] in ("serious", "critical")]
+        assert not serious, (res["path"], serious)
+    return out

@@ -1,8 +1,8 @@
 """Asking the student desk (``adapters.desk_socket``) over its Unix socket: what ``gradeline
-hand-in``/``mine``/``measure`` and every front end that runs as the student (the Open
-OnDemand app) use, as typed calls (``hand_in``, ``mine``, ``link``, ``choose``,
-``measure``) that give the values of ``course.shown``. Apart from the server so a front
-end needs none of it.
+hand-in``/``mine``/``measure``/``team`` and every front end that runs as the student
+(the Open OnDemand app) use, as typed calls (``hand_in``, ``mine``, ``link``, ``choose``,
+``measure``, ``team``, ``ask_regrade``) that give the values of ``course.shown``. Apart
+from the server so a front end needs none of it.
 
 The wire, the desk's and nobody else's: one JSON line (at most ``MAX_HEADER`` bytes)
 naming the request's ``op`` (``OPS``) and its fields, the file's bytes after it when the
@@ -19,14 +19,15 @@ from collections.abc import Iterator, Mapping
 from pathlib import Path
 
 from grader.core.errors import GradelineError, RefusedError
-from grader.course.shown import Link, Measuring, Receipt, StudentView
+from grader.course.shown import Link, Measuring, Receipt, RequestView, StudentView, TeamView
 
 MAX_HEADER = 64 << 10  # a request's JSON line
 CHUNK = 64 << 10
-HAND_IN, MINE, LINK, CHOOSE, MEASURE = OPS = ("hand-in", "mine", "link", "choose",
-                                              "measure")
+HAND_IN, MINE, LINK, CHOOSE, MEASURE, TEAM, ASK = OPS = (
+    "hand-in", "mine", "link", "choose", "measure", "team", "ask-regrade")
 #: where a reply carries its answer, per op (a link's are the reply's own fields)
-REPLY = {HAND_IN: "receipt", MINE: "view", CHOOSE: "chosen", MEASURE: "measuring"}
+REPLY = {HAND_IN: "receipt", MINE: "view", CHOOSE: "chosen", MEASURE: "measuring",
+         TEAM: "team", ASK: "request"}
 
 
 class DeskRefusal(RefusedError):
@@ -124,3 +125,20 @@ def measure(path: Path, assignment: str) -> Measuring:
     """Spend one of the caller's tokens on a performance measurement of their latest
     submission of ``assignment``."""
     return Measuring.from_json(_answer(path, MEASURE, {"assignment": assignment}))
+
+
+def team(path: Path, assignment: str, action: str, value: str | None = None
+         ) -> TeamView | None:
+    """Create a team named ``value``, join the one whose code is ``value``, or leave
+    one's team (``action``); the caller's team after it (None: in none)."""
+    got = _answer(path, TEAM, {"assignment": assignment, "action": action, "value": value})
+    return None if got is None else TeamView.from_json(got)
+
+
+def ask_regrade(path: Path, assignment: str, group: str, reason: str,
+                submission: str | None = None) -> RequestView:
+    """Ask staff to look again at test ``group`` of ``submission`` (default: the one
+    that counts), saying why; the request as kept."""
+    return RequestView.from_json(_answer(path, ASK, {
+        "assignment": assignment, "group": group, "reason": reason,
+        "submission": submission}))

@@ -35,6 +35,7 @@ from pathlib import Path
 from typing import IO, Protocol
 
 from grader.adapters.desk_client import (
+    ASK,
     CHOOSE,
     CHUNK,
     HAND_IN,
@@ -44,11 +45,12 @@ from grader.adapters.desk_client import (
     MINE,
     OPS,
     REPLY,
+    TEAM,
 )
 from grader.adapters.peercred import Peer, bind_for_everyone, peer_of
 from grader.core.errors import GradelineError, RefusedError
 from grader.core.upload import MAX_UPLOAD_BYTES, Upload
-from grader.course.shown import Link, Measuring, Receipt, StudentView
+from grader.course.shown import Link, Measuring, Receipt, RequestView, StudentView, TeamView
 
 log = logging.getLogger(__name__)
 MAX_BODY = MAX_UPLOAD_BYTES
@@ -87,6 +89,10 @@ class Desk(Protocol):
     def link(self, student: str) -> Link: ...
     def choose(self, student: str, assignment: object, submission: object) -> str: ...
     def measure(self, student: str, assignment: object) -> Measuring: ...
+    def team(self, student: str, assignment: object, action: object,
+             value: object = None) -> TeamView | None: ...
+    def ask(self, student: str, assignment: object, group: object, reason: object,
+            submission: object = None) -> RequestView: ...
 
 
 def answering(desk: Desk) -> Handler:
@@ -112,6 +118,13 @@ def answering(desk: Desk) -> Handler:
                                                req.get("submission"))}
         if op == MEASURE:
             return {REPLY[MEASURE]: desk.measure(peer.user, req.get("assignment")).to_json()}
+        if op == TEAM:
+            team = desk.team(peer.user, req.get("assignment"), req.get("action"),
+                             req.get("value"))
+            return {REPLY[TEAM]: team.to_json() if team else None}
+        if op == ASK:
+            return {REPLY[ASK]: desk.ask(peer.user, req.get("assignment"), req.get("group"),
+                                         req.get("reason"), req.get("submission")).to_json()}
         raise RefusedError(f"no such request {op!r}: {', '.join(OPS)}")
     return handle
 

@@ -194,7 +194,8 @@ class Spool:
     # -- writers ---------------------------------------------------------------
     def submit(self, *, course: str, assignment: str, student: str, path: Path,
                submitted_at: str | None = None, deferred: bool = False,
-               quarantine: tuple[str, str] | None = None, override: str = "") -> Entry:
+               quarantine: tuple[str, str] | None = None, override: str = "",
+               team: tuple[str, ...] = ()) -> Entry:
         """Copy ``path`` (file or directory) into the spool atomically; return the entry.
 
         :param deferred: taken past a hand-in limit: claimed after every other waiting
@@ -204,6 +205,7 @@ class Spool:
             that maps to no student).
         :param override: staff took it past a door's refusal: who, why and what
             (kept in its meta.json).
+        :param team: of team work, the team's members when it was handed in.
         """
         if not path.exists() and not path.is_symlink():
             raise SubmissionError(f"{path}: no such file or directory")
@@ -214,14 +216,15 @@ class Spool:
             return self._fill(tmp, sid, course=course, assignment=assignment,
                               student=student, path=path, submitted_at=submitted_at,
                               deferred=deferred, quarantine=quarantine,
-                              override=override)
+                              override=override, team=team)
         except OSError:  # e.g. the file system is full: leave no half entry in tmp/
             shutil.rmtree(tmp, ignore_errors=True)
             raise
 
     def _fill(self, tmp: Path, sid: str, *, course: str, assignment: str, student: str,
               path: Path, submitted_at: str | None, deferred: bool,
-              quarantine: tuple[str, str] | None, override: str = "") -> Entry:
+              quarantine: tuple[str, str] | None, override: str = "",
+              team: tuple[str, ...] = ()) -> Entry:
         payload = tmp / "payload"
         payload.mkdir()
         if path.is_dir() and not path.is_symlink():
@@ -229,7 +232,7 @@ class Spool:
         else:
             shutil.copy2(path, payload / path.name, follow_symlinks=False)
         meta = SpoolMeta(course, assignment, student, submitted_at or now_iso(), now_iso(),
-                         path.name, deferred, override or None)
+                         path.name, deferred, override or None, team)
         with (tmp / "meta.json").open("w", encoding="utf-8") as f:
             json.dump(meta.to_json(), f)
             f.flush()

@@ -126,10 +126,13 @@ def cmd_grades(args: argparse.Namespace, ctx: Context) -> int:
     most = {n: possible(a, packages[n].max_score) for n, a in course.assignments.items()}
     graded = [a for a in course.ordered() if a.rubric is not None]
     with ctx.store() as store:
+        store.migrate()
         attempts = store.attempts(course.name)
         hand = store.hand_grades(course.name) if graded else {}
+        teams, changes = store.teams(course.name), store.grade_changes(course.name)
     maxima = {n: p.max_score for n, p in packages.items()}
-    grades = with_hand_grades(course, grade_course(course, attempts, maxima), hand, maxima)
+    grades = with_hand_grades(course, grade_course(course, attempts, maxima, teams=teams,
+                                                   changes=changes), hand, maxima)
     out = Path(args.out)
     out.mkdir(parents=True, exist_ok=True)
     names = [args.assignment] if args.assignment else [a.name for a in course.ordered()]

@@ -24,8 +24,9 @@ WIDTH = 80
 GROUPS: dict[str, tuple[str, ...]] = {
     "Course staff": ("examples", "check", "grade", "batch", "course", "submit", "import", "run",
                      "serve", "status", "web", "deadline", "release", "choose", "grades",
-                     "results", "regrade", "similarity", "dropbox", "desk", "receipt", "lti"),
-    "Students": ("hand-in", "mine", "measure", "drop"),
+                     "results", "regrade", "similarity", "dropbox", "desk", "receipt", "lti",
+                     "teams", "regrades"),
+    "Students": ("hand-in", "mine", "measure", "team", "ask-regrade", "drop"),
     "Cluster admins": ("check-env", "settings", "image", "db", "cache", "metrics", "usage",
                        "ondemand"),
     "Researchers": ("corpus", "campaign", "experiment", "trace", "plan"),
@@ -56,6 +57,19 @@ EXAMPLES: dict[str, str] = {
     "mine": "gradeline mine bigsum",
     "measure": "gradeline measure primecount",
     "receipt": "gradeline receipt verify receipt.json",
+    "team": "gradeline team pair join k7mq2xpa",
+    "ask-regrade": "gradeline ask-regrade bigsum secret --reason 'my output matches the "
+                   "expected one'",
+    "teams import": "gradeline teams import pair teams.csv --course-file course.yaml",
+    "teams list": "gradeline teams list pair --log --course-file course.yaml",
+    "regrades list": "gradeline regrades list --assignment bigsum --course-file course.yaml",
+    "regrades open": "gradeline regrades open bigsum alice secret --reason 'asked in class' "
+                     "--course-file course.yaml",
+    "regrades answer": "gradeline regrades answer 12 adjusted --points 30 --reason 'the "
+                       "checker was wrong' --course-file course.yaml",
+    "regrades override": "gradeline regrades override pair bob --points 0 --reason 'did not "
+                         "take part' --course-file course.yaml",
+    "regrades log": "gradeline regrades log --course-file course.yaml",
     "similarity": "gradeline similarity bigsum --course-file course.yaml --threshold 0.6",
     "course check": "gradeline course check --course-file course.yaml",
     "grades": "gradeline grades --course-file course.yaml --out grades/",

@@ -38,6 +38,7 @@ from grader.cli import (
     stopping,
     students,
     submit,
+    teams,
     trace,
 )
 from grader.cli import help as help_text
@@ -59,7 +60,7 @@ def build_parser() -> argparse.ArgumentParser:
                         "/var/lib/gradeline as root)")
     sub = p.add_subparsers(dest="command", required=True, prog="gradeline")
     for group in (grading, submit, serving, lms, status, course, similarity, dropbox, students, lti,
-                  ondemand, admin, measure,
+                  teams, ondemand, admin, measure,
                   experiment, trace, plan):
         group.register(sub)
     help_text.finish(p)

@@ -1,5 +1,6 @@
 """``gradeline desk`` (the grading account) and what students run against it:
-``hand-in``, ``mine``, ``measure``, and staff's ``receipt verify``."""
+``hand-in``, ``mine``, ``measure``, ``team``, ``ask-regrade``, and staff's ``receipt
+verify``."""
 
 from __future__ import annotations
 
@@ -20,7 +21,14 @@ from grader.compose import read_side
 from grader.compose.context import Context
 from grader.core.errors import GradelineError
 from grader.core.signing import check
-from grader.course.shown import HandGradeView, OnDemand, StudentView, SubmissionView
+from grader.course.shown import (
+    AssignmentView,
+    HandGradeView,
+    OnDemand,
+    StudentView,
+    SubmissionView,
+    TeamView,
+)
 
 CUT = 400  # characters of a failed test's input, answer and output on a terminal
 
@@ -126,6 +134,8 @@ def render(view: StudentView) -> str:
             when = f" (next within the limits at {lim.next_at[:16]})" if lim.next_at else ""
             later = "taken but deferred" if lim.deferring else "refused"
             lines.append(f"  a hand-in now would be {later}: {lim.why}{when}")
+        if a.team is not None:
+            lines.append("  " + _team(a.team))
         if a.on_demand is not None:
             lines += _on_demand(a.on_demand)
         if not a.submissions:
@@ -134,7 +144,32 @@ def render(view: StudentView) -> str:
             lines += _submission(s)
         if a.hand is not None:
             lines += _hand(a.hand)
+        lines += _requests(a)
     return "\n".join(lines)
+
+
+def _team(t: TeamView) -> str:
+    if not t.name:
+        how = " (gradeline team ASSIGNMENT create NAME, or join CODE)" if t.changes else ""
+        return f"in no team yet: teams of {t.min} to {t.max}{how}"
+    code = f", join code {t.code}" if t.code else ""
+    until = f", changes until {t.lock[:16]}" if t.changes and t.lock else ""
+    return f"team {t.name}: {', '.join(t.members)}{code}{until}"
+
+
+def _requests(a: AssignmentView) -> list[str]:
+    out, w = [], a.regrades
+    if w is not None and not w.why and w.closes:
+        left = f" ({w.left} left)" if w.left is not None else ""
+        out.append(f"  regrade requests open until {w.closes[:16]}{left} "
+                   f"(gradeline ask-regrade {a.name} GROUP --reason ...)")
+    for r in a.requests:
+        answer = f": {r.answer} ({r.answered_by})" if r.answer else ""
+        points = f", {r.before:g} -> {r.after:g} points" if r.after is not None and \
+            r.before is not None else ""
+        out.append(f"  request {r.id} about {r.target_kind} {r.target} of {r.submission}: "
+                   f"{r.status}{points}{answer}")
+    return out
 
 
 def _on_demand(d: OnDemand) -> list[str]:
@@ -170,7 +205,9 @@ def _hand(h: HandGradeView) -> list[str]:
 def _submission(s: SubmissionView) -> list[str]:
     flag = " [counts]" if s.counts else ""
     late = f", {s.late_hours} h late" if s.late_hours else ""
-    head = f"  {s.id} at {s.submitted_at[:19]}{late}{flag}: "
+    by = f" by {s.by}" if s.by else ""
+    team = f" for team {s.team}" if s.team else ""
+    head = f"  {s.id} at {s.submitted_at[:19]}{by}{team}{late}{flag}: "
     if s.state == "quarantined":
         return [head + f"refused: {s.reason}"]
     if s.deferred:
@@ -196,6 +233,30 @@ def _submission(s: SubmissionView) -> list[str]:
                 out.append(f"      {k}: " + (text or "")[:CUT].rstrip().replace(
                     "\n", "\n        "))
     return out
+
+
+def cmd_team(args: argparse.Namespace, ctx: Context) -> int:
+    with _refused():
+        if args.action == "show":
+            a = desk_client.mine(socket_path(args, ctx), args.assignment).assignments[0]
+            team = a.team
+        else:
+            team = desk_client.team(socket_path(args, ctx), args.assignment, args.action,
+                                    args.value)
+    print(_team(team) if team and team.name else f"you are in no team of {args.assignment}")
+    if team is not None and team.code and args.action == "create":
+        print(f"your teammates join with: gradeline team {args.assignment} join {team.code}",
+              file=sys.stderr)
+    return 0
+
+
+def cmd_ask_regrade(args: argparse.Namespace, ctx: Context) -> int:
+    with _refused():
+        r = desk_client.ask_regrade(socket_path(args, ctx), args.assignment, args.group,
+                                    args.reason, args.submission)
+    print(f"request {r.id} about {r.target_kind} {r.target} of {r.submission} is with your "
+          "course staff; their answer shows in 'gradeline mine'")
+    return 0
 
 
 def cmd_receipt(args: argparse.Namespace, ctx: Context) -> int:
@@ -250,6 +311,25 @@ def register(sub: Commands) -> None:
     me.add_argument("assignment")
     _desk_option(me)
     me.set_defaults(func=cmd_measure)
+
+    t = sub.add_parser("team", help="your team of an assignment done in teams: show it, "
+                                    "create one, join one with its code, leave it")
+    t.add_argument("assignment")
+    t.add_argument("action", nargs="?", default="show",
+                   choices=["show", "create", "join", "leave"])
+    t.add_argument("value", nargs="?", help="the new team's name (create), or the code of "
+                                            "the team to join (join)")
+    _desk_option(t)
+    t.set_defaults(func=cmd_team)
+
+    q = sub.add_parser("ask-regrade", help="ask staff to look again at a test group of your "
+                                           "graded submission, saying why")
+    q.add_argument("assignment")
+    q.add_argument("group", help="the test group, as your results name it")
+    q.add_argument("--reason", required=True, help="why you think it is graded wrong")
+    q.add_argument("--submission", help="which submission (default: the one that counts)")
+    _desk_option(q)
+    q.set_defaults(func=cmd_ask_regrade)
 
     r = sub.add_parser("receipt", help="check that a student's receipt is this desk's")
     r.add_argument("action", choices=["verify"])

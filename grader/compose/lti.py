@@ -22,7 +22,7 @@ from grader.adapters.web.lti.services import SyncReport, post_grades
 from grader.adapters.web.lti.state import LtiState
 from grader.compose import read_side
 from grader.compose.context import Context
-from grader.core.errors import GradelineError
+from grader.core.errors import GradelineError, RefusedError
 from grader.core.upload import Upload
 from grader.course.gradingview import Viewer
 from grader.course.lms_grades import Posting, lms_postings
@@ -110,6 +110,21 @@ class Courses:
                 body: Upload) -> Receipt:
         return self._get(course_file).desk.hand_in(student, assignment, name, body)
 
+    def change(self, course_file: str, student: str, what: str, fields: Mapping[str, str]
+               ) -> str:
+        """A team's change or a regrade request through the course's desk (the rules
+        are the desk's, whichever door); what it did, in words."""
+        desk, a = self._get(course_file).desk, fields.get("assignment", "")
+        if what == "team":
+            team = desk.team(student, a, fields.get("action", ""), fields.get("value"))
+            return f"You are in team {team.name} of {a}." if team and team.name else \
+                f"You are in no team of {a}."
+        if what == "ask":
+            r = desk.ask(student, a, fields.get("group", ""), fields.get("reason", ""),
+                         fields.get("submission") or None)
+            return f"Your request {r.id} about {r.target} is with your course staff."
+        raise RefusedError(f"no such change {what!r}")
+
     def max_points(self, course_file: str, assignment: str) -> float:
         loaded = self._get(course_file)
         return float(loaded.course.assignments[assignment].points or
@@ -160,7 +175,9 @@ class Courses:
                                     {a: store.released(name, a)
                                      for a in loaded.course.assignments},
                                     loaded.points(), ctx.get("users") or {},
-                                    store.hand_grades(name) if graded else None)
+                                    hand=store.hand_grades(name) if graded else None,
+                                    teams=store.teams(name),
+                                    changes=store.grade_changes(name))
         return out
 
 

@@ -14,6 +14,7 @@ from grader.compose.context import Context
 from grader.course.load import Course
 from grader.formats.problem import Problem
 from grader.views.grading import Grading
+from grader.views.regrade_queue import RegradeQueue
 from grader.views.staff_pages import StaffPages
 from grader.views.student_desk import LINK_TTL, Desk, desk_key
 
@@ -40,6 +41,15 @@ def staff_pages(ctx: Context, course: Course, problems: Mapping[str, Problem] | 
     return StaffPages(course, spool or ctx.spool(), ctx.reads(),
                       problems if problems is not None else ctx.problems(),
                       usage=_usage(ctx, course.slurm.account) if usage else None)
+
+
+def regrade_queue(ctx: Context, course: Course, problems: Mapping[str, Problem] | None = None,
+                  *, spool: Spool | None = None) -> RegradeQueue:
+    """The course's regrade requests and grade changes for staff (the spool's files of
+    a submission only where there is a spool)."""
+    root = ctx.spool_path()
+    return RegradeQueue(course, spool or (Spool(root) if root.exists() else None),
+                        ctx.reads(), problems if problems is not None else ctx.problems())
 
 
 def _usage(ctx: Context, account: str | None) -> Callable[[str], list[Usage]] | None:

@@ -45,6 +45,8 @@ class GradingJob:
     #: run its performance tests only (an on-demand measurement: the visible tests
     #: accepted it before)
     performance_only: bool = False
+    #: of team work, the team's members when it was handed in (an autograder's users)
+    team: tuple[str, ...] = ()
 
     @property
     def key(self) -> str:
@@ -64,6 +66,8 @@ class GradingJob:
             out["compile_only"] = True
         if self.performance_only:
             out["performance_only"] = True
+        if self.team:
+            out["team"] = list(self.team)
         return out
 
     @classmethod
@@ -74,7 +78,8 @@ class GradingJob:
         return cls(problem, source, data.get("language"), float(tl) if tl is not None else None,
                    tuple(str(g) for g in groups) if groups is not None else None,
                    data.get("student"), data.get("submitted_at"),
-                   data.get("compile_only") is True, data.get("performance_only") is True)
+                   data.get("compile_only") is True, data.get("performance_only") is True,
+                   tuple(str(m) for m in data.get("team") or ()))
 
 
 @dataclass(frozen=True, slots=True)

@@ -28,6 +28,8 @@ class SpoolMeta:
     :param deferred: taken past a hand-in limit (graded after every other waiting one).
     :param override: staff took it although a door refused it: who and why, and what
         was refused (``course.handin``).
+    :param team: of team work, the members of the team it was handed in for, then (what
+        an autograder's submission_metadata.json lists as its users).
     """
 
     course: str
@@ -38,9 +40,10 @@ class SpoolMeta:
     original_name: str | None = None
     deferred: bool = False
     override: str | None = None
+    team: tuple[str, ...] = ()
 
-    def to_json(self) -> dict[str, str | bool]:
-        out: dict[str, str | bool] = {
+    def to_json(self) -> dict[str, str | bool | list[str]]:
+        out: dict[str, str | bool | list[str]] = {
             k: v for k, v in (("course", self.course), ("assignment", self.assignment),
                               ("student", self.student), ("submitted_at", self.submitted_at),
                               ("arrived_at", self.arrived_at),
@@ -48,6 +51,8 @@ class SpoolMeta:
                               ("override", self.override)) if v is not None}
         if self.deferred:
             out["deferred"] = True
+        if self.team:
+            out["team"] = list(self.team)
         return out
 
     @classmethod
@@ -71,8 +76,10 @@ class SpoolMeta:
                     known.pop(key, None)
                     raise MetaError(f"meta.json: {key} is not an ISO 8601 time: "
                                     f"{data[key]!r}", known) from None
-        name, override = data.get("original_name"), data.get("override")
+        name, override, team = data.get("original_name"), data.get("override"), \
+            data.get("team")
         return cls(data["course"], data["assignment"], data["student"], data["submitted_at"],
                    data.get("arrived_at"), name if isinstance(name, str) else None,
                    data.get("deferred") is True,
-                   override if isinstance(override, str) else None)
+                   override if isinstance(override, str) else None,
+                   tuple(str(m) for m in team) if isinstance(team, list) else ())

@@ -88,6 +88,15 @@ def by_student(grades: Iterable[QuestionGrade]) -> dict[str, dict[str, QuestionG
     return out
 
 
+def by_submission(grades: Iterable[QuestionGrade]) -> dict[str, dict[str, QuestionGrade]]:
+    """submission -> question -> grade (of the submission graded)."""
+    out: dict[str, dict[str, QuestionGrade]] = {}
+    for g in grades:
+        if g.spool_id:
+            out.setdefault(g.spool_id, {})[g.question] = g
+    return out
+
+
 def points_of(q: QuestionSpec, g: QuestionGrade) -> float:
     return question_points(q, g.items, g.adjustment)
 
@@ -132,6 +141,10 @@ def with_hand_grades(course: Course, grades: Sequence[Grade],
     totals = {name: {s: hand_total(a.rubric, mine)
                      for s, mine in by_student(hand.get(name, ())).items()}
               for name, a in course.assignments.items() if a.rubric is not None}
+    # team work is graded once: a member who did not hand it in gets its hand-grade
+    shared = {name: {sid: hand_total(a.rubric, mine)
+                     for sid, mine in by_submission(hand.get(name, ())).items()}
+              for name, a in course.assignments.items() if a.rubric is not None}
     out = []
     for g in grades:
         a = course.assignments.get(g.assignment)
@@ -142,7 +155,8 @@ def with_hand_grades(course: Course, grades: Sequence[Grade],
         if g.status != "final" or g.raw is None:  # missing, too late, pending: as it is
             out.append(g)
             continue
-        total = totals[a.name].get(g.student)
+        total = totals[a.name].get(g.student) or \
+            (shared[a.name].get(g.spool_id) if g.team and g.spool_id else None)
         if total is None or not total.complete:
             out.append(replace(g, status="pending", raw=None, final=None, points=None))
             continue

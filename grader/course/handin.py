@@ -7,6 +7,9 @@ A hand-in is refused when its assignment is unknown, its student id could not na
 spool entry safely, the student is not on the course's roster, it comes after the
 student's deadline plus the late policy's ``max_late``, or it is past a hand-in limit
 that the course refuses (``course.handin_limits``; a limit that defers takes it, graded last).
+Team work (``course.teams``) is handed in by a team: the limits count the team's
+hand-ins together (``earlier``: every member's for the team), and a student in no team,
+or in one under its least size, hands nothing in where the assignment needs a team.
 Staff may take a refused hand-in anyway with a reason (``override``), which travels with
 it: nothing is refused silently and nothing is overridden without a record. An unknown
 assignment or an unsafe student id is never taken, whoever asks.
@@ -29,6 +32,7 @@ from grader.course.handin_limits import allowance, span
 from grader.course.load import Assignment, Course
 from grader.course.ondemand import Measured, used
 from grader.course.studentview import Submitted
+from grader.course.teams import Teams, handin_refusal
 
 #: what a student id may look like: it names spool entries and rows, so no path
 #: separators, no leading dot, no spaces (login names, LMS and SIS ids all fit)
@@ -56,6 +60,7 @@ class Admission:
     left: int | None = None
     override: str = ""
     refused: str = ""
+    team: str = ""  # the team it was handed in for ("" alone)
 
     @property
     def late(self) -> bool:
@@ -70,14 +75,19 @@ def check_student_id(student: str) -> None:
 
 
 def admit(course: Course, student: str, assignment: str, at: datetime,
-          earlier: Sequence[datetime], *, override: str = "") -> Admission:
+          earlier: Sequence[datetime], *, override: str = "", teams: Teams | None = None
+          ) -> Admission:
     """Whether ``student``'s hand-in of ``assignment`` at ``at`` is taken, given the
-    times of their ``earlier`` hand-ins of it (any order, every door's).
+    times of their ``earlier`` hand-ins of it (any order, every door's; of a team
+    assignment, the team's).
 
     :param override: staff's reason to take it even where refused (recorded).
+    :param teams: the course's teams (``course.teams``), for team work.
     :raises RefusedError: with every reason that refuses it, in the student's words.
     """
     a, reasons = _door(course, student, assignment)
+    if why := handin_refusal(course, teams or Teams(), assignment, student, at):
+        reasons.append(why)
     due = course.deadline(student, assignment)
     if a.late.max_late is not None and at > due + a.late.max_late:
         reasons.append(f"{assignment}: hand-ins closed at {(due + a.late.max_late).isoformat()}"
@@ -92,7 +102,8 @@ def admit(course: Course, student: str, assignment: str, at: datetime,
         raise RefusedError(refused)
     left = None if allow.left is None else max(0, allow.left - 1)
     return Admission(student, assignment, at, due, allow.deferred, allow.why if allow.deferred
-                     else "", left, override.strip() if refused else "", refused)
+                     else "", left, override.strip() if refused else "", refused,
+                     (teams or Teams()).team_at(assignment, student, at) or "")
 
 
 def _door(course: Course, student: str, assignment: str) -> tuple[Assignment, list[str]]:

@@ -19,21 +19,24 @@ the journal of what the LMS took (``adapters.web.lti``).
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Mapping
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from datetime import datetime
 from typing import Literal
 
+from grader.course.grade_changes import GradeChange
 from grader.course.handgrades import (
     QuestionGrade,
     auto_share,
     by_student,
+    by_submission,
     possible,
     summary,
     with_hand_grades,
 )
 from grader.course.load import Course
 from grader.course.policy import Attempt, Grade, grade_course
+from grader.course.teams import Teams
 
 BACKOFF_S = (30.0, 60.0, 300.0, 900.0, 3600.0)  # after 1, 2, 3, ... failed posts
 
@@ -90,7 +93,7 @@ def lms_scores(course: Course, grades: Iterable[Grade], attempts: Iterable[Attem
     :param grades: with the hand-grades joined in (``handgrades.with_hand_grades``).
     :param comments: (student, assignment) -> the summary of their hand-grade.
     """
-    visible = {(a.student, a.assignment, a.spool_id): a.visible_score for a in attempts}
+    visible = {a.spool_id: a.visible_score for a in attempts}  # a team's: every member's
     out = []
     for g in grades:
         if g.assignment not in course.assignments or g.spool_id is None:
@@ -104,7 +107,7 @@ def lms_scores(course: Course, grades: Iterable[Grade], attempts: Iterable[Attem
                                 "FullyGraded", "Completed", g.submitted_at,
                                 (comments or {}).get((g.student, g.assignment), "")))
         elif course.lms.grades == "visible":
-            frac = visible.get((g.student, g.assignment, g.spool_id))
+            frac = visible.get(g.spool_id)
             share = auto_share(a, max_points.get(g.assignment)) if a.rubric else points
             if frac is not None:
                 out.append(LmsScore(g.assignment, g.student, round(frac * share, 4), points,
@@ -114,21 +117,41 @@ def lms_scores(course: Course, grades: Iterable[Grade], attempts: Iterable[Attem
 
 def lms_postings(course: Course, context: str, attempts: list[Attempt],
                  released: Mapping[str, datetime | None], max_points: Mapping[str, float],
-                 launched: Mapping[str, str],
+                 launched: Mapping[str, str], *, teams: Teams | None = None,
+                 changes: Sequence[GradeChange] = (),
                  hand: Mapping[str, list[QuestionGrade]] | None = None) -> list[Posting]:
     """What the LMS course ``context`` should hold now, for the students whose LMS user
     id is known: the roster's ``lms_id``, else ``launched`` (student -> the user id of
-    their launch from that course); ``hand``: the hand-grades per assignment."""
+    their launch from that course). A team's grade goes to each member, one score
+    each; grades changed by hand (``changes``) go as changed; ``hand``: the hand-grades
+    per assignment (a team's, with its summary, to each member)."""
     users = {**{s.id: s.lms_id for s in course.students.values() if s.lms_id}, **launched}
-    grades = with_hand_grades(course, grade_course(course, attempts, dict(max_points)),
+    grades = with_hand_grades(course, grade_course(course, attempts, dict(max_points),
+                                                   teams=teams, changes=changes),
                               hand or {}, max_points)
-    comments = {(student, name): summary(a.rubric, mine)
-                for name, a in course.assignments.items() if a.rubric is not None
-                for student, mine in by_student((hand or {}).get(name, [])).items()}
+    comments = _comments(course, grades, hand or {})
     return [Posting(context, s.assignment, users[s.student], s.given, s.maximum, s.grading,
                     s.activity, s.submitted_at, s.comment)
             for s in lms_scores(course, grades, attempts, released, max_points, comments)
             if s.student in users]
+
+
+def _comments(course: Course, grades: Sequence[Grade],
+              hand: Mapping[str, list[QuestionGrade]]) -> dict[tuple[str, str], str]:
+    """(student, assignment) -> the summary of the hand-grade their grade counts (a
+    team member's: the team's submission's)."""
+    out: dict[tuple[str, str], str] = {}
+    for name, a in course.assignments.items():
+        if a.rubric is None or not hand.get(name):
+            continue
+        mine, shared = by_student(hand[name]), by_submission(hand[name])
+        for g in grades:
+            if g.assignment != name:
+                continue
+            got = mine.get(g.student) or (shared.get(g.spool_id or "") if g.team else None)
+            if got:
+                out[(g.student, name)] = summary(a.rubric, got)
+    return out
 
 
 def due(p: Posting, journal: Mapping[str, object], now: float

@@ -26,8 +26,10 @@ from grader.course.spec import (
     LatePolicy,
     LimitsSpec,
     LmsSpec,
+    RegradesSpec,
     SlurmSpec,
     StaffSpec,
+    TeamsSpec,
     Visibility,
     parse_duration,
 )
@@ -68,6 +70,8 @@ class Assignment:
     points: float | None = None
     starter: Path | None = None  # handed-out code the similarity report leaves out
     limits: LimitsSpec = field(default_factory=LimitsSpec)  # hand-in limits
+    teams: TeamsSpec | None = None  # group work (its lock in the course's zone)
+    regrades: RegradesSpec | None = None  # regrade requests (none: not taken)
     #: performance measurements a student may ask for before the deadline (tokens)
     on_demand: int = 0
     rubric: Rubric | None = None  # grading by hand, where the assignment has a rubric
@@ -245,7 +249,8 @@ def _assignment(a: AssignmentSpec, spec: CourseSpec, zone: ZoneInfo, base: Path,
                       a.counts or spec.counts, a.late or spec.late, a.late_days,
                       dict(a.visibility), a.points,
                       (base / a.starter).resolve() if a.starter else None,
-                      a.limits or spec.limits,
+                      a.limits or spec.limits, _teams(a.teams, zone),
+                      a.regrades or spec.regrades,
                       a.performance.on_demand if a.performance is not None else 0, rubric)
 
 
@@ -265,6 +270,11 @@ def load_rubric(path: Path, named: str = "") -> Rubric:
         raise ConfigError(f"{path}: the rubric is empty: it needs questions: with items:")
     return Rubric(parse_model(RubricSpec, doc.data, str(path), doc), path.resolve(),
                   digest(text))
+
+
+def _teams(t: TeamsSpec | None, zone: ZoneInfo) -> TeamsSpec | None:
+    return t if t is None or t.lock is None else \
+        t.model_copy(update={"lock": _aware(t.lock, zone)})
 
 
 def build_course(spec: CourseSpec, base: Path, source: str,

@@ -1,7 +1,8 @@
 """Grade sheets for staff and the import files of the LMS they use.
 
 * the assignment sheet: one row per student with the counting submission, its
-  lateness, grace days, penalty, raw and final score, and the status;
+  lateness, grace days, penalty, raw and final score, the status, the team graded as
+  one (each member a row of their own) and the changes by hand that count;
 * the course sheet: one row per student, points per assignment and the total;
 * Canvas's gradebook import CSV: ``Student, ID, SIS User ID, SIS Login ID, Section``
   then one column per assignment (named as in Canvas) and a ``Points Possible`` row
@@ -23,7 +24,7 @@ from grader.course.policy import Grade
 
 SHEET_COLUMNS = ("student", "name", "email", "status", "submission", "submitted_at",
                  "late_hours", "grace_days", "penalty_pct", "raw_pct", "final_pct",
-                 "points")
+                 "points", "team", "changes")
 CANVAS_FIXED = ("Student", "ID", "SIS User ID", "SIS Login ID", "Section")
 MOODLE_FIXED = ("First name", "Last name", "ID number", "Email address")
 
@@ -52,7 +53,7 @@ def assignment_sheet(course: Course, assignment: str, grades: Sequence[Grade]) -
         rows.append([g.student, s.name, s.email, g.status, g.spool_id or "", at,
                      _num(g.late.total_seconds() / 3600), str(g.grace_days),
                      _num(g.penalty_pct), _num(_pct(g.raw)), _num(_pct(g.final)),
-                     _num(g.points)])
+                     _num(g.points), g.team, "; ".join(g.changes)])
     return _csv(rows)
 
 

@@ -161,6 +161,8 @@ class SubmissionView(Shown):
     compile_output: str = ""
     groups: tuple[ShownGroup, ...] = ()
     tests: tuple[ShownTest, ...] = ()
+    by: str = ""  # who handed it in, when a teammate did ("" the student)
+    team: str = ""  # the team it was handed in for ("" alone)
     #: its performance tests, once released (the full phase measures them)
     performance: ShownPerformance | None = None
 
@@ -225,6 +227,9 @@ class AssignmentView(Shown):
     released: str | None
     submissions: tuple[SubmissionView, ...]
     limits: LimitsLeft = LimitsLeft()
+    team: TeamView | None = None  # of team work: the student's team now (None: not team work)
+    regrades: RegradeWindow | None = None  # None: no regrade requests taken
+    requests: tuple[RequestView, ...] = ()  # the student's regrade requests, answered or not
     #: its performance measurements on demand (None: the course offers none)
     on_demand: OnDemand | None = None
     hand: HandGradeView | None = None  # graded by hand, once released
@@ -337,3 +342,52 @@ class HandGradeView(Shown):
     max_points: float
     complete: bool
     questions: tuple[ShownQuestion, ...] = ()
+
+
+@dataclass(frozen=True, slots=True)
+class TeamView(Shown):
+    """The student's team of a team assignment (``course.teams``; ``name`` "": in
+    none yet): its members, the code that joins it (self-formed teams: the team's to
+    share) and until when students change it (``changes`` False: formed by staff, or
+    locked)."""
+
+    name: str
+    members: tuple[str, ...]
+    code: str = ""
+    lock: str | None = None  # ISO
+    changes: bool = False
+    min: int = 1
+    max: int = 1
+
+
+@dataclass(frozen=True, slots=True)
+class RegradeWindow(Shown):
+    """When an assignment takes regrade requests from the student (ISO; None: not
+    known yet), how many more (None: any), and why one now would be refused ("")."""
+
+    opens: str | None
+    closes: str | None
+    left: int | None = None
+    why: str = ""
+
+
+@dataclass(frozen=True, slots=True)
+class RequestView(Shown):
+    """A regrade request about a ``target_kind`` (a test group; a rubric item once
+    there are any) of a submission, and staff's answer once there is one (``status``:
+    open, regraded, adjusted or declined; ``after`` the points it has now)."""
+
+    id: int
+    submission: str
+    target_kind: str
+    target: str
+    reason: str
+    opened_at: str  # ISO
+    opened_by: str
+    status: str
+    answer: str = ""
+    answered_at: str | None = None
+    answered_by: str = ""
+    before: float | None = None
+    after: float | None = None
+    most: float | None = None

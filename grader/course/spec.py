@@ -20,6 +20,7 @@ from pydantic import (
     Field,
     ValidationInfo,
     field_validator,
+    model_validator,
 )
 
 Counts = Literal["last", "best", "chosen"]
@@ -230,6 +231,46 @@ class LimitsSpec(_Strict):
                                            self.min_interval))
 
 
+Formation = Literal["staff", "self"]
+Charge = Literal["every_member", "poorest_member"]
+
+
+class TeamsSpec(_Strict):
+    """Group work: an assignment handed in once per team and graded once for every
+    member (``course.teams``).
+
+    ``formation: staff`` -- staff name the teams (``gradeline teams import``); ``self`` --
+    students create a team, join one with its code and leave it, until ``lock`` (none:
+    their deadline). ``charge``: whose lateness a late team hand-in costs -- each member
+    their own (``every_member``: their own deadline and grace days), or the team as one
+    (``poorest_member``: the earliest deadline of its members, at most the grace days
+    the member with fewest left has, charged to every member)."""
+
+    min: int = Field(1, ge=1, le=100)  # members a team needs to hand in
+    max: int = Field(ge=1, le=100)  # members a team may have
+    formation: Formation = "staff"
+    lock: Stamp | None = None  # self-formed teams change until then (none: the deadline)
+    charge: Charge = "every_member"
+
+    @model_validator(mode="after")
+    def _sizes(self) -> TeamsSpec:
+        if self.min > self.max:
+            raise ValueError(f"min ({self.min}) is more than max ({self.max})")
+        return self
+
+
+class RegradesSpec(_Strict):
+    """Regrade requests: when a student may ask about a test group of a graded result
+    (``course.regrades``), and how many times per assignment.
+
+    The window ``opens`` at the assignment's release (``release``) or at the student's
+    deadline (``deadline``) and ``closes`` that long after; ``per_assignment`` requests
+    at most per student and assignment (none: any number). Staff may open one on a
+    student's behalf at any time."""
+
+    opens: Literal["release", "deadline"] = "release"
+    closes: Duration = timedelta(days=7)
+    per_assignment: int | None = Field(None, ge=1, le=1000)
 class OnDemandSpec(_Strict):
     """Performance measurements a student may ask for before their deadline
     (``gradeline measure``): of their latest submission the visible tests accepted,
@@ -257,6 +298,8 @@ class AssignmentSpec(_Strict):
     #: similarity report does not count as shared between students
     starter: str | None = None
     limits: LimitsSpec | None = None  # default: the course's
+    teams: TeamsSpec | None = None  # group work (none: each student hands in alone)
+    regrades: RegradesSpec | None = None  # default: the course's
     #: measurements of its performance tests on demand before the deadline
     performance: OnDemandSpec | None = None
     #: the rubric for grading by hand (a YAML file relative to course.yaml: ``course.rubric``)
@@ -316,6 +359,8 @@ class CourseSpec(_Strict):
     staff: StaffSpec = Field(default_factory=StaffSpec)  # who sees the staff pages
     limits: LimitsSpec = Field(default_factory=LimitsSpec)  # hand-in limits, unless its own
     lms: LmsSpec = Field(default_factory=LmsSpec)  # the LMS (LTI): grades back, staff roles
+    #: regrade requests, unless an assignment has its own (none: not taken here)
+    regrades: RegradesSpec | None = None
 
     @field_validator("timezone")
     @classmethod

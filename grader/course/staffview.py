@@ -66,6 +66,7 @@ class GradeView(Shown):
     raw_pct: float | None = None
     final_pct: float | None = None
     points: float | None = None
+    team: str = ""  # graded as one with its members ("" alone)
 
 
 @dataclass(frozen=True, slots=True)
@@ -86,6 +87,7 @@ class AssignmentRow(Shown):
     raw_pct: float | None = None
     final_pct: float | None = None
     points: float | None = None
+    team: str = ""
 
 
 @dataclass(frozen=True, slots=True)
@@ -281,7 +283,8 @@ def _grade(g: Grade | None) -> GradeView:
     if g is None:
         return GradeView()
     return GradeView(g.status, g.spool_id, round(g.late.total_seconds() / 3600, 2),
-                     g.grace_days, g.penalty_pct, _pct(g.raw), _pct(g.final), g.points)
+                     g.grace_days, g.penalty_pct, _pct(g.raw), _pct(g.final), g.points,
+                     g.team)
 
 
 def _attempt(course: Course, r: Row, counting: str | None) -> AttemptView:

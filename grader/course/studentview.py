@@ -18,6 +18,11 @@ and nowhere else:
   deadline has passed;
 * per assignment, what its hand-in limits leave: hand-ins used and left, and when the
   next one is allowed;
+* of team work (``course.teams``), also the submissions of their team that
+  ``Teams.sees`` lets them see (who handed each in, for which team), their team now,
+  and which submission counts for them: the team's;
+* their regrade requests with staff's answers, and when they may ask
+  (``course.regrades``);
 * per assignment that offers them, their performance measurements on demand: tokens
   used of those offered, and what each measured (``course.ondemand``).
 * of an assignment graded by hand (``course.handgrades``), the rubric items applied,
@@ -38,6 +43,7 @@ from grader.course.load import Course
 from grader.course.ondemand import Measured, on_demand_view
 from grader.course.perfview import shown_performance
 from grader.course.policy import Attempt, counting, lateness
+from grader.course.regrades import Request, shown, window
 from grader.course.shown import (
     AssignmentView,
     HandGradeView,
@@ -46,8 +52,10 @@ from grader.course.shown import (
     ShownTest,
     StudentView,
     SubmissionView,
+    TeamView,
 )
 from grader.course.spec import Visibility
+from grader.course.teams import Owner, Teams, lock_time
 from grader.course.visibility import group_visibility
 
 SHOWN_BYTES = 1000  # of a failed test's input, answer and output
@@ -70,56 +78,96 @@ class Submitted:
     chosen: bool = False
     sha256: str = ""  # of the handed-in bytes, when the desk took them
     deferred: bool = False  # taken past a hand-in limit: feedback after the deadline
+    student: str = ""  # who handed it in ("" the student whose view it is)
 
 
 def student_view(course: Course, student: str, submitted: Sequence[Submitted], *,
                  released: Mapping[str, datetime | None], now: datetime,
                  case_data: CaseData, measured: Sequence[Measured] = (),
+                 teams: Teams | None = None, requests: Sequence[Request] = (),
                  hand: Mapping[str, HandGradeView] | None = None) -> StudentView:
     """The student's page as a value; see the module docstring.
 
+    :param submitted: the student's submissions, and of team work their peers' too
+        (``Teams.peers``): only those the student may see are shown.
     :param measured: their requests for performance measurements.
+    :param requests: the student's regrade requests (``course.regrades``).
     :param hand: assignment -> the student's hand-grade (shown only once released).
     """
+    teams = teams or Teams()
     by: dict[str, list[Submitted]] = {}
     for s in submitted:
         by.setdefault(s.assignment, []).append(s)
     out = []
     for a in course.ordered():
-        mine = sorted(by.get(a.name, []), key=lambda s: (s.submitted_at, s.spool_id))
+        hander = {s.spool_id: s.student or student for s in by.get(a.name, [])}
+        mine = sorted((s for s in by.get(a.name, []) if hander[s.spool_id] == student or
+                       (a.teams and teams.sees(a.name, student, hander[s.spool_id],
+                                               s.submitted_at))),
+                      key=lambda s: (s.submitted_at, s.spool_id))
+        owner: Owner = teams.graded_as(a.name, student) if a.teams else ("student", student)
+        ours = {s.spool_id for s in mine if owner == (
+            teams.owner(a.name, hander[s.spool_id], s.submitted_at) if a.teams
+            else ("student", hander[s.spool_id]))}
         due = course.deadline(student, a.name)
         rel = released.get(a.name)
         attempts = [Attempt(s.spool_id, student, a.name, s.submitted_at,
                             _fraction(s.visible or s.full), None, s.chosen)
-                    for s in mine if s.state != "quarantined"]
+                    for s in mine if s.state != "quarantined" and s.spool_id in ours]
         counts = counting(course, a, attempts)
-        subs = []
-        for s in mine:
-            late = lateness(course, a, Attempt(s.spool_id, student, a.name, s.submitted_at))
-            item = SubmissionView(s.spool_id, s.submitted_at.isoformat(),
-                                  round(late.total_seconds() / 3600, 2),
-                                  counts is not None and counts.spool_id == s.spool_id,
-                                  s.state, s.sha256)
-            if s.state == "quarantined":
-                item = replace(item, reason=s.reason)
-            elif s.deferred and now < due:
-                item = replace(item, deferred=True, message="taken past the assignment's "
-                               "hand-in limit: its feedback comes after your deadline")
-            else:
-                shown = _shown_groups(s, a.visibility, past_due=now >= due,
-                                      released=rel is not None)
-                item = _result(item, s, shown, rel is not None, partial(case_data, a.name))
-            subs.append(item)
-        allow = allowance(a.limits, [s.submitted_at for s in mine], now)
+        subs = [_submitted(course, student, a.name, s, hander[s.spool_id], counts, now, rel,
+                           teams, case_data) for s in mine]
+        allow = allowance(a.limits, [s.submitted_at for s in mine if s.spool_id in ours], now)
+        asked = [r for r in requests if r.assignment == a.name]
         out.append(AssignmentView(
             a.name, due.isoformat(), rel.isoformat() if rel else None, tuple(subs),
             LimitsLeft(allow.used, allow.left,
                        allow.next_at.isoformat() if allow.next_at else None, allow.why,
                        allow.deferred),
-            on_demand_view(a.on_demand, [m for m in measured if m.assignment == a.name])
+            team=_team(course, teams, a.name, student, now),
+            regrades=window(course, a.name, student, rel, now,
+                            sum(1 for r in asked if r.opened_by == student)),
+            requests=tuple(shown(r) for r in asked),
+            on_demand=on_demand_view(a.on_demand, [m for m in measured
+                                                   if m.assignment == a.name])
             if a.on_demand else None,
-            (hand or {}).get(a.name) if rel is not None else None))
+            hand=(hand or {}).get(a.name) if rel is not None else None))
     return StudentView(student, course.name, now.isoformat(), tuple(out))
+
+
+def _submitted(course: Course, student: str, assignment: str, s: Submitted, hander: str,
+               counts: Attempt | None, now: datetime, rel: datetime | None,
+               teams: Teams, case_data: CaseData) -> SubmissionView:
+    """One submission as ``student`` sees it."""
+    a = course.assignments[assignment]
+    due = course.deadline(student, assignment)
+    late = lateness(course, a, Attempt(s.spool_id, student, a.name, s.submitted_at))
+    item = SubmissionView(s.spool_id, s.submitted_at.isoformat(),
+                          round(late.total_seconds() / 3600, 2),
+                          counts is not None and counts.spool_id == s.spool_id,
+                          s.state, s.sha256, by="" if hander == student else hander,
+                          team=(teams.team_at(assignment, hander, s.submitted_at) or "")
+                          if a.teams else "")
+    if s.state == "quarantined":
+        return replace(item, reason=s.reason)
+    if s.deferred and now < due:
+        return replace(item, deferred=True, message="taken past the assignment's "
+                       "hand-in limit: its feedback comes after your deadline")
+    shown_groups = _shown_groups(s, a.visibility, past_due=now >= due, released=rel is not None)
+    return _result(item, s, shown_groups, rel is not None, partial(case_data, a.name))
+
+
+def _team(course: Course, teams: Teams, assignment: str, student: str, now: datetime
+          ) -> TeamView | None:
+    a = course.assignments[assignment]
+    if a.teams is None:
+        return None
+    name = teams.team_at(assignment, student) or ""
+    team = teams.teams.get((assignment, name))
+    lock = lock_time(a)
+    return TeamView(name, teams.members(assignment, name) if name else (),
+                    team.code if team else "", lock.isoformat(),
+                    a.teams.formation == "self" and now < lock, a.teams.min, a.teams.max)
 
 
 def _fraction(r: SubmissionResult | None) -> float | None:

@@ -103,8 +103,8 @@ class Autograders:
 
     def grade_submission(self, problem: Problem, sub: Submission, language: str | None,
                          runtime: Callable[[], dict[str, Any]], *,
-                         student: str | None = None, submitted_at: str | None = None
-                         ) -> SubmissionResult:
+                         student: str | None = None, submitted_at: str | None = None,
+                         team: tuple[str, ...] = ()) -> SubmissionResult:
         """The result record of ``sub`` graded by the package's autograder; the judge's
         ``runtime`` facts go in it."""
         t0 = time.monotonic()
@@ -113,7 +113,7 @@ class Autograders:
             work.chmod(0o711)
             try:
                 g = self.grade(problem, sub, work, metadata(
-                    problem, sub.content_hash[:16], student, submitted_at))
+                    problem, sub.content_hash[:16], student, submitted_at, team))
             except SandboxError as e:
                 log.error("sandbox failed running the autograder on %s: %s", sub.path, e)
                 g = Graded(Verdict.JE, 0.0, problem.max_score, CompileResult(
@@ -185,17 +185,20 @@ def _argv(script: Path) -> list[str]:
 
 
 def metadata(problem: Problem, submission_id: str, student: str | None = None,
-             submitted_at: str | None = None) -> dict[str, object]:
+             submitted_at: str | None = None, team: tuple[str, ...] = ()
+             ) -> dict[str, object]:
     """``submission_metadata.json``: the specification's keys, with what gradeline knows
-    (the student and the hand-in time from the spool; due dates are the course file's,
-    not the judge's)."""
+    (the student -- of team work every member, ``group_submission`` true -- and the
+    hand-in time from the spool; due dates are the course file's, not the judge's)."""
     created = submitted_at or datetime.now(UTC).isoformat(timespec="seconds")
-    users = [{"id": student, "name": student, "email": None}] if student else []
+    who = team or ((student,) if student else ())
+    users = [{"id": u, "name": u, "email": None} for u in who]
     return {"id": submission_id, "created_at": created, "submission_method": "upload",
             "assignment": {"title": problem.title, "id": problem.short_name,
                            "due_date": None, "late_due_date": None, "release_date": None,
                            "total_points": problem.autograder_max_score,
-                           "group_submission": False, "group_size": None},
+                           "group_submission": bool(team),
+                           "group_size": len(team) if team else None},
             "users": users, "previous_submissions": []}
 
 

@@ -170,7 +170,7 @@ class Judge:
                 problem = problem.performance_only()
             result: SubmissionResult | JudgeFault = self.grade(
                 problem, job.source, job.language, student=job.student,
-                submitted_at=job.submitted_at, compile_only=job.compile_only)
+                submitted_at=job.submitted_at, compile_only=job.compile_only, team=job.team)
         except SubmissionError as e:
             result = JudgeFault(str(e), cause="submission")
         except GradelineError as e:
@@ -183,23 +183,24 @@ class Judge:
     # -- one submission --------------------------------------------------------
     def grade(self, problem: Problem, submission: str | Path | Submission,
               language: str | None = None, *, student: str | None = None,
-              submitted_at: str | None = None, compile_only: bool = False
-              ) -> SubmissionResult:
+              submitted_at: str | None = None, compile_only: bool = False,
+              team: tuple[str, ...] = ()) -> SubmissionResult:
         """Grade a submission (file, directory or loaded Submission); who handed it in
-        and when, where known, is for an autograder's submission_metadata.json."""
+        (of team work, ``team``: every member) and when, where known, is for an
+        autograder's submission_metadata.json."""
         if problem.shape.nodes > self.nodes:  # no allocation of its nodes: ranks on this one
             problem = on_one_node(problem)
         if problem.setup is not None and not problem.graded_by_autograder and \
                 not self.on_image:
             return self._on_image(problem).grade(problem, submission, language,
                                                  student=student, submitted_at=submitted_at,
-                                                 compile_only=compile_only)
+                                                 compile_only=compile_only, team=team)
         t_start = time.monotonic()
         sub = submission if isinstance(submission, Submission) else load_submission(submission)
         if problem.graded_by_autograder:  # the course's autograder or unit tests grade it
             return self.autograders.grade_submission(
                 problem, sub, language or _language_of(sub, problem), self._runtime,
-                student=student, submitted_at=submitted_at)
+                student=student, submitted_at=submitted_at, team=team)
         lang = get_language(language) if language else \
             detect_language(sub.files, problem.languages)
         refused = not_accepted(problem, sub, lang)

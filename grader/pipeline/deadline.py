@@ -64,7 +64,8 @@ def after_deadline(pipe: Pipeline, course: Course, assignment: str, problem: Pro
     """Grade fully the counting submissions of the students who are due."""
     store.migrate()
     todo, due, done, waiting = to_grade(course, assignment, store.attempts(course.name), now)
-    graded = grade_again(pipe, problem, store, todo, prefix="d") if todo else 0
+    graded = grade_again(pipe, problem, store, todo, prefix="d", assignment=assignment) \
+        if todo else 0
     return DeadlineSummary(assignment, due, done, graded, waiting)
 
 

@@ -94,7 +94,7 @@ class Prepared:
         return Candidate(self.entry.id, GradingJob(
             self.problem.path, self.entry.src, self.language_id, groups=groups,
             student=self.meta.student, submitted_at=self.meta.submitted_at,
-            performance_only=self.problem.phase == "performance"),
+            performance_only=self.problem.phase == "performance", team=self.meta.team),
             self.problem, self.submission.content_hash)
 
 

@@ -18,6 +18,7 @@ from grader.core.samples import ShardSample
 from grader.course.ondemand import Measured, State
 from grader.course.policy import Attempt
 from grader.course.staffview import Row
+from grader.course.teams import Teams
 
 
 class ResultStore(Protocol):
@@ -68,6 +69,10 @@ class CourseRows(Protocol):
 
     def attempts(self, course: str) -> list[Attempt]:
         """Every graded submission with its visible-phase and full-suite scores."""
+        ...
+
+    def teams(self, course: str) -> Teams:
+        """The course's teams and the log of their changes (``course.teams``)."""
         ...
 
 

@@ -32,33 +32,42 @@ from grader.pipeline.run import Pipeline, entry_record
 log = logging.getLogger(__name__)
 
 
-def regrade(pipe: Pipeline, problem: Problem, course: str, store: ResultStore) -> int:
-    """Regrade the outdated submissions of ``problem``; returns how many got a new result."""
+def regrade(pipe: Pipeline, problem: Problem, course: str, store: ResultStore,
+            assignment: str | None = None) -> int:
+    """Regrade the outdated submissions of ``problem`` (the package of ``assignment``,
+    by default its own name); returns how many got a new result."""
     store.migrate()
-    return grade_again(pipe, problem, store,
-                       store.outdated(course, problem.short_name, problem.version))
+    name = assignment or problem.short_name
+    return grade_again(pipe, problem, store, store.outdated(course, name, problem.version),
+                       assignment=name)
 
 
 def grade_again(pipe: Pipeline, problem: Problem, store: ResultStore,
-                spool_ids: Iterable[str], prefix: str = "r") -> int:
+                spool_ids: Iterable[str], prefix: str = "r", *,
+                assignment: str | None = None) -> int:
     """Grade stored submissions again with ``problem`` (a new version, or the full
     suite after a visible phase), from the payload kept in ``spool/done``, in a batch
-    of their own under ``spool/regrades``; returns how many got a new result."""
-    records, name, samples = _graded(pipe, problem, store, spool_ids, prefix)
+    of their own under ``spool/regrades``; returns how many got a new result.
+
+    :param assignment: the name the submissions give it (a course file may name an
+        assignment otherwise than its package's directory; default: the package's)."""
+    records, name, samples = _graded(pipe, problem, store, spool_ids, prefix, assignment)
     store.ingest(records.values())
     store.ingest_metrics(name, samples)
     return len(records)
 
 
 def preview(pipe: Pipeline, problem: Problem, store: ResultStore,
-            spool_ids: Iterable[str]) -> dict[str, SubmissionRecord]:
+            spool_ids: Iterable[str], assignment: str | None = None
+            ) -> dict[str, SubmissionRecord]:
     """Grade like ``grade_again`` but store nothing: what a regrade would give each
     submission (staff compare it with what they have before applying it)."""
-    return _graded(pipe, problem, store, spool_ids, "p")[0]
+    return _graded(pipe, problem, store, spool_ids, "p", assignment)[0]
 
 
 def _graded(pipe: Pipeline, problem: Problem, store: ResultStore, spool_ids: Iterable[str],
-            prefix: str) -> tuple[dict[str, SubmissionRecord], str, list[ShardSample]]:
+            prefix: str, assignment: str | None = None
+            ) -> tuple[dict[str, SubmissionRecord], str, list[ShardSample]]:
     spool = pipe.spool
     name = time.strftime(f"{prefix}%Y%m%dT%H%M%S-") + secrets.token_hex(3)
     batch = spool.regrade_batch(name)
@@ -71,7 +80,7 @@ def _graded(pipe: Pipeline, problem: Problem, store: ResultStore, spool_ids: Ite
             log.error("%s: not in %s; cannot regrade it", spool_id, entry.path.parent)
             continue
         try:
-            prep = prepare(entry, {problem.short_name: problem})
+            prep = prepare(entry, {assignment or problem.short_name: problem})
         except Rejected as r:
             log.error("%s no longer passes intake (%s); left as it was", entry.id, r)
             continue
@@ -109,9 +118,9 @@ def regrade_course(pipes: Callable[[Mapping[str, Problem]], Pipeline],
             pipe = pipes(problems)
             if judge_errors:
                 n += grade_again(pipe, problem, store, store.judge_errors(
-                    course, assignment, problem.version), prefix="je")
+                    course, assignment, problem.version), prefix="je", assignment=assignment)
             else:
-                n += regrade(pipe, problem, course, store)
+                n += regrade(pipe, problem, course, store, assignment)
     return n
 
 
@@ -127,7 +136,7 @@ def preview_course(pipes: Callable[[Mapping[str, Problem]], Pipeline],
         spool = pipe.spool
         ids = store.outdated(course, assignment, problem.version)
         changes += regrade_changes(store.rows(course, assignment=assignment),
-                                   preview(pipe, problem, store, ids))
+                                   preview(pipe, problem, store, ids, assignment))
     out = RegradePreview(assignment, phases[-1][assignment].version, now_iso(),
                          tuple(changes))
     if spool is not None:

@@ -28,6 +28,7 @@ from grader.course.load import Course
 from grader.course.policy import grade_course
 from grader.course.similarity_pairs import SimilarityReport, SimilarPair, flagged
 from grader.course.spec import BulkSpec
+from grader.course.teams import Teams
 from grader.formats.problem import Problem
 from grader.pipeline.intake import Rejected, prepare
 from grader.pipeline.ports import CourseRows
@@ -37,14 +38,27 @@ log = logging.getLogger(__name__)
 Runner = Callable[[list[str], Path], None]
 
 
+def team_label(team: str) -> str:
+    """How the report names a team (``team-NAME``): one entry for all its members."""
+    return "team-" + team.replace(" ", "_")
+
+
 def chosen(course: Course, assignment: str, store: CourseRows) -> dict[str, str]:
-    """student -> the spool id compared: the counting submission, else the latest."""
+    """Who -> the spool id compared: the counting submission, else the latest; of team
+    work one per team (``team_label``), so that a team's members, who handed in the
+    same work, are never compared with each other."""
+    teams = store.teams(course.name) if course.assignments[assignment].teams else Teams()
+
+    def who(owner: tuple[str, str]) -> str:
+        return team_label(owner[1]) if owner[0] == "team" else owner[1]
     rows = [r for r in store.rows(course.name, assignment=assignment)
             if r.state != "quarantined"]
-    latest = {r.student: r.spool_id for r in rows}  # oldest first: the last one stays
-    counting = {g.student: g.spool_id for g in grade_course(course, store.attempts(course.name))
+    latest = {who(teams.owner(assignment, r.student, r.submitted_at)): r.spool_id
+              for r in rows}  # oldest first: the last one stays
+    counting = {team_label(g.team) if g.team else g.student: g.spool_id
+                for g in grade_course(course, store.attempts(course.name), teams=teams)
                 if g.assignment == assignment and g.spool_id}
-    return {student: counting.get(student, sid) for student, sid in latest.items()}
+    return {w: counting.get(w, sid) for w, sid in latest.items()}
 
 
 def stage(spool: Spool, problem: Problem, picks: Mapping[str, str], work: Path,

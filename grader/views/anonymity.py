@@ -1,15 +1,16 @@
 """The staff pages as a grader sees them while an assignment is graded anonymously: its
 students by their pseudonym on every page that names them (the assignment's table,
-a submission, the regrade preview, the similarity report and its pairs, the live
-page's failures), and its part left out of a student's own history (which would pair
-the name with the submissions). A similarity report's notes name students in prose,
-so they are left out too."""
+a submission, the regrade preview, the similarity report and its pairs, the regrade
+queue and its requests, the live page's failures), and its part left out of a
+student's own history (which would pair the name with the submissions). A similarity
+report's notes name students in prose, so they are left out too."""
 
 from __future__ import annotations
 
 from collections.abc import Callable, Collection
 from dataclasses import replace
 
+from grader.course.regrades import Answer, Queue, QueueRow, RegradeDetail
 from grader.course.similarity_pairs import PairView, SimilarityReport
 from grader.course.staffview import (
     AssignmentRow,
@@ -75,6 +76,27 @@ class MaskedStaff:
 
     def usage(self) -> UsageView:
         return self.staff.usage()
+
+    def _row(self, r: QueueRow) -> QueueRow:
+        if r.assignment not in self.hidden:
+            return r
+        who = self.key(r.assignment, r.student)
+        asker = who if r.request.opened_by == r.student else r.request.opened_by
+        return replace(r, student=who, request=replace(r.request, opened_by=asker))
+
+    def regrades(self, *, assignment: str = "", target: str = "", status: str = "open",
+                 older_h: float | None = None) -> Queue:
+        q = self.staff.regrades(assignment=assignment, target=target, status=status,
+                                older_h=older_h)
+        return replace(q, rows=tuple(self._row(r) for r in q.rows))
+
+    def regrade(self, request: int) -> RegradeDetail | None:
+        d = self.staff.regrade(request)
+        return None if d is None else replace(d, row=self._row(d.row))
+
+    def answer(self, request: int, outcome: str, reason: str, by: str,
+               points: float | None = None) -> Answer:
+        return self.staff.answer(request, outcome, reason, by, points)
 
 
 def mask_snapshot(s: Snapshot, hidden: Collection[str], key: Key) -> Snapshot:

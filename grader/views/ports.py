@@ -13,14 +13,20 @@ from datetime import datetime
 from typing import Protocol
 
 from grader.core.finished import Finished
+from grader.course.grade_changes import GradeChange
 from grader.course.gradingpage import AuditEntry
 from grader.course.gradingview import NewComment
 from grader.course.handgrades import QuestionGrade
 from grader.course.ondemand import Measured
 from grader.course.policy import Attempt
+from grader.course.regrades import Answer, Request
 from grader.course.shown import Receipt
 from grader.course.staffview import Detail, Row
 from grader.course.studentview import Submitted
+from grader.course.teams import Team, TeamEvent, Teams
+
+#: what a change of the teams adds: new teams, then members' joins and leaves
+TeamRows = tuple[Sequence[Team], Sequence[TeamEvent]]
 
 
 class CourseReads(Protocol):
@@ -63,6 +69,39 @@ class CourseReads(Protocol):
     def choose(self, course: str, assignment: str, student: str, spool_id: str, by: str
                ) -> None:
         """Record which submission counts for a student (``by`` who chose)."""
+        ...
+
+    def teams(self, course: str) -> Teams:
+        """The course's teams and the log of their changes."""
+        ...
+
+    def change_teams(self, course: str, decide: Callable[[Teams], TeamRows]) -> TeamRows:
+        """Keep what ``decide`` makes of the teams as they are (it raises to refuse),
+        one change at a time."""
+        ...
+
+    def regrade_requests(self, course: str, *, student: str | None = None,
+                         request: int | None = None) -> list[Request]:
+        """Regrade requests with their answers (of one student, or one request)."""
+        ...
+
+    def open_request(self, course: str, student: str,
+                     decide: Callable[[list[Request]], Request]) -> Request:
+        """Keep the request ``decide`` makes of the student's requests so far."""
+        ...
+
+    def answer_request(self, course: str, request: int,
+                       decide: Callable[[Request], tuple[Answer, GradeChange | None]]
+                       ) -> tuple[Answer, GradeChange | None]:
+        """Keep the answer ``decide`` makes of the request, once."""
+        ...
+
+    def grade_changes(self, course: str) -> list[GradeChange]:
+        """Every change of a grade by hand, in order."""
+        ...
+
+    def add_grade_change(self, course: str, change: GradeChange) -> None:
+        """Keep a change of a grade by hand."""
         ...
 
     def measurements(self, course: str, student: str) -> list[Measured]:

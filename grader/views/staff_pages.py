@@ -15,6 +15,7 @@ from grader.core.errors import GradelineError
 from grader.course.handgrades import with_hand_grades
 from grader.course.load import Course
 from grader.course.policy import Grade, grade_course
+from grader.course.regrades import Answer, Queue, RegradeDetail
 from grader.course.similarity_pairs import PairView, SimilarityReport
 from grader.course.staffview import (
     AssignmentRow,
@@ -29,6 +30,7 @@ from grader.course.staffview import (
 )
 from grader.formats.problem import Problem
 from grader.views.ports import CourseReads, ReadsOpener
+from grader.views.regrade_queue import RegradeQueue
 from grader.views.rubric_files import RubricFiles
 from grader.views.similarity_report import pair_view, read_report
 
@@ -43,18 +45,21 @@ class StaffPages:
         self._usage = usage  # the accounting database, where the course has an account
         self.max_points = {n: p.max_score for n, p in problems.items()}
         self.rubrics = RubricFiles()  # grading by hand: the rubric files as they read now
+        self.queue = RegradeQueue(course, spool, store, problems)
 
     def assignments(self) -> list[str]:
         return [a.name for a in self.course.ordered()]
 
     def _grades(self, store: CourseReads) -> list[Grade]:
-        """The course's grades, with the hand-grades of assignments that have a rubric."""
+        """The course's grades (teams, grade changes), with the hand-grades of
+        assignments that have a rubric."""
         course = self.rubrics.current(self.course)
-        grades = grade_course(course, store.attempts(course.name), self.max_points)
+        name = course.name
+        grades = grade_course(course, store.attempts(name), self.max_points,
+                              teams=store.teams(name), changes=store.grade_changes(name))
         if all(a.rubric is None for a in course.assignments.values()):
             return grades
-        return with_hand_grades(course, grades, store.hand_grades(course.name),
-                                self.max_points)
+        return with_hand_grades(course, grades, store.hand_grades(name), self.max_points)
 
     def assignment(self, name: str) -> list[AssignmentRow] | None:
         if name not in self.course.assignments:
@@ -109,3 +114,20 @@ class StaffPages:
         except GradelineError as e:
             return replace(out, why=str(e))
 
+
+    def regrades(self, *, assignment: str = "", target: str = "", status: str = "open",
+                 older_h: float | None = None) -> Queue:
+        """The regrade queue, filtered (``course.regrades.queue_rows``)."""
+        return self.queue.queue(assignment=assignment, target=target, status=status,
+                                older_h=older_h)
+
+    def regrade(self, request: int) -> RegradeDetail | None:
+        """One request with what answering it needs (None: no such request)."""
+        return self.queue.detail(request)
+
+    def answer(self, request: int, outcome: str, reason: str, by: str,
+               points: float | None = None) -> Answer:
+        """Staff's answer, as ``by`` (the account the kernel named).
+
+        :raises RefusedError: not an answer the request takes."""
+        return self.queue.answer(request, outcome, reason, by, points)

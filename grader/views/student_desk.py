@@ -1,6 +1,8 @@
 """The student desk: hand-in with a signed receipt, one's own results, a link to one's
-own page, the choice of the submission that counts, and a performance measurement on
-demand (a token spent, the measurement made by the serving host's bulk pass).
+own page, the choice of the submission that counts, a performance measurement on
+demand (a token spent, the measurement made by the serving host's bulk pass), one's
+team (create, join with its code, leave: ``course.teams``) and regrade requests
+(``course.regrades``).
 
 Who asks is the front end's word (the socket's peer, by the kernel:
 ``adapters.desk_socket``; a signed launch or link), never a request's; what they may
@@ -14,6 +16,7 @@ import hashlib
 import logging
 import os
 import re
+import secrets
 import tempfile
 import threading
 from collections.abc import Callable, Mapping
@@ -26,19 +29,33 @@ from grader.core.errors import ConfigError, GradelineError, RefusedError
 from grader.core.signing import KEY_BYTES, open_token, sign, token
 from grader.core.textfile import head
 from grader.core.upload import MAX_UPLOAD_BYTES, Upload
+from grader.course import teams as tm
+from grader.course.grade_changes import Target
 from grader.course.handgrades import QuestionGrade, shown_hand
 from grader.course.handin import admit, admit_measurement
 from grader.course.load import Course
+from grader.course.regrades import Request, check_request, shown, window
 from grader.course.rubric import Rubric
-from grader.course.shown import HandGradeView, Link, Measuring, Receipt, StudentView
-from grader.course.studentview import SHOWN_BYTES, student_view
+from grader.course.shown import (
+    HandGradeView,
+    Link,
+    Measuring,
+    Receipt,
+    RequestView,
+    StudentView,
+    TeamView,
+)
+from grader.course.studentview import SHOWN_BYTES, Submitted, student_view
+from grader.course.teams import Teams
 from grader.formats.problem import Problem
-from grader.views.ports import ReadsOpener
+from grader.views.ports import CourseReads, ReadsOpener, TeamRows
 from grader.views.rubric_files import RubricFiles
 
 log = logging.getLogger(__name__)
 FILE_NAME = re.compile(r"^[A-Za-z0-9_][A-Za-z0-9_.+-]{0,99}$")
 LINK_TTL = timedelta(hours=1)
+TEAM_ACTIONS = ("create", "join", "leave")
+_CODE = "abcdefghjkmnpqrstuvwxyz23456789"  # a join code's letters: none mistaken for another
 
 
 def desk_key(path: Path) -> bytes:
@@ -81,10 +98,11 @@ class Desk:
         self.timed = frozenset(n for n, p in problems.items() if p.performance is not None)
         self._locks: dict[str, threading.Lock] = {}  # a student's hand-ins, one at a time
         self._lock = threading.Lock()
-        #: (student, assignment) -> {spool id: when} of hand-ins taken here: the limits
+        #: assignment -> {spool id: (hander, when)} of hand-ins taken here: the limits
         #: count them even where the store missed their receipts (it was down)
         self._taken: dict[tuple[str, str], dict[str, datetime]] = {}
         self.rubrics = RubricFiles()  # grading by hand: the rubric files as they read now
+        self._handers: dict[str, dict[str, tuple[str, datetime]]] = {}
 
     def on_roster(self, student: str) -> None:
         """:raises RefusedError: when the course has a roster without ``student``."""
@@ -117,18 +135,21 @@ class Desk:
         with body.path.open("rb") as f:
             while chunk := f.read(1 << 16):
                 digest.update(chunk)
-        with self._student_lock(student):
+        with self._student_lock(self._owner_key(student, assignment)):
             when = self.clock().replace(microsecond=0)
+            teams = self._teams()
             adm = admit(self.course, student, assignment, when,
-                        self._earlier(student, assignment))
+                        self._earlier(student, assignment, teams, when), teams=teams)
             with tempfile.TemporaryDirectory(prefix="named-", dir=body.path.parent) as tmp:
                 path = Path(tmp) / name
                 os.link(body.path, path)
                 entry = self.spool.submit(course=self.course.name, assignment=assignment,
                                           student=student, path=path,
                                           submitted_at=when.isoformat(),
-                                          deferred=adm.deferred)
-            self._taken.setdefault((student, assignment), {})[entry.id] = when
+                                          deferred=adm.deferred,
+                                          team=teams.members(assignment, adm.team, when)
+                                          if adm.team else ())
+            self._handers.setdefault(assignment, {})[entry.id] = (student, when)
         receipt = Receipt(entry.id, self.course.name, assignment, student, name,
                           when.isoformat(), body.size, digest.hexdigest(),
                           adm.deadline.isoformat(), adm.late, adm.deferred,
@@ -141,34 +162,83 @@ class Desk:
             log.warning("receipt %s not stored: %s", entry.id, e)
         return receipt
 
-    def _student_lock(self, student: str) -> threading.Lock:
+    def _student_lock(self, key: str) -> threading.Lock:
         with self._lock:
-            return self._locks.setdefault(student, threading.Lock())
+            return self._locks.setdefault(key, threading.Lock())
 
-    def _earlier(self, student: str, assignment: str) -> list[datetime]:
-        """The student's earlier hand-ins of the assignment: the store's, and the ones
-        this desk took (a receipt the store missed still counts)."""
-        seen = dict(self._taken.get((student, assignment), {}))
+    def _teams(self) -> Teams:
+        """The course's teams (none where the store is down, or no assignment has any:
+        a team's hand-in is then refused by the rule where it needs a team)."""
+        if not any(a.teams for a in self.course.assignments.values()):
+            return Teams()
         try:
             with self.store() as store:
-                seen.update(store.handins(self.course.name, student, assignment))
+                return store.teams(self.course.name)
+        except GradelineError as e:
+            log.warning("teams unavailable: %s", e)
+            return Teams()
+
+    def _owner_key(self, student: str, assignment: str) -> str:
+        """What one hand-in at a time is per: the student's team now, else the student."""
+        if self.course.assignments[assignment].teams is None:
+            return student
+        kind, name = self._teams().graded_as(assignment, student)
+        return f"{assignment}|{kind}|{name}"
+
+    def _earlier(self, student: str, assignment: str, teams: Teams, now: datetime
+                 ) -> list[datetime]:
+        """The earlier hand-ins of the assignment by the student, or by their team now
+        (every member's for it): the store's, and the ones this desk took (a receipt
+        the store missed still counts)."""
+        if self.course.assignments[assignment].teams is None:
+            handers = [student]
+        else:
+            handers = sorted(teams.peers(assignment, student))
+        seen = {sid: (h, t) for sid, (h, t) in self._handers.get(assignment, {}).items()
+                if h in handers}
+        try:
+            with self.store() as store:
+                for h in handers:
+                    seen.update({sid: (h, t) for sid, t in
+                                 store.handins(self.course.name, h, assignment)})
         except GradelineError as e:
             log.warning("hand-in history of %s unavailable: %s", student, e)
-        return sorted(seen.values())
+        if self.course.assignments[assignment].teams is None:
+            return sorted(t for _, t in seen.values())
+        ours = teams.owner(assignment, student, now)
+        return sorted(t for h, t in seen.values() if teams.owner(assignment, h, t) == ours)
+
+    def _gather(self, store: CourseReads, student: str
+                ) -> tuple[list[Submitted], dict[str, datetime | None], Teams, list[Request]]:
+        """What the student's view is made of: their submissions (and their teams'),
+        the releases, the teams and their regrade requests."""
+        name = self.course.name
+        teams = store.teams(name) if any(a.teams for a in self.course.assignments.values()) \
+            else Teams()
+        peers = {p for a in self.course.assignments.values() if a.teams
+                 for p in teams.peers(a.name, student)} - {student}
+        subs = store.student_submissions(name, student)
+        for p in sorted(peers):
+            subs += [s for s in store.student_submissions(name, p)
+                     if self.course.assignments.get(s.assignment) is not None
+                     and self.course.assignments[s.assignment].teams is not None]
+        released = {a: store.released(name, a) for a in self.course.assignments}
+        requests = store.regrade_requests(name, student=student) \
+            if any(a.regrades for a in self.course.assignments.values()) else []
+        return subs, released, teams, requests
 
     def view(self, student: str, assignment: object = None) -> StudentView:
         """The student's own page as a value (one assignment, or all)."""
         only = None if assignment is None else self._assignment(assignment)
         graded = [(a.name, a.rubric) for a in self.course.ordered() if a.rubric is not None]
         with self.store() as store:
-            mine = store.student_submissions(self.course.name, student)
-            released = {a: store.released(self.course.name, a)
-                        for a in self.course.assignments}
+            mine, released, teams, requests = self._gather(store, student)
             measured = store.measurements(self.course.name, student) \
                 if any(a.on_demand for a in self.course.assignments.values()) else []
             hand = store.hand_grades(self.course.name, student=student) if graded else {}
         view = student_view(self.course, student, mine, released=released, now=self.clock(),
-                            case_data=self.case_data, measured=measured,
+                            case_data=self.case_data, measured=measured, teams=teams,
+                            requests=requests,
                             hand={name: self._hand(rubric, hand[name])
                                   for name, rubric in graded if released.get(name) and
                                   name in hand})
@@ -242,3 +312,64 @@ class Desk:
         with self.store() as store:
             store.choose(self.course.name, assignment, student, str(submission), by=student)
         return str(submission)
+
+    def team(self, student: str, assignment_name: object, action: object,
+             value: object = None) -> TeamView | None:
+        """Create a team named ``value``, join the one whose code is ``value``, or leave
+        one's team (self-formed teams, until their lock); the student's team after it.
+
+        :raises RefusedError: with the rule's reason (``course.teams``).
+        """
+        assignment = self._assignment(assignment_name)
+        if action not in TEAM_ACTIONS:
+            raise RefusedError(f"a team is created, joined or left ({', '.join(TEAM_ACTIONS)}),"
+                               f" not {action!r}")
+        now, text = self.clock(), str(value or "").strip()
+
+        def decide(teams: Teams) -> TeamRows:
+            if action == "create":
+                code = "".join(secrets.choice(_CODE) for _ in range(8))
+                made, joined = tm.create(self.course, teams, assignment, student, text, code,
+                                         now)
+                return (made,), (joined,)
+            if action == "join":
+                return (), (tm.join(self.course, teams, assignment, student, text, now),)
+            return (), (tm.leave(self.course, teams, assignment, student, now),)
+        with self.store() as store:
+            store.change_teams(self.course.name, decide)
+        return self.view(student, assignment).assignments[0].team
+
+    def ask(self, student: str, assignment_name: object, group: object, reason: object,
+            submission: object = None, *, by: str | None = None) -> RequestView:
+        """A regrade request about test group ``group`` of ``submission`` (default: the
+        one that counts for the student), with ``reason``; ``by``: the staff account
+        that opens it on the student's behalf (no window, no count).
+
+        :raises RefusedError: outside the window, or not a question it takes
+            (``course.regrades.check_request``), with the reason.
+        """
+        assignment = self._assignment(assignment_name)
+        now, why = self.clock(), str(reason or "")
+        with self.store() as store:
+            subs, released, teams, requests = self._gather(store, student)
+        view = student_view(self.course, student, subs, released=released, now=now,
+                            case_data=self.case_data, teams=teams, requests=requests
+                            ).only(assignment).assignments[0]
+        sub = next((s for s in view.submissions if (s.id == submission if submission
+                                                    else s.counts)), None)
+        record = next((s for s in subs if sub is not None and s.spool_id == sub.id), None)
+        full = record.full or record.visible if record else None
+        target = Target("group", str(group or ""))
+
+        def decide(earlier: list[Request]) -> Request:
+            mine = [r for r in earlier if r.assignment == assignment]
+            win = window(self.course, assignment, student, released.get(assignment), now,
+                         sum(1 for r in mine if r.opened_by == student))
+            before, most = check_request(self.course, assignment, sub, target, why, win, mine,
+                                         staff=by is not None)
+            assert sub is not None
+            return Request(0, assignment, sub.id, student, target, why.strip(), now,
+                           by or student, before, most,
+                           full.max_score if full and full.max_score else 1.0)
+        with self.store() as store:
+            return shown(store.open_request(self.course.name, student, decide))

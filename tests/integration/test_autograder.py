@@ -141,3 +141,14 @@ def test_submission_metadata_names_the_student_and_the_hand_in_time(judge, probl
     r = judge.grade(load_problem(root), root / "submissions" / "accepted", student="alice",
                     submitted_at="2026-12-01T20:00:00+00:00")
     assert r.message == "alice 2026-12-01T20:00:00+00:00 Word frequencies", r
+
+
+def test_a_team_submission_lists_every_member_for_the_autograder(judge, problem_copy):
+    body = ("python3 -c \"import json; m = json.load(open('/autograder/submission_metadata."
+            "json')); print(json.dumps({'score': 1, 'output': ' '.join(u['id'] for u in "
+            "m['users']) + ' ' + str(m['assignment']['group_submission']), 'tests': []}))\" "
+            "> /autograder/results/results.json")
+    root = _script(problem_copy, body, max_score=1)
+    r = judge.grade(load_problem(root), root / "submissions" / "accepted", student="bob",
+                    submitted_at="2026-12-01T20:00:00+00:00", team=("alice", "bob"))
+    assert r.message == "alice bob True", r

@@ -12,6 +12,7 @@ from __future__ import annotations
 import http.client
 import json
 import os
+import re
 import shutil
 import subprocess
 import time
@@ -23,6 +24,7 @@ from datetime import UTC, datetime, timedelta
 from pathlib import Path
 
 import pytest
+import requests
 import yaml
 from cryptography.hazmat.primitives.asymmetric import rsa
 
@@ -226,3 +228,31 @@ def test_forged_replayed_expired_and_unknown_launches_are_refused(lms: Lms) -> N
         r = post(s, url, forge(token), state)
         assert r.status_code == 403 and "launch refused" in r.text, (name, r.text[:300])
         assert "alice in lticourse" not in r.text
+
+
+def test_students_form_a_team_in_the_lms(lms: Lms) -> None:
+    """The team forms of a student's page in the LMS: the desk's rules, whichever door."""
+    course = yaml.safe_load(lms.course.read_text())
+    course["assignments"][0]["teams"] = {"min": 2, "max": 2, "formation": "self"}
+    lms.course.write_text(yaml.safe_dump(course))  # the tool reads it again
+    rl = "rl-team"
+    admin(lms.platform, "resource_links", {"id": rl, "title": "bigsum", "client_id": CLIENT,
+                                           "custom": {"assignment": "bigsum"}})
+
+    def form(page: requests.Response, path: str, **fields: str) -> requests.Response:
+        token = re.search(r'name="csrf" value="([^"]+)"', page.text)
+        assert token, page.text[:500]
+        return requests.post(page.url.rstrip("/") + path, timeout=60,
+                             data={"csrf": token.group(1), "assignment": "bigsum", **fields})
+
+    alice = post(*id_token(lms.platform, rl, "u-alice"))
+    assert "you are in no team yet" in alice.text and "Create the team" in alice.text
+    made = form(alice, "/team", action="create", value="red")
+    assert made.status_code == 200 and "You are in team red of bigsum." in made.text
+    code = re.search(r"join with the code <code>(\w+)</code>", made.text)
+    assert code, made.text[:500]
+    bob = post(*id_token(lms.platform, rl, "u-bob"))
+    wrong = form(bob, "/team", action="join", value="nope")
+    assert wrong.status_code == 400 and "no team of bigsum has the code" in wrong.text
+    joined = form(bob, "/team", action="join", value=code.group(1))
+    assert joined.status_code == 200 and "alice, bob" in joined.text

@@ -1,10 +1,12 @@
 """The site user: an ordinary account that runs gradeline as a site would (not root);
 student accounts beside it, and a desk and web server it runs for them."""
+import contextlib
 import os
 import pwd
 import secrets
 import shutil
 import subprocess
+import tempfile
 import time
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
@@ -15,7 +17,9 @@ import yaml
 
 from ..support import (
     BIN,
+    CAROL,
     EXAMPLES,
+    ONDEMAND,
     PY,
     ROOT,
     STAFF_GROUP,
@@ -23,9 +27,14 @@ from ..support import (
     TA2,
     USER,
     DeskRun,
+    Portal,
     answers,
     free_port,
+    portal_needs,
+    portal_request,
     site_required,
+    start_pun,
+    stop_pun,
 )
 
 
@@ -90,23 +99,100 @@ def two_staff_accounts(staff_account) -> tuple[str, str]:
     return staff_account, TA2
 
 
+@pytest.fixture(scope="session")
+def teams_accounts(student_accounts, staff_account) -> tuple[str, str]:
+    """A third student and a second member of the staff group (created when missing)."""
+    for name, groups in ((CAROL, []), (TA2, ["-G", STAFF_GROUP])):
+        try:
+            pwd.getpwnam(name)
+        except KeyError:
+            subprocess.run(["useradd", "--no-create-home", "--shell", "/bin/sh", *groups,
+                            name], check=True)
+    subprocess.run(["usermod", "-a", "-G", STAFF_GROUP, TA2], check=True)
+    return CAROL, TA2
+
+
+@pytest.fixture
+def portal_factory():
+    """A function (a course's desk, the users who log in) -> Portal: gradeline's Open
+    OnDemand app installed as a site installs it, behind the portal's Apache (its login,
+    then each user's own Passenger on that user's socket); all stopped after the test."""
+    portal_needs()
+    made: list[tuple[Path, list[str]]] = []
+
+    def make(d: DeskRun, users: list[str]) -> Portal:
+        course = yaml.safe_load(Path(d.opts[3]).read_text())["course"]
+        root = Path(tempfile.mkdtemp(prefix="gradeline-ood-", dir="/var/tmp"))
+        root.chmod(0o755)  # the portal (www-data) and every user pass through
+        made.append((root, users))
+        passwords = {u: secrets.token_urlsafe(12) for u in users}
+        port = free_port()
+        app = root / "apps/sys/gradeline"  # installed as a site installs a system app
+        config = root / "gradeline-ondemand.yaml"
+        config.write_text(yaml.safe_dump({"title": "Grading", "courses": [
+            {"name": course, "desk": str(d.sock), "staff": str(d.staff_sock)}]}))
+        r = subprocess.run([str(BIN), "ondemand", "install", str(app), "--config",
+                            str(config), "--python", str(PY)], capture_output=True, text=True,
+                           check=False)
+        assert r.returncode == 0, r.stderr
+        subprocess.run(["chmod", "-R", "a+rX", str(root / "apps")], check=True)
+        (root / "apache").mkdir()
+        (root / "run").mkdir()
+        for u in users:
+            subprocess.run(["htpasswd", "-b", "-B", *(["-c"] if u == users[0] else []),
+                            str(root / "apache/htpasswd"), u, passwords[u]],
+                           check=True, capture_output=True)
+        conf = (ONDEMAND / "portal.conf.in").read_text().replace("@ROOT@", str(root)) \
+            .replace("@PORT@", str(port)).replace("@LUA@", str(root / "apache/pun_proxy.lua"))
+        shutil.copy(ONDEMAND / "pun_proxy.lua", root / "apache/pun_proxy.lua")
+        (root / "apache/httpd.conf").write_text(conf)
+        subprocess.run(["chmod", "-R", "a+rX", str(root / "apache")], check=True)
+        for u in users:
+            start_pun(root, u, app)
+        a = subprocess.run(["apache2", "-f", str(root / "apache/httpd.conf"), "-k", "start"],
+                           capture_output=True, text=True, check=False)
+        assert a.returncode == 0, a.stderr
+        url = f"http://127.0.0.1:{port}"
+        for _ in range(100):
+            if portal_request(url, "GET", "/", None)[0] in (200, 404):
+                break
+            time.sleep(0.1)
+        return Portal(url, root, d, course, passwords)
+
+    yield make
+    for root, users in made:
+        for u in users:
+            stop_pun(root, u)
+        pid = root / "apache/httpd.pid"
+        if pid.exists():
+            with contextlib.suppress(ProcessLookupError, ValueError):
+                os.kill(int(pid.read_text()), 15)
+            for _ in range(100):
+                if not pid.exists():
+                    break
+                time.sleep(0.1)
+        shutil.rmtree(root, ignore_errors=True)
+
+
 @pytest.fixture
 def desk_factory(site_user, student_accounts):
     """A function (assignment extras, course extras) -> DeskRun: the grading account (an
     ordinary user) runs ``gradeline desk`` and ``gradeline web`` for a course whose
-    roster holds the two student accounts; both stop after the test."""
+    roster holds the two student accounts (or ``roster``, a roster CSV's text); both
+    stop after the test."""
     run, scratch = site_user
     alice, bob = student_accounts
     procs: list[subprocess.Popen[str]] = []
     dirs: list[Path] = []
 
     def make(assignment: dict[str, Any], course_extra: dict[str, Any] | None = None,
-             more: tuple[dict[str, Any], ...] = ()) -> DeskRun:
+             more: tuple[dict[str, Any], ...] = (), roster: str | None = None) -> DeskRun:
         course = scratch / f"desk-course-{len(dirs)}"
         shutil.rmtree(course, ignore_errors=True)
         course.mkdir()
         shutil.copytree(EXAMPLES / "bigsum", course / "bigsum")
-        (course / "roster.csv").write_text(f"student,name,email\n{alice},A,a@x\n{bob},B,b@x\n")
+        (course / "roster.csv").write_text(roster or
+                                           f"student,name,email\n{alice},A,a@x\n{bob},B,b@x\n")
         due = (datetime.now(UTC) + timedelta(days=1)).strftime("%Y-%m-%d %H:%M")
         (course / "course.yaml").write_text(yaml.safe_dump({
             "course": f"desk-{secrets.token_hex(3)}", "timezone": "UTC",

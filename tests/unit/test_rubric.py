@@ -270,11 +270,11 @@ def test_the_lms_gets_the_hand_grade_with_its_summary_once_complete(tmp_path: Pa
     released = {"hw1": course_at(5, 9), "hw2": None}
     half = {"hw1": [_grade("alice", "style", ("names",))]}
     posts = lms_postings(course, "lms", _attempts(), released, {"hw1": 100.0},
-                         {"alice": "u-alice"}, half)
+                         {"alice": "u-alice"}, hand=half)
     assert posts == []  # design is not graded yet: nothing final to post
     whole = {"hw1": [*half["hw1"], _grade("alice", "design", ("d-part",))]}
     [p] = lms_postings(course, "lms", _attempts(), released, {"hw1": 100.0},
-                       {"alice": "u-alice"}, whole)
+                       {"alice": "u-alice"}, hand=whole)
     assert (p.given, p.maximum, p.grading) == (16.0, 30.0, "FullyGraded")
     assert p.comment.startswith("Graded by hand: 6 of 10.") and "Unclear names" in p.comment
     assert p.value["comment"] == p.comment

@@ -159,7 +159,7 @@ class CourseQueries:
                     sid, a, at, state, why,
                     SubmissionResult.from_dict(vis) if vis else None,
                     SubmissionResult.from_dict(full) if full else None, bool(chosen), sha,
-                    bool(later)))
+                    bool(later), student))
             return out
 
     def judge_errors(self, course: str, assignment: str, version: str) -> list[str]:

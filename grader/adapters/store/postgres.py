@@ -28,6 +28,7 @@ from grader.adapters.store.course_queries import CourseQueries
 from grader.adapters.store.grading_queries import GradingQueries
 from grader.adapters.store.measurement_queries import MeasurementQueries
 from grader.adapters.store.staff_queries import StaffQueries
+from grader.adapters.store.team_queries import TeamQueries
 from grader.core.errors import StoreError
 from grader.core.finished import Finished
 from grader.core.finished import epoch as e
@@ -53,7 +54,7 @@ def _migrations() -> list[tuple[str, str]]:
                   if f.name.endswith(".sql"))
 
 
-class Store(CourseQueries, StaffQueries, MeasurementQueries, GradingQueries):
+class Store(CourseQueries, StaffQueries, MeasurementQueries, GradingQueries, TeamQueries):
     """A connection to the results database: its own (``Store(url)``), or one lent by a
     pool (``Store(connections)``), given back when the store is closed unless a call on
     it failed."""

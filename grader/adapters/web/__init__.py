@@ -20,12 +20,14 @@ reloads itself only when its reader asks (``?refresh=on``).
 
 Routes: ``/`` live, ``/a/NAME`` an assignment, ``/a/NAME/preview`` its regrade
 preview, ``/a/NAME/similarity`` its similarity report (``/N``: pair N side by side),
-``/s/STUDENT`` a student, ``/sub/ID`` a submission (each with a JSON twin
-under ``/api``), ``/api/snapshot``, ``/api/access`` (200 for staff: the portal's cheap
-way to know whether to offer the staff pages), ``/me/TOKEN`` a student's own page,
-``/healthz``; grading by hand under ``/a/NAME/grade`` (``grading_routes``: the only
-staff pages that take a form). With grading by hand, each staff page is the one its
-viewer may see (an anonymous assignment's students by pseudonym for graders).
+``/s/STUDENT`` a student, ``/sub/ID`` a submission, ``/regrades`` the regrade queue
+(``?assignment=&group=&status=&older=``) and ``/regrades/N`` one request (each with a
+JSON twin under ``/api``; ``POST /regrades/N/answer`` answers it, with the form's token
+made for the account the kernel named), ``/api/snapshot``, ``/api/access`` (200 for
+staff: the portal's cheap way to know whether to offer the staff pages), ``/me/TOKEN``
+a student's own page, ``/healthz``; grading by hand under ``/a/NAME/grade``
+(``grading_routes``). With grading by hand, each staff page is the one its viewer may
+see (an anonymous assignment's students by pseudonym for graders).
 """
 
 from __future__ import annotations
@@ -43,10 +45,11 @@ from starlette.responses import HTMLResponse, JSONResponse, PlainTextResponse, R
 from starlette.routing import Route
 
 from grader.adapters.peercred import Peer
-from grader.adapters.web import grading_routes, pages
+from grader.adapters.web import grading_routes, pages, regrade_pages
 from grader.adapters.web.design import CSP, REFRESH_QUERY, layout, link
 from grader.adapters.web.grading_routes import GradingSource
 from grader.adapters.web.live_page import page
+from grader.adapters.web.regrade_routes import RegradeSource, regrade_routes
 from grader.adapters.web.serving import peer_in
 from grader.adapters.web.student import MINE_RELOAD_S, mine_page
 from grader.core.errors import RefusedError
@@ -70,7 +73,7 @@ StudentSource = Callable[[str], StudentView]
 StaffCheck = Callable[[Peer], bool]
 
 
-class StaffSource(Protocol):
+class StaffSource(RegradeSource, Protocol):
     """What the staff pages read (None: no such assignment, student or submission)."""
 
     def assignments(self) -> Sequence[str]: ...
@@ -150,6 +153,11 @@ def staff_html(staff: StaffSource, path: str) -> str | None:
     nav = pages.staff_nav(names, path)
     if parts == ["usage"]:
         return pages.usage_page(staff.usage(), nav)
+    if parts == ["regrades"]:
+        return regrade_pages.queue_page(staff.regrades(status=""), names, nav)
+    if len(parts) == 2 and parts[0] == "regrades" and parts[1].isdecimal():
+        request = staff.regrade(int(parts[1]))
+        return regrade_pages.request_page(request, nav) if request else None
     kind = {("a", 2): "assignment", ("s", 2): "student", ("sub", 2): "submission",
             ("a", 3): parts[-1], ("a", 4): "pair"}.get((parts[0], len(parts)), "")
     if kind == "pair" and parts[2] == "similarity" and parts[3].isdecimal() and parts[3].isascii():
@@ -249,9 +257,7 @@ def app(provider: Provider, refresh_s: int = 5, *, staff: StaffSource | None = N
     """
     allowed = is_staff or (lambda p: p.uid == os.geteuid())
 
-    def _not_staff(request: Request) -> Response | None:
-        return refusal(request, allowed, staff_door)
-
+    _not_staff = partial(refusal, allowed=allowed, door=staff_door)
     lens = _Lens(grading, _not_staff, staff, provider)
 
     def nav(request: Request) -> str:
@@ -266,8 +272,8 @@ def app(provider: Provider, refresh_s: int = 5, *, staff: StaffSource | None = N
         return _not_staff(request) or JSONResponse(lens.snapshot(request).to_json())
 
     def access(request: Request) -> Response:  # whether to offer the staff pages, cheaply
-        return _not_staff(request) or JSONResponse(
-            {"staff": getattr(peer_in(request.scope.get("state")), "user", None)})
+        return _not_staff(request) or JSONResponse({"staff": getattr(
+            peer_in(request.scope.get("state")), "user", None)})
 
     def staff_route(kind: str, find: Callable[[StaffSource, str], Page | None]
                     ) -> Callable[[Request], Response]:
@@ -307,6 +313,7 @@ def app(provider: Provider, refresh_s: int = 5, *, staff: StaffSource | None = N
         return html_page(pages.usage_page(data, nav(request)))
 
     routes = [Route("/", index), Route("/api/snapshot", snapshot), Route("/api/access", access),
+              *regrade_routes(lens.staff, _not_staff, nav),
               Route("/a/{key}/similarity/{index:int}", pair),
               Route("/me/{token}", _mine(students)), Route("/healthz", healthz),
               Route("/usage", usage), Route("/api/usage", usage)]

@@ -48,7 +48,7 @@ def staff_nav(assignments: Sequence[str], current: str | None = None,
     ``graded``: the assignments graded by hand (their grading pages linked)."""
     items = [("/", "Live"), *((f"/a/{quote(a)}", a) for a in assignments),
              *((f"/a/{quote(a)}/grade", f"{a}: grading") for a in graded),
-             ("/usage", "Cluster use")]
+             ("/regrades", "Regrades"), ("/usage", "Cluster use")]
     return nav_links(items, current)
 
 
@@ -67,7 +67,9 @@ def refused_page(message: str) -> str:
 
 def assignment_page(name: str, rows: Sequence[AssignmentRow], nav: str) -> str:
     """Every student of an assignment: attempts, the latest verdict, the grade."""
-    cells = [[link(f"/s/{quote(r.student)}", r.student), esc(r.name),
+    cells = [[link(f"/s/{quote(r.student)}", r.student),
+              esc(r.name) + (f' <span class="gl-tag">team {esc(r.team)}</span>'
+                             if r.team else ""),
               str(r.attempts), verdict_badge(r.last_verdict), esc(r.status),
               link(f"/sub/{quote(r.counting)}", r.counting[:19]) if r.counting
               else muted(), num(r.late_hours), num(r.grace_days),

@@ -5,6 +5,7 @@ here, an LTI launch or an Open OnDemand app elsewhere) decide who the student is
 from __future__ import annotations
 
 from collections.abc import Sequence
+from dataclasses import dataclass
 
 from grader.adapters.web.design import (
     esc,
@@ -20,9 +21,17 @@ from grader.adapters.web.design import (
     upload_form,
     verdict_badge,
 )
+from grader.adapters.web.forms import field, post_form
 from grader.adapters.web.hand_shown import hand_grade_html
 from grader.adapters.web.perfchart import on_demand_section, performance_section
-from grader.course.shown import LimitsLeft, Receipt, StudentView, SubmissionView
+from grader.course.shown import (
+    AssignmentView,
+    LimitsLeft,
+    Receipt,
+    StudentView,
+    SubmissionView,
+    TeamView,
+)
 
 MINE_RELOAD_S = 30
 FOOTER = "gradeline · this page shows only your own submissions"
@@ -44,6 +53,82 @@ def limits_note(lim: LimitsLeft) -> str:
     return out
 
 
+@dataclass(frozen=True, slots=True)
+class Actions:
+    """Where a front end that takes a student's posts (the Open OnDemand app, an LMS
+    launch) takes a team's change and a regrade request, and the form token it made."""
+
+    team: str
+    ask: str
+    csrf: str
+
+
+def team_note(t: TeamView | None, assignment: str, i: int, act: Actions | None) -> str:
+    """A team assignment's team (or that there is none yet), and with ``act`` the forms
+    that create, join or leave one while the students may."""
+    if t is None:
+        return ""
+    until = f" Teams change until {esc(t.lock[:16])}." if t.changes and t.lock else ""
+    if t.name:
+        code = (f" Your teammates join with the code <code>{esc(t.code)}</code>."
+                if t.code and t.changes else "")
+        out = (f"<p>Team <strong>{esc(t.name)}</strong>: {esc(', '.join(t.members))}."
+               f"{code}{until}</p>")
+    else:
+        out = (f"<p>Team work ({t.min} to {t.max} members): you are in no team yet."
+               f"{until}</p>")
+    if act is None or not t.changes:
+        return out
+    hidden = {"assignment": assignment}
+    if t.name:
+        return out + post_form(act.team, "Leave the team", csrf_token=act.csrf,
+                               hidden={**hidden, "action": "leave"},
+                               label=f"Leave team {t.name}")
+    make = post_form(act.team, "Create the team", csrf_token=act.csrf,
+                     hidden={**hidden, "action": "create"}, label="Create a team",
+                     fields=field("value", "New team's name", field_id=f"team-name-{i}",
+                                  hint="Letters, digits, spaces; at most 40."))
+    join = post_form(act.team, "Join the team", csrf_token=act.csrf,
+                     hidden={**hidden, "action": "join"}, label="Join a team",
+                     fields=field("value", "Team's join code", field_id=f"team-code-{i}",
+                                  hint="Your teammate sees it on their page."))
+    return out + f'<div class="gl-side">{make}{join}</div>'
+
+
+def requests_note(a: AssignmentView, i: int, act: Actions | None) -> str:
+    """The student's regrade requests with staff's answers, when they may ask, and with
+    ``act`` the form that asks about a group of the submission that counts."""
+    w, out = a.regrades, ""
+    if a.requests:
+        rows = [[esc(r.id), f"{esc(r.target_kind)} {esc(r.target)} of {esc(r.submission[:19])}",
+                 esc(r.status), esc(r.reason),
+                 (esc(r.answer) + f" <small>({esc(r.answered_by)})</small>") if r.answer
+                 else muted("waiting for staff"),
+                 f"{num(r.before)} → {num(r.after)}" if r.after is not None else muted()]
+                for r in a.requests]
+        out += table(f"Your regrade requests about {a.name}",
+                     ["Request", "About", "Status", "Your reason", "Answer", "Points"], rows,
+                     wrap=(3, 4), table_id=f"requests-{i}")
+    if w is None:
+        return out
+    if w.why:
+        return out + f'<p class="gl-muted">Regrade requests: {esc(w.why)}.</p>'
+    left = f" ({w.left} left)" if w.left is not None else ""
+    out += f"<p>You may ask for a regrade until {esc((w.closes or '')[:16])}{left}.</p>"
+    sub = next((s for s in a.submissions if s.counts and s.groups), None)
+    if act is None or sub is None:
+        return out
+    groups = [(g.name, f"{g.name} ({num(g.points)} of {num(g.max_points)})")
+              for g in sub.groups]
+    fields = (field("group", "Test group", field_id=f"ask-group-{i}", kind="select",
+                    options=groups) +
+              field("reason", "Why it should be graded again", field_id=f"ask-reason-{i}",
+                    kind="area", hint="Staff read this; say what you expected and why."))
+    return out + post_form(act.ask, "Ask for a regrade", csrf_token=act.csrf,
+                           hidden={"assignment": a.name, "submission": sub.id},
+                           fields=fields, label=f"Ask for a regrade of {a.name}")
+
+
 def mine_page(view: StudentView, *, auto_refresh_s: int | None = None) -> str:
     """A student's own page.
 
@@ -55,13 +140,15 @@ def mine_page(view: StudentView, *, auto_refresh_s: int | None = None) -> str:
                   site_href=None, footer_html=FOOTER, refresh_s=auto_refresh_s)
 
 
-def _results(view: StudentView) -> str:
-    """Each assignment (an h2) with the deadline, limits and submissions."""
+def _results(view: StudentView, act: Actions | None = None) -> str:
+    """Each assignment (an h2) with the deadline, limits, team, submissions and
+    regrade requests."""
     parts = []
     for i, a in enumerate(view.assignments):
         rel = f"; results released {esc(a.released[:16])}" if a.released else ""
         parts.append(f"<h2>{esc(a.name)}</h2><p class=\"gl-lead\">your "
-                     f"deadline {esc(a.deadline[:16])}{rel}</p>{limits_note(a.limits)}")
+                     f"deadline {esc(a.deadline[:16])}{rel}</p>{limits_note(a.limits)}"
+                     + team_note(a.team, a.name, i, act))
         if a.on_demand is not None:
             parts.append(on_demand_section(a.on_demand, f"m-{i}"))
         if a.hand is not None:
@@ -69,12 +156,15 @@ def _results(view: StudentView) -> str:
         parts += [_submission(s, f"g-{i}-{j}") for j, s in enumerate(a.submissions)]
         if not a.submissions:
             parts.append(f"<p>{muted('nothing handed in')}</p>")
+        parts.append(requests_note(a, i, act))
     return "".join(parts)
 
 
 def _head(s: SubmissionView) -> str:
     late = f", {num(s.late_hours)} h late" if s.late_hours else ""
     counts = ' <span class="gl-tag">counts</span>' if s.counts else ""
+    if s.by or s.team:
+        late += f", by {esc(s.by or 'you')}" + (f" for team {esc(s.team)}" if s.team else "")
     sha = f'<p class="gl-muted">sha256 {esc(s.sha256)}</p>' if s.sha256 else ""
     return f"<h3>{esc(s.id[:19])}: {esc(s.submitted_at[:19])}{late}{counts}</h3>{sha}"
 
@@ -140,7 +230,8 @@ def _deadlines(view: StudentView) -> str:
 def handin_page(view: StudentView, assignments: Sequence[str], *, action: str,
                 csrf_token: str, max_mib: int, receipt: Receipt | None = None,
                 error: str | None = None, selected: str | None = None,
-                results: bool = False) -> str:
+                results: bool = False, actions: Actions | None = None,
+                done: str = "", refused: str = "") -> str:
     """Handing in through a browser: the form, and after a hand-in its receipt (shown,
     and downloadable as JSON); with ``results``, the student's own submissions below
     (a front end's one page, in an LMS or the cluster's portal).
@@ -151,12 +242,19 @@ def handin_page(view: StudentView, assignments: Sequence[str], *, action: str,
     :param action: where the form posts (the front end's route).
     :param error: why the last try handed nothing in (plain text).
     :param selected: the assignment the form starts at (a receipt's, else this).
+    :param actions: where the team and regrade forms post (None: no such forms).
+    :param done: what the last post did (plain text: "You joined team red").
+    :param refused: why the last team change or regrade request was refused.
     """
     selected = receipt.assignment if receipt else selected
     parts = [f'<p class="gl-lead">{esc(view.student)} in {esc(view.course)}</p>']
     if error:
         parts.append(notice("error", f"<p>Nothing was handed in: {esc(error)} "
                                      '<a href="#handin-file">Choose the file again</a>.</p>'))
+    if done:
+        parts.append(notice("info", f"<p>{esc(done)}</p>"))
+    if refused:
+        parts.append(notice("error", f"<p>Refused: {esc(refused)}</p>"))
     if receipt:
         late = " after your deadline" if receipt.late else ""
         parts.append(notice("info", f"<p>Handed in {esc(receipt.file)} for "
@@ -173,5 +271,5 @@ def handin_page(view: StudentView, assignments: Sequence[str], *, action: str,
                        note_html=note, error=error or "", selected=selected)
     parts.append(f'<h2>Hand in a file</h2><div class="gl-card">{form}</div>{_deadlines(view)}')
     if results:
-        parts.append(_results(view))
+        parts.append(_results(view, actions))
     return layout("Hand in", "".join(parts), site_href=None, footer_html=FOOTER)

@@ -2,10 +2,12 @@
 // Chromium: node drive.js JOB.json  (NODE_PATH: playwright-core and axe-core).
 //
 // JOB: {"portal", "chromium", "tags", "steps": [{"user", "password", "path",
-//        "handin": {"assignment", "file"} | null, "axe": bool, "shot": PATH | null,
+//        "handin": {"assignment", "file"} | null, "fill": {SELECTOR: VALUE} | null,
+//        "click": BUTTON TEXT | null, "axe": bool, "shot": PATH | null,
 //        "viewport": [w, h] | null}]}
 // Each step logs in (the portal's basic authentication), opens PATH, hands a file in
-// through the page's form if asked, then reports the last response's status, the URL,
+// through the page's form if asked, or fills fields (a select is chosen from) and
+// clicks the button with that text, then reports the last response's status, the URL,
 // the page's text, axe-core's violations and any request that left the portal.
 const fs = require('fs');
 const { chromium } = require('playwright-core');
@@ -32,6 +34,15 @@ async function step(browser, job, s) {
     await page.setInputFiles('input#handin-file', s.handin.file);
     [response] = await Promise.all([page.waitForNavigation({ waitUntil: 'load' }),
       page.click('form button[type=submit]')]);
+  }
+  for (const [sel, value] of Object.entries(s.fill || {})) {
+    const field = page.locator(sel);
+    if (await field.evaluate((e) => e.tagName) === 'SELECT') await field.selectOption(value);
+    else await field.fill(value);
+  }
+  if (s.click) {
+    [response] = await Promise.all([page.waitForNavigation({ waitUntil: 'load' }),
+      page.locator('button', { hasText: s.click }).first().click()]);
   }
   const out = { user: s.user, path: s.path, status: response ? response.status() : 0,
     url: page.url(), text: await page.innerText('body'), elsewhere, violations: [] };

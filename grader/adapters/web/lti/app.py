@@ -82,6 +82,11 @@ class CourseSide(Protocol):
     def staff_post(self, course_file: str, path: str, fields: Mapping[str, list[str]],
                    base: str, user: str, instructor: bool) -> tuple[int, str, str]: ...
     def max_points(self, course_file: str, assignment: str) -> float: ...
+    def change(self, course_file: str, student: str, what: str, fields: Mapping[str, str]
+               ) -> str:
+        """A team's change (``what``: team) or a regrade request (ask), through the
+        course's desk; what it did, in words. :raises RefusedError: with the reason."""
+        ...
 
 
 def match_student(course: Course, claims: Mapping[str, Any]) -> tuple[str | None, str]:
@@ -248,8 +253,32 @@ class Tool:
                 _refuse(f"no page {path}", 404)
         view = await run_in_threadpool(self.courses.view, who.course_file, who.user)
         course = await run_in_threadpool(self.courses.course, who.course_file)
-        return HTMLResponse(pages.student(view, course, f"{base}/hand-in", who.assignment,
-                                          token=t), headers=PAGE)
+        return HTMLResponse(pages.student(view, course, base, who.assignment, token=t),
+                            headers=PAGE)
+
+    async def change(self, request: Request) -> Response:
+        """A student's team change or regrade request, from their page's form."""
+        t = request.path_params["t"]
+        try:
+            who = self._who(t)
+        except RefusedError as e:
+            return _refuse(f"{e}: launch again from the LMS")
+        if who.staff:
+            return _refuse("staff change teams and ask for regrades from a student's account")
+        form = await request.form()
+        fields = {k: str(v) for k, v in form.items() if isinstance(v, str)}
+        what = request.url.path.rstrip("/").rsplit("/", 1)[-1]
+        try:
+            done, refused = await run_in_threadpool(
+                self.courses.change, who.course_file, who.user, what, fields), ""
+        except (RefusedError, GradelineError) as e:
+            done, refused = "", str(e)
+        view = await run_in_threadpool(self.courses.view, who.course_file, who.user)
+        course = await run_in_threadpool(self.courses.course, who.course_file)
+        return HTMLResponse(pages.student(view, course, f"{self.regs.base_url}/s/{quote(t)}",
+                                          fields.get("assignment") or who.assignment,
+                                          token=t, done=done, refused=refused),
+                            status_code=400 if refused else 200, headers=PAGE)
 
     async def staff_post(self, request: Request) -> Response:
         """A grading form (grading by hand) posted in an instructor's or TA's launch."""
@@ -307,8 +336,9 @@ class Tool:
         except (RefusedError, GradelineError) as e:
             receipt, error = None, str(e)
         view = await run_in_threadpool(self.courses.view, who.course_file, who.user)
-        return HTMLResponse(pages.student(view, course, str(request.url), assignment or
-                                          who.assignment, token=request.path_params["t"],
+        t = request.path_params["t"]
+        return HTMLResponse(pages.student(view, course, f"{self.regs.base_url}/s/{quote(t)}",
+                                          assignment or who.assignment, token=t,
                                           receipt=receipt, error=error),
                             status_code=200 if error is None else 400, headers=PAGE)
 
@@ -322,6 +352,8 @@ class Tool:
             Route("/launch", self.launch, methods=["POST"]),
             Route("/deeplink/{t}", self.deeplink, methods=["POST"]),
             Route("/s/{t}/hand-in", self.hand_in, methods=["POST"]),
+            Route("/s/{t}/team", self.change, methods=["POST"]),
+            Route("/s/{t}/ask", self.change, methods=["POST"]),
             Route("/s/{t}/", self.home), Route("/s/{t}/{rest:path}", self.home),
             Route("/s/{t}/{rest:path}", self.staff_post, methods=["POST"])])
 

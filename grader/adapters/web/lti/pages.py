@@ -5,7 +5,7 @@ the staff pages are the web's own, their links under the launch's path (``rebase
 from __future__ import annotations
 
 from grader.adapters.web.design import esc, layout, message_page
-from grader.adapters.web.student import handin_page
+from grader.adapters.web.student import Actions, handin_page
 from grader.core.upload import MAX_UPLOAD_BYTES
 from grader.course.load import Course
 from grader.course.shown import Receipt, StudentView
@@ -27,12 +27,15 @@ def picker(course: Course, action: str) -> str:
     return layout(f"Add a gradeline assignment of {course.name}", form, site_href=None)
 
 
-def student(view: StudentView, course: Course, action: str, assignment: str, *,
-            token: str, receipt: Receipt | None = None,
-            error: str | None = None) -> str:
+def student(view: StudentView, course: Course, base: str, assignment: str, *,
+            token: str, receipt: Receipt | None = None, error: str | None = None,
+            done: str = "", refused: str = "") -> str:
     """A student's page inside the LMS: the hand-in form (and its outcome) above what
-    the course shows them of their own submissions (``course.studentview``). The form
-    posts back under the page's signed ``token`` (what stands for a session here)."""
-    return handin_page(view, [a.name for a in course.ordered()], action=action,
+    the course shows them of their own submissions (``course.studentview``), with the
+    team and regrade forms where the course has them. The forms post back under the
+    page's ``base`` (its signed ``token``: what stands for a session here)."""
+    return handin_page(view, [a.name for a in course.ordered()], action=f"{base}/hand-in",
                        csrf_token=token, max_mib=MAX_UPLOAD_BYTES >> 20, receipt=receipt,
-                       error=error, selected=assignment, results=True)
+                       error=error, selected=assignment, results=True,
+                       actions=Actions(f"{base}/team", f"{base}/ask", token), done=done,
+                       refused=refused)

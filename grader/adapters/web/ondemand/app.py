@@ -6,12 +6,13 @@ campus login becomes gradeline's identity with nothing to configure, and the app
 no secret and no grade of its own.
 
 Routes, under the app's base URI (``SCRIPT_NAME``, e.g. ``/pun/sys/gradeline``):
-``/`` the user's courses; ``/c/COURSE/`` their page with the hand-in form;
-``POST /c/COURSE/hand-in``; ``/c/COURSE/staff/PATH`` the staff pages, and ``POST`` there
-a grading form (grading by hand), passed on to the staff socket as this user. A form
-carries a token made for this user (and course: the hand-in's; the staff server's:
-a grading form's), so another site's page cannot submit one, and a request from
-another origin is refused.
+``/`` the user's courses; ``/c/COURSE/`` their page with the hand-in form (and, where the
+course has them, the team and regrade-request forms); ``POST /c/COURSE/hand-in``,
+``POST /c/COURSE/team``, ``POST /c/COURSE/ask``; ``/c/COURSE/staff/PATH`` the staff
+pages, and ``POST`` there a staff page's form (grading by hand, a regrade's answer),
+passed on to the staff socket as this user. A form carries a token made for this user
+(and course: the student's forms; the staff server's: a staff page's), so another
+site's page cannot submit one, and a request from another origin is refused.
 """
 
 from __future__ import annotations
@@ -27,7 +28,7 @@ from dataclasses import dataclass
 from http import HTTPStatus
 from pathlib import Path
 from typing import NamedTuple
-from urllib.parse import quote
+from urllib.parse import quote, unquote_plus
 from wsgiref.types import WSGIEnvironment
 
 import yaml
@@ -39,7 +40,7 @@ from grader.adapters import desk_client
 from grader.adapters.desk_client import DeskRefusal
 from grader.adapters.web.design import CSP, esc, layout, message_page, rebase
 from grader.adapters.web.ondemand.staff_socket import staff_get, staff_request
-from grader.adapters.web.student import handin_page
+from grader.adapters.web.student import Actions, handin_page
 from grader.core.errors import ConfigError, GradelineError, RefusedError
 from grader.core.upload import MAX_UPLOAD_BYTES, form_length_refusal
 from grader.course.shown import Receipt
@@ -124,15 +125,21 @@ class App:
             return Reply(404, message_page("Not here", "No such page.", kind="info"))
         course = self.courses[parts[1]]
         here = f"{base}/c/{quote(course.name)}"
+        # PATH_INFO comes decoded: quoted again, "/" inside a name stays a name
+        staff = "/" + "/".join(quote(p, safe="") for p in parts[3:])
+        if len(parts) >= 3 and environ["REQUEST_METHOD"] == "POST":
+            what = "A hand-in" if parts[2] == "hand-in" else "A form"
+            if (refused := _foreign(environ, what)) is not None:
+                return refused
+            if parts[2] == "hand-in":
+                return self._hand_in(environ, course, here)
+            if parts[2] in ("team", "ask"):
+                return self._change(environ, course, here, parts[2])
+            if parts[2] == "staff":
+                return self._staff_post(environ, course, staff)
         if len(parts) >= 3 and parts[2] == "staff":
             query = environ.get("QUERY_STRING", "")
-            # PATH_INFO comes decoded: quoted again, "/" inside a name stays a name
-            where = "/" + "/".join(quote(p, safe="") for p in parts[3:])
-            if environ["REQUEST_METHOD"] == "POST":
-                return self._staff_post(environ, course, where)
-            return self._staff(course, where + (f"?{query}" if query else ""), here)
-        if len(parts) >= 3 and parts[2] == "hand-in" and environ["REQUEST_METHOD"] == "POST":
-            return self._hand_in(environ, course, here)
+            return self._staff(course, staff + (f"?{query}" if query else ""), here)
         return Reply(200, self._student(course, here))
 
     def _home(self, base: str) -> str:
@@ -146,19 +153,55 @@ class App:
         return layout(self.title, f"<ul>{''.join(items)}</ul>", site_href=f"{base}/")
 
     def _student(self, course: CourseDoors, here: str, receipt: Receipt | None = None,
-                 error: str | None = None) -> str:
+                 error: str | None = None, done: str = "", refused: str = "") -> str:
         try:
             view = desk_client.mine(course.desk)
         except DeskRefusal as e:
             return message_page(course.name, str(e))
+        token = self._csrf(course.name)
         return handin_page(view, [a.name for a in view.assignments],
-                           action=f"{here}/hand-in", csrf_token=self._csrf(course.name),
+                           action=f"{here}/hand-in", csrf_token=token,
                            max_mib=MAX_UPLOAD_BYTES >> 20, receipt=receipt, error=error,
-                           results=True)
+                           results=True, done=done, refused=refused,
+                           actions=Actions(f"{here}/team", f"{here}/ask", token))
+
+    def _form(self, environ: WSGIEnvironment, course: CourseDoors, here: str
+              ) -> dict[str, str] | Reply:
+        """A posted form's fields, or the page that refuses it (its token is not this
+        user's for this course, or it is no form)."""
+        with tempfile.TemporaryDirectory(prefix="gradeline-ood-") as tmp:
+            try:
+                fields, _ = read_form(environ, Path(tmp))
+            except RefusedError as e:
+                return Reply(400, self._student(course, here, refused=str(e)))
+        if not hmac.compare_digest(fields.get("csrf", ""), self._csrf(course.name)):
+            return Reply(403, self._student(course, here, refused="the form expired: send it "
+                                                                  "again from this page"))
+        return fields
+
+    def _change(self, environ: WSGIEnvironment, course: CourseDoors, here: str, what: str
+                ) -> Reply:
+        """A team's change or a regrade request, through the desk (as this user)."""
+        fields = self._form(environ, course, here)
+        if isinstance(fields, Reply):
+            return fields
+        a = fields.get("assignment", "")
+        try:
+            if what == "team":
+                team = desk_client.team(course.desk, a, fields.get("action", ""),
+                                        fields.get("value"))
+                done = f"You are in team {team.name} of {a}." if team and team.name else \
+                    f"You are in no team of {a}."
+            else:
+                r = desk_client.ask_regrade(course.desk, a, fields.get("group", ""),
+                                            fields.get("reason", ""),
+                                            fields.get("submission") or None)
+                done = f"Your request {r.id} about {r.target} is with your course staff."
+        except DeskRefusal as e:
+            return Reply(400, self._student(course, here, refused=str(e)))
+        return Reply(200, self._student(course, here, done=done))
 
     def _hand_in(self, environ: WSGIEnvironment, course: CourseDoors, here: str) -> Reply:
-        if (refused := _foreign(environ, "A hand-in")) is not None:
-            return refused
         with tempfile.TemporaryDirectory(prefix="gradeline-ood-") as tmp:
             try:
                 fields, file = read_form(environ, Path(tmp))
@@ -237,8 +280,9 @@ def app_paths(environ: WSGIEnvironment) -> tuple[str, str]:
 
 def read_form(environ: WSGIEnvironment, into: Path
               ) -> tuple[dict[str, str], tuple[Path, str] | None]:
-    """A multipart form's fields and its file: (where it was written under ``into``, the
-    name the browser gave, which the desk judges), within the hand-in's size.
+    """A form's fields (multipart, or urlencoded: the team and regrade forms) and its
+    file: (where it was written under ``into``, the name the browser gave, which the desk
+    judges), within the hand-in's size.
 
     :raises RefusedError: for a body over the limit, of unknown size or not a form.
     """
@@ -247,9 +291,13 @@ def read_form(environ: WSGIEnvironment, into: Path
         raise RefusedError(why)
     fields: dict[str, str] = {}
     saved: list[tuple[Path, str]] = []
+    # an urlencoded form's names and values come as sent: %-escaped, "+" for a space
+    plain = str(environ.get("CONTENT_TYPE", "")).startswith("application/x-www-form-urlencoded")
 
     def on_field(f: Field) -> None:
-        fields[(f.field_name or b"").decode()] = (f.value or b"").decode(errors="replace")
+        name, value = (f.field_name or b"").decode(errors="replace"), \
+            (f.value or b"").decode(errors="replace")
+        fields[unquote_plus(name) if plain else name] = unquote_plus(value) if plain else value
 
     def on_file(f: File) -> None:
         name = Path((f.file_name or b"").decode(errors="replace")).name
