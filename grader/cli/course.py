@@ -132,7 +132,7 @@ def cmd_grades(args: argparse.Namespace, ctx: Context) -> int:
         teams, changes = store.teams(course.name), store.grade_changes(course.name)
     maxima = {n: p.max_score for n, p in packages.items()}
     grades = with_hand_grades(course, grade_course(course, attempts, maxima, teams=teams,
-                                                   changes=changes), hand, maxima)
+                                                   changes=changes), hand, maxima, changes)
     out = Path(args.out)
     out.mkdir(parents=True, exist_ok=True)
     names = [args.assignment] if args.assignment else [a.name for a in course.ordered()]

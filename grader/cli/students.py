@@ -191,7 +191,7 @@ def _hand(h: HandGradeView) -> list[str]:
     more = "" if h.complete else " (more questions to be graded)"
     out = [f"  graded by hand: {h.points:g} of {h.max_points:g}{more}"]
     for q in h.questions:
-        out.append(f"    {q.title}: {q.points:g} of {q.max_points:g}")
+        out.append(f"    {q.title} (question:{q.id}): {q.points:g} of {q.max_points:g}")
         out += [f"      {i.points:+g} {i.title}" + ("" if i.applied else " (not applied)")
                 for i in q.items]
         if q.adjustment:
@@ -323,9 +323,11 @@ def register(sub: Commands) -> None:
     t.set_defaults(func=cmd_team)
 
     q = sub.add_parser("ask-regrade", help="ask staff to look again at a test group of your "
-                                           "graded submission, saying why")
+                                           "graded submission (or a question graded by "
+                                           "hand), saying why")
     q.add_argument("assignment")
-    q.add_argument("group", help="the test group, as your results name it")
+    q.add_argument("group", help="the test group, as your results name it (question:ID: a "
+                                 "question of your hand-grade)")
     q.add_argument("--reason", required=True, help="why you think it is graded wrong")
     q.add_argument("--submission", help="which submission (default: the one that counts)")
     _desk_option(q)

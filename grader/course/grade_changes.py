@@ -1,5 +1,5 @@
 """Grades changed by hand, as the audit keeps them: a test group's points (or, with
-hand-grading, a rubric item's) adjusted on one submission, or one student's whole grade
+hand-grading, a rubric question's) adjusted on one submission, or one student's whole grade
 overridden -- each with who, when, before, after and why, never overwritten (the latest
 row for a target counts; the earlier ones stay as history).
 
@@ -15,21 +15,21 @@ from dataclasses import dataclass
 from datetime import datetime
 from typing import Literal
 
-#: what a change is of: a test group's points, a rubric item's, a student's whole grade
+#: what a change is of: a test group's points, a rubric question's, a student's whole grade
 Kind = Literal["group", "rubric", "grade"]
 KINDS: tuple[Kind, ...] = ("group", "rubric", "grade")
 
 
 @dataclass(frozen=True, slots=True)
 class Target:
-    """What a regrade request or an adjustment is about: one test group now, one rubric
-    item once hand-grading gives them (``kind``), by ``name``."""
+    """What a regrade request or an adjustment is about: one test group of a result, or
+    one question of a hand-grade (``kind`` rubric), by ``name``."""
 
     kind: Kind
     name: str
 
     def label(self) -> str:
-        return {"group": "test group", "rubric": "rubric item", "grade": "grade"}[self.kind] \
+        return {"group": "test group", "rubric": "rubric question", "grade": "grade"}[self.kind] \
             + (f" {self.name}" if self.name else "")
 
 
@@ -78,12 +78,21 @@ def latest(changes: Iterable[GradeChange]) -> list[GradeChange]:
 
 def adjusted(raw: float, spool_id: str, changes: Sequence[GradeChange]
              ) -> tuple[float, tuple[GradeChange, ...]]:
-    """``raw`` (a fraction of the full suite) with the adjustments made on the
-    submission ``spool_id`` (``changes``: those that count), kept within 0 and 1."""
-    mine = tuple(c for c in changes if c.spool_id == spool_id and c.target.kind != "grade"
+    """``raw`` (a fraction of the full suite) with the adjustments of its test groups
+    made on the submission ``spool_id`` (``changes``: those that count), kept within 0
+    and 1 (a rubric question's go to the hand-grade: ``hand_adjusted``)."""
+    mine = tuple(c for c in changes if c.spool_id == spool_id and c.target.kind == "group"
                  and c.out_of > 0)
     value = raw + sum((c.after - c.before) / c.out_of for c in mine)
     return min(1.0, max(0.0, value)), mine
+
+
+def hand_adjusted(spool_id: str, changes: Sequence[GradeChange]
+                  ) -> tuple[float, tuple[GradeChange, ...]]:
+    """The points the rubric questions of the submission ``spool_id`` gained (or lost)
+    by hand (``changes``: those that count), and those changes."""
+    mine = tuple(c for c in changes if c.spool_id == spool_id and c.target.kind == "rubric")
+    return sum(c.after - c.before for c in mine), mine
 
 
 def override(assignment: str, student: str, changes: Sequence[GradeChange]

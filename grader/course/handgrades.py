@@ -17,6 +17,7 @@ from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, replace
 from datetime import datetime
 
+from grader.course.grade_changes import GradeChange, hand_adjusted, latest, override
 from grader.course.load import Assignment, Course
 from grader.course.policy import Grade
 from grader.course.rubric import QuestionSpec, Rubric, question_points
@@ -133,11 +134,15 @@ def possible(a: Assignment, package_max: float | None) -> float:
 
 def with_hand_grades(course: Course, grades: Sequence[Grade],
                      hand: Mapping[str, Sequence[QuestionGrade]],
-                     max_points: Mapping[str, float]) -> list[Grade]:
+                     max_points: Mapping[str, float],
+                     changes: Sequence[GradeChange] = ()) -> list[Grade]:
     """The policy's grades (``policy.grade_course``) with each rubric assignment's
     hand-grade joined in: a final grade whose hand-grade is not complete is pending
     (an empty cell, never a zero); a complete one is ``(autograder fraction x its share
-    + hand points) / possible``, the late penalty applied to the whole."""
+    + hand points) / possible``, the late penalty applied to the whole. ``changes``
+    (``course.grade_changes``, all of them) come last as in the policy: a rubric
+    question's points adjusted on the submission, then a member's own override."""
+    counted = latest(changes)
     totals = {name: {s: hand_total(a.rubric, mine)
                      for s, mine in by_student(hand.get(name, ())).items()}
               for name, a in course.assignments.items() if a.rubric is not None}
@@ -160,9 +165,15 @@ def with_hand_grades(course: Course, grades: Sequence[Grade],
         if total is None or not total.complete:
             out.append(replace(g, status="pending", raw=None, final=None, points=None))
             continue
-        raw = max(g.raw * auto_share(a, max_points.get(a.name)) + total.points, 0.0) / most
+        gained, made = hand_adjusted(g.spool_id or "", counted)
+        raw = min(max(g.raw * auto_share(a, max_points.get(a.name)) + total.points + gained,
+                      0.0) / most, 1.0)
         final = raw * (1 - g.penalty_pct / 100)
-        out.append(replace(g, raw=raw, final=final, points=final * most))
+        ov = override(a.name, g.student, counted)
+        if ov is not None and ov.out_of > 0:  # the member's own, as policy._member
+            final = min(1.0, max(0.0, ov.after / ov.out_of))
+        out.append(replace(g, raw=raw, final=final, points=final * most,
+                           changes=(*g.changes, *(c.note() for c in made))))
     return out
 
 

@@ -128,7 +128,7 @@ def lms_postings(course: Course, context: str, attempts: list[Attempt],
     users = {**{s.id: s.lms_id for s in course.students.values() if s.lms_id}, **launched}
     grades = with_hand_grades(course, grade_course(course, attempts, dict(max_points),
                                                    teams=teams, changes=changes),
-                              hand or {}, max_points)
+                              hand or {}, max_points, changes)
     comments = _comments(course, grades, hand or {})
     return [Posting(context, s.assignment, users[s.student], s.given, s.maximum, s.grading,
                     s.activity, s.submitted_at, s.comment)

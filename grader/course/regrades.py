@@ -1,5 +1,5 @@
-"""Regrade requests: a student's question about one test group of a graded result (or,
-once hand-grading gives them, one rubric item: a request names a ``Target``), with a
+"""Regrade requests: a student's question about one test group of a graded result, or
+one question of their released hand-grade (a request names a ``Target``), with a
 reason, inside the course file's window; and staff's answer -- ``regraded`` (the package
 fixed and ``gradeline regrade`` run: the group's points now), ``adjusted`` (points set by
 hand, a ``GradeChange`` every member of the team is graded with) or ``declined`` -- with
@@ -21,6 +21,7 @@ from grader.core.errors import RefusedError
 from grader.course.grade_changes import GradeChange, Target
 from grader.course.load import Course
 from grader.course.shown import (
+    HandGradeView,
     RegradeWindow,
     RequestView,
     Shown,
@@ -102,13 +103,27 @@ def window(course: Course, assignment: str, student: str, released: datetime | N
     return RegradeWindow(opens.isoformat(), closes.isoformat(), left, why)
 
 
+def target_of(name: str, sub: SubmissionView | None, hand: HandGradeView | None) -> Target:
+    """What a student's ``name`` asks about: ``question:ID`` a question of their
+    hand-grade, ``group:NAME`` a test group; else a test group shown on ``sub`` if one
+    is so named, else a question of the hand-grade if one is."""
+    kind, sep, rest = name.partition(":")
+    if sep and kind in ("question", "group"):
+        return Target("rubric" if kind == "question" else "group", rest)
+    groups = {g.name for g in sub.groups} if sub else set()
+    questions = {q.id for q in hand.questions} if hand else set()
+    return Target("rubric" if name in questions and name not in groups else "group", name)
+
+
 def check_request(course: Course, assignment: str, sub: SubmissionView | None,
                   target: Target, reason: str, win: RegradeWindow | None,
-                  earlier: Sequence[Request], *, staff: bool = False) -> tuple[float, float]:
+                  earlier: Sequence[Request], *, staff: bool = False,
+                  hand: HandGradeView | None = None) -> tuple[float, float]:
     """Whether a request about ``target`` of ``sub`` (a submission as its student sees
     it) is taken: (the target's points now, what it is worth).
 
     :param staff: opened by staff on the student's behalf (no window, no count).
+    :param hand: the student's hand-grade as released (a rubric question's request).
     :raises RefusedError: naming why (outside the window with its times, a target
         not shown on that result, no reason, the same question open already).
     """
@@ -124,19 +139,30 @@ def check_request(course: Course, assignment: str, sub: SubmissionView | None,
     if sub is None or sub.verdict is None or sub.state != "graded":
         raise RefusedError(f"no graded submission {sub.id if sub else ''} of yours to "
                            f"{assignment} to ask about".replace("  ", " "))
-    if target.kind != "group":
-        raise RefusedError(f"{target.label()}: requests name a test group of the result")
-    group = next((g for g in sub.groups if g.name == target.name), None)
-    if group is None:
-        shown = ", ".join(g.name for g in sub.groups) or "none yet"
-        raise RefusedError(f"{target.name!r} is no test group shown on {sub.id} (shown: "
-                           f"{shown})")
+    if target.kind == "rubric":
+        q = next((q for q in hand.questions if q.id == target.name), None) if hand else None
+        if q is None:
+            shown = ", ".join(q.id for q in hand.questions) if hand else ""
+            raise RefusedError(f"{target.name!r} is no question of your released hand-grade "
+                               f"of {assignment} (" + (f"graded: {shown})" if shown else
+                                                       "none released yet)"))
+        points: tuple[float, float] = (q.points, q.max_points)
+    elif target.kind == "group":
+        group = next((g for g in sub.groups if g.name == target.name), None)
+        if group is None:
+            shown = ", ".join(g.name for g in sub.groups) or "none yet"
+            raise RefusedError(f"{target.name!r} is no test group shown on {sub.id} (shown: "
+                               f"{shown})")
+        points = (group.points, group.max_points)
+    else:
+        raise RefusedError(f"{target.label()}: a request names a test group or a question "
+                           "of the hand-grade")
     same = next((r for r in earlier if r.spool_id == sub.id and r.target == target
                  and r.answer is None), None)
     if same is not None:
         raise RefusedError(f"you asked about {target.label()} of {sub.id} already "
                            f"(request {same.id}, open)")
-    return group.points, group.max_points
+    return points
 
 
 def answer(r: Request, outcome: str, reason: str, by: str, now: datetime,

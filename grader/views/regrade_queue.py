@@ -13,6 +13,7 @@ from grader.adapters.spool import Spool
 from grader.core.errors import RefusedError
 from grader.core.result import SubmissionResult
 from grader.course.grade_changes import GradeChange, Target
+from grader.course.handgrades import points_of
 from grader.course.load import Course
 from grader.course.policy import grade_course
 from grader.course.regrades import (
@@ -100,13 +101,26 @@ class RegradeQueue:
             raise RefusedError(f"course {self.course.name} has no regrade request {request}")
         r, d = got
         rec = current(d) if d else None
-        now_points = next((g.score for g in rec.groups if g.name == r.target.name), None) \
+        now_points = self._question_points(r) if r.target.kind == "rubric" else \
+            next((g.score for g in rec.groups if g.name == r.target.name), None) \
             if rec else None
         now = self.clock()
         with self.store() as store:
             ans, _ = store.answer_request(self.course.name, request, lambda q: answer(
                 q, outcome, reason, by, now, points, now_points))
         return ans
+
+    def _question_points(self, r: Request) -> float | None:
+        """A rubric question's points in the student's hand-grade now (regraded by hand:
+        what the answer records as after)."""
+        a = self.course.assignments.get(r.assignment)
+        if a is None or a.rubric is None:
+            return None
+        with self.store() as store:
+            mine = store.hand_grades(self.course.name, student=r.student).get(r.assignment, [])
+        q = next((q for q in a.rubric.questions if q.id == r.target.name), None)
+        g = next((g for g in mine if g.question == r.target.name), None)
+        return points_of(q, g) if q is not None and g is not None else None
 
     def override(self, assignment: str, student: str, points: float, reason: str,
                  by: str) -> GradeChange:

@@ -55,11 +55,13 @@ class StaffPages:
         assignments that have a rubric."""
         course = self.rubrics.current(self.course)
         name = course.name
+        changes = store.grade_changes(name)
         grades = grade_course(course, store.attempts(name), self.max_points,
-                              teams=store.teams(name), changes=store.grade_changes(name))
+                              teams=store.teams(name), changes=changes)
         if all(a.rubric is None for a in course.assignments.values()):
             return grades
-        return with_hand_grades(course, grades, store.hand_grades(name), self.max_points)
+        return with_hand_grades(course, grades, store.hand_grades(name), self.max_points,
+                                changes)
 
     def assignment(self, name: str) -> list[AssignmentRow] | None:
         if name not in self.course.assignments:

@@ -30,11 +30,10 @@ from grader.core.signing import KEY_BYTES, open_token, sign, token
 from grader.core.textfile import head
 from grader.core.upload import MAX_UPLOAD_BYTES, Upload
 from grader.course import teams as tm
-from grader.course.grade_changes import Target
 from grader.course.handgrades import QuestionGrade, shown_hand
 from grader.course.handin import admit, admit_measurement
 from grader.course.load import Course
-from grader.course.regrades import Request, check_request, shown, window
+from grader.course.regrades import Request, check_request, shown, target_of, window
 from grader.course.rubric import Rubric
 from grader.course.shown import (
     HandGradeView,
@@ -235,7 +234,8 @@ class Desk:
             mine, released, teams, requests = self._gather(store, student)
             measured = store.measurements(self.course.name, student) \
                 if any(a.on_demand for a in self.course.assignments.values()) else []
-            hand = store.hand_grades(self.course.name, student=student) if graded else {}
+            hand = self._hand_grades(store, student, {s.spool_id for s in mine}) \
+                if graded else {}
         view = student_view(self.course, student, mine, released=released, now=self.clock(),
                             case_data=self.case_data, measured=measured, teams=teams,
                             requests=requests,
@@ -243,6 +243,20 @@ class Desk:
                                   for name, rubric in graded if released.get(name) and
                                   name in hand})
         return view if only is None else view.only(only)
+
+    def _hand_grades(self, store: CourseReads, student: str, seen: set[str]
+                     ) -> dict[str, list[QuestionGrade]]:
+        """The student's hand-grades; of team work the team's (graded on the submission
+        of a member the student sees)."""
+        if not any(a.teams and a.rubric for a in self.course.assignments.values()):
+            return store.hand_grades(self.course.name, student=student)
+        out = {}
+        for name, grades in store.hand_grades(self.course.name).items():
+            mine = [g for g in grades if g.student == student] or \
+                [g for g in grades if g.spool_id in seen and self.course.assignments[name].teams]
+            if mine:
+                out[name] = mine
+        return out
 
     def _hand(self, rubric: Rubric, grades: list[QuestionGrade]) -> HandGradeView:
         """A student's hand-grade with the lines of the submission graded (its files as
@@ -342,7 +356,8 @@ class Desk:
     def ask(self, student: str, assignment_name: object, group: object, reason: object,
             submission: object = None, *, by: str | None = None) -> RequestView:
         """A regrade request about test group ``group`` of ``submission`` (default: the
-        one that counts for the student), with ``reason``; ``by``: the staff account
+        one that counts for the student), or a question of their released hand-grade
+        (``course.regrades.target_of``), with ``reason``; ``by``: the staff account
         that opens it on the student's behalf (no window, no count).
 
         :raises RefusedError: outside the window, or not a question it takes
@@ -351,25 +366,24 @@ class Desk:
         assignment = self._assignment(assignment_name)
         now, why = self.clock(), str(reason or "")
         with self.store() as store:
-            subs, released, teams, requests = self._gather(store, student)
-        view = student_view(self.course, student, subs, released=released, now=now,
-                            case_data=self.case_data, teams=teams, requests=requests
-                            ).only(assignment).assignments[0]
+            subs, released, _, _ = self._gather(store, student)
+        view = self.view(student, assignment).assignments[0]
         sub = next((s for s in view.submissions if (s.id == submission if submission
                                                     else s.counts)), None)
         record = next((s for s in subs if sub is not None and s.spool_id == sub.id), None)
         full = record.full or record.visible if record else None
-        target = Target("group", str(group or ""))
+        target = target_of(str(group or ""), sub, view.hand)
 
         def decide(earlier: list[Request]) -> Request:
             mine = [r for r in earlier if r.assignment == assignment]
             win = window(self.course, assignment, student, released.get(assignment), now,
                          sum(1 for r in mine if r.opened_by == student))
             before, most = check_request(self.course, assignment, sub, target, why, win, mine,
-                                         staff=by is not None)
+                                         staff=by is not None, hand=view.hand)
             assert sub is not None
+            out_of = most if target.kind == "rubric" else \
+                full.max_score if full and full.max_score else 1.0
             return Request(0, assignment, sub.id, student, target, why.strip(), now,
-                           by or student, before, most,
-                           full.max_score if full and full.max_score else 1.0)
+                           by or student, before, most, out_of)
         with self.store() as store:
             return shown(store.open_request(self.course.name, student, decide))

@@ -118,3 +118,40 @@ def test_a_team_formed_at_the_desk_hands_in_once_and_is_graded_for_both(world) -
     assert answered.requests == ()  # alice asked: her request is hers to see
     mine = desk.view("alice", "pair").assignments[0].requests
     assert [(r.status, r.after, r.answered_by) for r in mine] == [("adjusted", 30.0, "ta")]
+
+
+def test_a_teams_hand_grade_is_every_members_and_a_question_takes_a_request(world) -> None:
+    from ..support import with_rubric
+    desk, clock, _, spool, problems, db, tmp = world
+    course = load_course(with_rubric(tmp / "course.yaml"))
+    desk = Desk(course, spool, lambda: Store(db), problems, b"k" * 32, clock=clock)
+    code = desk.team("alice", "pair", "create", "red").code  # type: ignore[union-attr]
+    desk.team("bob", "pair", "join", code)
+    clock.now = T0 + timedelta(minutes=10)
+    sid = _hand_in(desk, "bob", tmp)
+    at = clock.now.isoformat()
+    with Store(db) as s:
+        s.ingest([SubmissionRecord(spool_id=sid, course="cs", assignment="pair", student="bob",
+                                   submitted_at=at, batch_id="b", state="graded",
+                                   arrived_at=at, claimed_at=at, content_hash=sid,
+                                   language="py", result=make_result({}))])
+        for q, item in (("style", "names"), ("design", "d-part")):  # 3 of 4, 3 of 6
+            s.save_question("cs", "pair", "bob", q, seen=0, items=(item,), adjustment=0.0,
+                            reason="", spool_id=sid, grader="ta1")
+    assert desk.view("alice", "pair").assignments[0].hand is None  # not released yet
+    with Store(db) as s:
+        s.release("cs", "pair", "prof")
+    hand = desk.view("alice", "pair").assignments[0].hand
+    assert hand is not None and hand.points == 6.0  # bob's hand-in, graded once: hers too
+    asked = desk.ask("alice", "pair", "question:style", "the names say what they hold")
+    assert (asked.target_kind, asked.target, asked.before, asked.most) == \
+        ("rubric", "style", 3.0, 4.0)
+    with pytest.raises(RefusedError, match="no question of your released hand-grade"):
+        desk.ask("alice", "pair", "question:nope", "why")
+    pages = StaffPages(course, spool, lambda: Store(db), problems)
+    before = {r.student: r.points for r in pages.assignment("pair") or ()}
+    queue = RegradeQueue(course, spool, lambda: Store(db), problems, clock=clock)
+    queue.answer(asked.id, "adjusted", "fair point", "ta", 4.0)
+    after = {r.student: r.points for r in pages.assignment("pair") or ()}
+    assert before["alice"] == before["bob"] and before["alice"] is not None
+    assert after["alice"] == after["bob"] == pytest.approx(before["alice"] + 1.0)

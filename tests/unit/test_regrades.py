@@ -159,3 +159,22 @@ def test_the_student_sees_the_answer_and_the_queue_filters(tmp_path: Path) -> No
     assert [r.request.id for r in rg.queue_rows([done, waiting], course_at(4, 12), status="",
                                                 target="secret").rows] == [1]
     assert rg.queue_rows([done, waiting], course_at(4, 12), older_h=5).rows == ()
+
+
+def test_a_request_may_name_a_question_of_the_released_hand_grade(tmp_path: Path) -> None:
+    from grader.course.shown import HandGradeView, ShownQuestion
+    c = course(tmp_path)
+    a = view(c, "alice").assignments[0]
+    sub = next(s for s in a.submissions if s.counts)
+    hand = HandGradeView(7.0, 10.0, True, (ShownQuestion("style", "Style", 3.0, 4.0, ()),))
+    assert rg.target_of("style", sub, hand) == Target("rubric", "style")
+    assert rg.target_of("secret", sub, hand) == Target("group", "secret")
+    assert rg.target_of("question:secret", sub, hand) == Target("rubric", "secret")
+    assert rg.check_request(c, "pair", sub, Target("rubric", "style"), "the names are fine",
+                            a.regrades, [], hand=hand) == (3.0, 4.0)
+    with pytest.raises(RefusedError, match=r"no question of your released hand-grade.*"
+                                           r"none released yet"):
+        rg.check_request(c, "pair", sub, Target("rubric", "style"), "why", a.regrades, [])
+    with pytest.raises(RefusedError, match="graded: style"):
+        rg.check_request(c, "pair", sub, Target("rubric", "design"), "why", a.regrades, [],
+                         hand=hand)

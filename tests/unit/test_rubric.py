@@ -280,3 +280,26 @@ def test_the_lms_gets_the_hand_grade_with_its_summary_once_complete(tmp_path: Pa
     assert p.value["comment"] == p.comment
     plain = Posting("c", "hw2", "u", 1.0, 2.0, "FullyGraded", "Completed", None)
     assert "comment" not in plain.value  # entries without one compare as they always did
+
+
+def test_a_rubric_questions_adjustment_and_an_override_count_after_the_hand_grade(
+        tmp_path: Path) -> None:
+    from grader.course.grade_changes import GradeChange, Target
+    course = _course(tmp_path)
+    hand = {"hw1": [_grade("alice", "style", ("names",)), _grade("alice", "design", ("d-part",)),
+                    _grade("bob", "style", ()), _grade("bob", "design", ("d-full",))]}
+    at = course_at(6, 9)
+    changes = [GradeChange("hw1", Target("rubric", "style"), "s-alice", "alice", 3.0, 4.0,
+                           4.0, "the names are fine", "ta1", at, 1),
+               GradeChange("hw1", Target("grade", ""), "", "bob", 0.0, 15.0, 30.0,
+                           "took no part", "prof", at)]
+    grades = grade_course(course, _attempts(), {"hw1": 100.0}, changes=changes)
+    joined = {g.student: g for g in with_hand_grades(course, grades, hand, {"hw1": 100.0},
+                                                     changes) if g.assignment == "hw1"}
+    alice, bob = joined["alice"], joined["bob"]
+    assert alice.points == pytest.approx(0.5 * 20 + 3 + 3 + 1)  # +1 on style, by hand
+    assert any("rubric question style: 3 -> 4" in c for c in alice.changes)
+    assert bob.points == pytest.approx(15.0)  # the override stands over the hand-grade
+    plain = {g.student: g for g in with_hand_grades(course, grades, hand, {"hw1": 100.0})
+             if g.assignment == "hw1"}
+    assert plain["alice"].points == pytest.approx(16.0)

@@ -251,3 +251,26 @@ def test_similarity_compares_a_team_once_never_its_members_with_each_other(
             return red()
 
     assert chosen(c, "pair", Store()) == {"team-red": "x2", "carol": "x3"}
+
+
+def test_a_teams_hand_grade_counts_for_every_member_and_reaches_the_lms(
+        tmp_path: Path) -> None:
+    from grader.course.handgrades import QuestionGrade, with_hand_grades
+
+    from ..support import with_rubric
+    course(tmp_path)
+    c = load_course(with_rubric(tmp_path / "course.yaml"))
+    tries = [Attempt("x2", "bob", "pair", course_at(2, 9), 0.5, 0.5)]
+    hand = {"pair": [QuestionGrade("bob", q, "x2", items, 0.0, "", "ta1", 1,
+                                   "2026-12-03T10:00:00+01:00")
+                     for q, items in (("style", ("names",)), ("design", ("d-part",)))]}
+    joined = {(g.student, g.assignment): g for g in with_hand_grades(
+        c, grade_course(c, tries, {"pair": 10.0}, teams=red()), hand, {"pair": 10.0})}
+    alice, bob = joined[("alice", "pair")], joined[("bob", "pair")]
+    assert alice.status == bob.status == "final"  # bob handed it in; alice is in the team
+    assert alice.points == bob.points == pytest.approx(0.5 * 10 + 3 + 3)
+    posts = {p.lms_user: p for p in lms_postings(
+        c, "lms", tries, {"pair": course_at(5, 9)}, {"pair": 10.0},
+        {"alice": "u-a", "bob": "u-b"}, teams=red(), hand=hand)}
+    assert posts["u-a"].given == posts["u-b"].given == pytest.approx(11.0)
+    assert posts["u-a"].comment == posts["u-b"].comment != ""

@@ -97,7 +97,8 @@ def team_note(t: TeamView | None, assignment: str, i: int, act: Actions | None) 
 
 def requests_note(a: AssignmentView, i: int, act: Actions | None) -> str:
     """The student's regrade requests with staff's answers, when they may ask, and with
-    ``act`` the form that asks about a group of the submission that counts."""
+    ``act`` the form that asks about a group of the submission that counts (or a
+    question of the released hand-grade)."""
     w, out = a.regrades, ""
     if a.requests:
         rows = [[esc(r.id), f"{esc(r.target_kind)} {esc(r.target)} of {esc(r.submission[:19])}",
@@ -120,8 +121,11 @@ def requests_note(a: AssignmentView, i: int, act: Actions | None) -> str:
         return out
     groups = [(g.name, f"{g.name} ({num(g.points)} of {num(g.max_points)})")
               for g in sub.groups]
-    fields = (field("group", "Test group", field_id=f"ask-group-{i}", kind="select",
-                    options=groups) +
+    groups += [(f"question:{q.id}", f"graded by hand: {q.title} ({num(q.points)} of "
+                                    f"{num(q.max_points)})")
+               for q in (a.hand.questions if a.hand else ())]
+    fields = (field("group", "Test group or question", field_id=f"ask-group-{i}",
+                    kind="select", options=groups) +
               field("reason", "Why it should be graded again", field_id=f"ask-reason-{i}",
                     kind="area", hint="Staff read this; say what you expected and why."))
     return out + post_form(act.ask, "Ask for a regrade", csrf_token=act.csrf,
