@@ -115,6 +115,13 @@ def cmd_regrade(args: argparse.Namespace, ctx: Context) -> int:
     if names[0] not in phases[0]:
         raise GradelineError(f"unknown assignment {args.assignment!r}")
     ctx.spool()  # a path without a spool is refused before any work
+    if args.judge_errors and not args.assignment:  # only those held to their shape
+        with ctx.store() as store:
+            names = [n for n in names if any(store.judge_errors(ctx.course(), n, ps[n].version)
+                                             for ps in phases if n in ps)]
+        if not names:
+            print("no judge errors to grade again")
+            return 0
     course = ctx.course_file()
     cpus = ctx.cpus(args.cpus)
     ctx.prepare_image(problems={n: phases[-1][n] for n in names})
