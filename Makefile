@@ -143,10 +143,10 @@ test-cgroup2: deps venv image
 
 DEMO_COURSE ?= example
 DEMO_COURSE_FILE ?= grader/examples/course.yaml
-# The packages the example course grades: the demo self-checks these (every bundled
-# example, with the images of its own some need, is checked by `make test` and
-# `make check-examples`).
-DEMO_ASSIGNMENTS := bigsum meanstd spread
+# The demo grades the example course's packages (bigsum, meanstd, spread); their
+# labelled submissions, and every other bundled example's with the images of its own
+# some need, are self-checked by `make test` (tests/integration/test_examples.py) and
+# `make check-examples`.
 # The demo grades into a database of its own, made empty each time, so that it really
 # grades (results stored by earlier runs would otherwise be reused by content hash). A
 # course from hand-in to final grades: the visible groups at hand-in, the full suite
@@ -154,9 +154,9 @@ DEMO_ASSIGNMENTS := bigsum meanstd spread
 # the grade sheets with the course file's late policy, and Canvas and Moodle imports.
 # It installs and builds only what it needs (not the test tiers' browsers, web servers,
 # accounting database or the other examples' images).
-demo: deps-demo venv image slurm db
+demo: deps-demo venv
+	$(MAKE) --no-print-directory -j3 image slurm db  # the image builds while both start
 	$(BIN)/gradeline check-env || true
-	$(BIN)/gradeline check $(addprefix grader/examples/,$(DEMO_ASSIGNMENTS))
 	rm -rf $(DEMO_DIR)
 	$(BIN)/gradeline corpus $(DEMO_DIR) --count 240 --seed 1 --submit-to $(DEMO_DIR)/spool --course $(DEMO_COURSE)
 	export GRADELINE_DB_URL=$$($(BIN)/gradeline db fresh gradeline_demo) \
