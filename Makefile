@@ -154,8 +154,7 @@ DEMO_COURSE_FILE ?= grader/examples/course.yaml
 # the grade sheets with the course file's late policy, and Canvas and Moodle imports.
 # It installs and builds only what it needs (not the test tiers' browsers, web servers,
 # accounting database or the other examples' images).
-demo: deps-demo venv
-	$(MAKE) --no-print-directory -j3 image slurm db  # the image builds while both start
+demo: deps-demo venv image slurm db
 	$(BIN)/gradeline check-env || true
 	rm -rf $(DEMO_DIR)
 	$(BIN)/gradeline corpus $(DEMO_DIR) --count 240 --seed 1 --submit-to $(DEMO_DIR)/spool --course $(DEMO_COURSE)
