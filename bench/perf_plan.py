@@ -22,7 +22,7 @@ import sys
 from pathlib import Path
 
 from grader.formats.load import load_problem
-from grader.planning.perfplan import PerfDemand, predict
+from grader.planning.perfplan import PerfDemand, fixed_cost, predict
 
 ROOT = Path(__file__).resolve().parent.parent
 BIN = Path(sys.executable).parent / "gradeline"
@@ -45,9 +45,11 @@ def main() -> None:
     problem = load_problem(pkg)
     spec = problem.performance
     assert spec is not None
-    ref = grade(pkg, spec.reference, args.cpus)["performance"]
+    own = grade(pkg, spec.reference, args.cpus)
+    ref = own["performance"]
     demands = [PerfDemand(m["cores"], m["reference"]["median_s"], m["reference"]["runs"])
                for m in ref["measurements"]]  # type: ignore[index]
+    fixed = fixed_cost(spec, demands, own["timing"]["performance_s"])  # type: ignore[index]
     subs = sorted((pkg / "submissions" / "accepted").iterdir())
     took, ratios = [], []
     for k in range(args.students):
@@ -58,7 +60,8 @@ def main() -> None:
         print(f"{subs[k % len(subs)].name}: {took[-1]:.2f} s", flush=True)
     ratio = statistics.fmean(ratios) if ratios else 1.0
     plan = predict(spec, demands, students=args.students, shape_cores=problem.shape.cores,
-                   cores=problem.shape.cores, ratio=ratio, time_limit_s=problem.limits.wall_s)
+                   cores=problem.shape.cores, ratio=ratio, time_limit_s=problem.limits.wall_s,
+                   fixed_s=fixed)
     actual = sum(took)
     err = plan.finish_s / actual - 1
     text = (f"| students | time ratio | predicted (s) | replayed (s) | error |\n"

@@ -13,7 +13,7 @@ from grader.compose.context import Context
 from grader.core.errors import ConfigError, GradelineError
 from grader.formats.load import load_problem
 from grader.formats.problem import Problem
-from grader.planning.perfplan import PerfDemand, predict
+from grader.planning.perfplan import PerfDemand, fixed_cost, predict
 
 
 def _given(text: str) -> list[PerfDemand]:
@@ -30,8 +30,10 @@ def _given(text: str) -> list[PerfDemand]:
     return out
 
 
-def _measured(args: argparse.Namespace, ctx: Context, problem: Problem) -> list[PerfDemand]:
-    """The reference at each core count, timed against itself on this machine."""
+def _measured(args: argparse.Namespace, ctx: Context, problem: Problem
+              ) -> tuple[list[PerfDemand], float]:
+    """The reference at each core count, timed against itself on this machine, and
+    what its phase took beyond those rounds (``perfplan.fixed_cost``)."""
     assert problem.performance is not None
     cpus = ctx.cpus(args.cpus)
     ctx.prepare_image(problems={problem.short_name: problem}, local=cpus)
@@ -47,8 +49,10 @@ def _measured(args: argparse.Namespace, ctx: Context, problem: Problem) -> list[
     if perf.not_in_force:
         print(f"timed on CPUs {cpus} with {', '.join(perf.not_in_force)} not in force: the "
               "times may be longer or noisier than on the grading nodes")
-    return [PerfDemand(m.cores, m.reference.median_s, float(m.reference.runs))
-            for m in perf.measurements]
+    demands = [PerfDemand(m.cores, m.reference.median_s, float(m.reference.runs))
+               for m in perf.measurements]
+    return demands, fixed_cost(problem.performance, demands,
+                               float(r.timing.get("performance_s", 0.0)))
 
 
 def cmd_performance(args: argparse.Namespace, ctx: Context) -> int:
@@ -57,13 +61,13 @@ def cmd_performance(args: argparse.Namespace, ctx: Context) -> int:
     if spec is None:
         raise ConfigError(f"{problem.short_name}: gradeline.yaml declares no performance: "
                           "tests")
-    demands = _given(args.reference_times) if args.reference_times else \
+    demands, fixed = (_given(args.reference_times), 0.0) if args.reference_times else \
         _measured(args, ctx, problem)
     cores = args.cores or len(os.sched_getaffinity(0))
     try:
         plan = predict(spec, demands, students=args.students, shape_cores=problem.shape.cores,
                        cores=cores, accepted=args.accepted, ratio=args.ratio,
-                       time_limit_s=problem.limits.wall_s)
+                       time_limit_s=problem.limits.wall_s, fixed_s=fixed)
     except ValueError as e:
         raise GradelineError(f"{problem.short_name}: {e}") from None
     print(plan.describe())

@@ -174,6 +174,16 @@ def test_the_plan_is_its_formula_on_a_table() -> None:
     capped = predict(spec, demands, students=1, shape_cores=4, cores=4, ratio=100,
                      time_limit_s=2.0, overhead_s=0)
     assert capped.by_cores[0][1] == pytest.approx(6 * (0.4 + 2.0))  # a run ends at the limit
+    # what the reference's own phase took beyond its rounds is each student's too
+    from grader.planning.perfplan import fixed_cost
+    itself = (1 + 5) * (0.4 + 0.4 + 0.06) + (1 + 3) * (0.12 + 0.12 + 0.06)
+    fixed = fixed_cost(spec, demands, itself + 2.5, overhead_s=0.03)
+    assert fixed == pytest.approx(2.5)
+    assert fixed_cost(spec, demands, 0.1) == 0.0  # never below nothing
+    with_fixed = predict(spec, demands, students=100, shape_cores=4, cores=10,
+                         accepted=0.8, ratio=1.5, overhead_s=0.03, fixed_s=fixed)
+    assert with_fixed.finish_s == pytest.approx(40 * (one + four + 2.5))
+    assert "cache reading and starts: 2.5 s" in with_fixed.describe()
     with pytest.raises(ValueError, match=r"no measured reference time at \[4\]"):
         predict(spec, demands[:1], students=1, shape_cores=4, cores=4)
     with pytest.raises(ValueError, match="cannot hold one allocation"):
