@@ -229,6 +229,12 @@ class Desk:
     def view(self, student: str, assignment: object = None) -> StudentView:
         """The student's own page as a value (one assignment, or all)."""
         only = None if assignment is None else self._assignment(assignment)
+        view = self._read(student, self.clock())[0]
+        return view if only is None else view.only(only)
+
+    def _read(self, student: str, now: datetime
+              ) -> tuple[StudentView, list[Submitted], Mapping[str, datetime | None]]:
+        """The student's view as of ``now``, with the records and releases it is of."""
         graded = [(a.name, a.rubric) for a in self.course.ordered() if a.rubric is not None]
         with self.store() as store:
             mine, released, teams, requests = self._gather(store, student)
@@ -236,13 +242,13 @@ class Desk:
                 if any(a.on_demand for a in self.course.assignments.values()) else []
             hand = self._hand_grades(store, student, {s.spool_id for s in mine}) \
                 if graded else {}
-        view = student_view(self.course, student, mine, released=released, now=self.clock(),
+        view = student_view(self.course, student, mine, released=released, now=now,
                             case_data=self.case_data, measured=measured, teams=teams,
                             requests=requests,
                             hand={name: self._hand(rubric, hand[name])
                                   for name, rubric in graded if released.get(name) and
                                   name in hand})
-        return view if only is None else view.only(only)
+        return view, list(mine), released
 
     def _hand_grades(self, store: CourseReads, student: str, seen: set[str]
                      ) -> dict[str, list[QuestionGrade]]:
@@ -365,9 +371,8 @@ class Desk:
         """
         assignment = self._assignment(assignment_name)
         now, why = self.clock(), str(reason or "")
-        with self.store() as store:
-            subs, released, _, _ = self._gather(store, student)
-        view = self.view(student, assignment).assignments[0]
+        whole, subs, released = self._read(student, now)
+        view = whole.only(assignment).assignments[0]
         sub = next((s for s in view.submissions if (s.id == submission if submission
                                                     else s.counts)), None)
         record = next((s for s in subs if sub is not None and s.spool_id == sub.id), None)
