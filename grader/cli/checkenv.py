@@ -61,10 +61,10 @@ def checks(ctx: Context) -> list[Check]:
         out.append(Check("image", img is not None,
                          f"{img.image_id} at {img.path}" if img else "not built",
                          "gradeline image build"))
-    out.append(Check("debootstrap", shutil.which("debootstrap") is not None,
-                     shutil.which("debootstrap") or "not installed",
-                     "apt-get install debootstrap (needed to build the image without "
-                     "apptainer)", required=runtime == "bwrap"))
+    strap = shutil.which("mmdebstrap") or shutil.which("debootstrap")
+    out.append(Check("debootstrap", strap is not None, strap or "not installed",
+                     "apt-get install mmdebstrap (or debootstrap, slower; needed to build "
+                     "the image without apptainer)", required=runtime == "bwrap"))
     out.append(_state_check(ctx))
     out.append(_database_check(ctx))
     out.append(_slurm_check(ctx))
