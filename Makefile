@@ -178,7 +178,7 @@ demo: deps-demo venv image slurm db
 	echo "  $$env $(BIN)/gradeline web --spool $(DEMO_DIR)/spool --staff-socket $(DEMO_DIR)/staff.sock"; \
 	echo "      then: curl --unix-socket $(DEMO_DIR)/staff.sock http://localhost/a/bigsum" \
 	  "(or ssh -N -L 8470:$(CURDIR)/$(DEMO_DIR)/staff.sock HOST, http://localhost:8470/)"; \
-	echo "  make test        every tier (installs the test tools; about 35 minutes)"; \
+	echo "  make test        every tier (installs the test tools; about 50 minutes)"; \
 	echo "  the staff guide: docs/pages/staff/index.md"
 
 # Every bundled example self-checked, building the images of its own some need

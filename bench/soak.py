@@ -435,6 +435,10 @@ def check(spool: Any, db_url: str, count: int) -> dict[str, Any]:
         unstamped = s.count("SELECT count(*) FROM submissions WHERE stored_at IS NULL")
         verdicts: dict[str, int] = dict(s.conn.execute(
             "SELECT verdict, count(*) FROM results GROUP BY verdict").fetchall())
+        # why a submission that should pass did not: its record, for the report
+        not_ac = [f"{sid} {v}: {json.dumps(rec)[:1500]}" for sid, v, rec in s.conn.execute(
+            "SELECT s.spool_id, r.verdict, r.record FROM results r JOIN submissions s "
+            "ON s.id = r.submission_id WHERE r.verdict <> 'AC' LIMIT 3").fetchall()]
     deadline = time.monotonic() + 30  # cancelled pilots get Slurm's KillWait to end
     while True:
         zombies = [p for p in _pids() if (st := _stat(p)) and st[0] == "Z"]
@@ -446,7 +450,7 @@ def check(spool: Any, db_url: str, count: int) -> dict[str, Any]:
     accounted = done + quarantined
     return {"submitted": count, "new_left": new, "cur_left": cur, "done": done,
             "quarantined": quarantined, "in_database": stored, "results": results,
-            "unstamped": unstamped, "verdicts": verdicts,
+            "unstamped": unstamped, "verdicts": verdicts, "not_ac": not_ac,
             "lost": count - len(set(ids)) if accounted == count else count - accounted,
             "doubled": len(ids) - len(set(ids)), "zombies": len(zombies),
             "stray_processes": len(strays)}
