@@ -61,6 +61,19 @@ def is_one_of(peer: Peer, accounts: Collection[str], groups: Collection[str]) ->
     return bool(groups) and bool(groups_of(peer) & set(groups))
 
 
+def account_is_one_of(user: str, accounts: Collection[str],
+                      groups: Collection[str]) -> bool | None:
+    """Whether the account named ``user`` would pass :func:`is_one_of` when it connects
+    (None: this host has no such account, so its groups cannot be asked)."""
+    if user in accounts:
+        return True
+    try:
+        pw = pwd.getpwnam(user)
+    except KeyError:
+        return None
+    return is_one_of(Peer(0, pw.pw_uid, pw.pw_gid, user), accounts, groups)
+
+
 def bind_for_everyone(path: Path, what: str, dir_mode: int | None = None) -> socket.socket:
     """A Unix socket bound at ``path`` that every account may connect to (who they are is
     asked per request: :func:`peer_of`); its directory made searchable by all (or set to

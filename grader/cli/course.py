@@ -10,6 +10,7 @@ from collections.abc import Mapping
 from datetime import UTC, datetime
 from pathlib import Path
 
+from grader.adapters.peercred import account_is_one_of
 from grader.cli.common import Commands, spool_options
 from grader.compose import grading
 from grader.compose.context import Context
@@ -22,6 +23,8 @@ from grader.core.errors import (
 )
 from grader.course.handgrades import (
     QuestionGrade,
+    auto_possible,
+    auto_share,
     by_student,
     evaluation_csv,
     possible,
@@ -73,6 +76,27 @@ def _validators(ctx: Context, packages: dict[str, Problem]) -> int:
     return len(bad)
 
 
+def _rubric_problems(course: Course, a: Assignment, p: Problem) -> int:
+    """Print what a rubric gets wrong that its file alone cannot show: graders who
+    could not open the grading page (not staff), and ``combine: replace`` leaving the
+    autograder nothing (its tests would count for no points). Returns how many."""
+    assert a.rubric is not None
+    bad, staff = 0, course.staff
+    for g in sorted(a.rubric.graders):
+        ok = account_is_one_of(g, [*staff.accounts, *staff.instructors], staff.groups)
+        if not ok:
+            why = "no account of this host" if ok is None else "not in the course's staff"
+            print(f"    grader {g!r} cannot open the grading page: {why} (add them to "
+                  "staff: accounts or one of staff: groups)")
+            bad += 1
+    if a.rubric.spec.combine == "replace" and auto_share(a, p.max_score) <= 0:
+        print(f"    combine: replace and the rubric's {a.rubric.max_points:g} points take all "
+              f"{auto_possible(a, p.max_score):g} of the assignment's: its tests count for "
+              "nothing (raise points:, or combine: add)")
+        bad += 1
+    return bad
+
+
 def cmd_course_check(args: argparse.Namespace, ctx: Context) -> int:
     course = ctx.course_required()
     packages = _packages(course)
@@ -100,6 +124,7 @@ def cmd_course_check(args: argparse.Namespace, ctx: Context) -> int:
             print(f"    graded by hand ({r.source}): " + ", ".join(
                 f"{q.id} {q.points:g}" for q in r.questions) + f"; {r.spec.combine}s "
                 f"{r.max_points:g} points" + ("; anonymously" if r.spec.anonymous else ""))
+            bad += _rubric_problems(course, a, p)
     bad += _validators(ctx, packages)
     return 1 if bad else 0
 

@@ -144,6 +144,12 @@ class Rubric:
         """What the hand-grade is worth (extra credit above it possible)."""
         return sum(q.points for q in self.spec.questions)
 
+    @property
+    def graders(self) -> set[str]:
+        """Every account the rubric names to grade (by question and by section)."""
+        return {g for q in self.spec.questions
+                for g in [*q.weights, *(x for xs in q.sections.values() for x in xs)]}
+
     def question(self, qid: str) -> QuestionSpec | None:
         return next((q for q in self.spec.questions if q.id == qid), None)
 

@@ -10,6 +10,7 @@ from datetime import timedelta
 from pathlib import Path
 
 import pytest
+import yaml
 
 from grader.core.errors import ConfigError
 from grader.course.load import load_course, read_roster
@@ -236,3 +237,43 @@ def test_the_roster_takes_an_lms_id_column_and_keeps_it_unique() -> None:
     assert (r["a"].lms_id, r["b"].lms_id) == ("7", "")
     with pytest.raises(ConfigError, match=r"r\.csv:3: lms_id '7' is also 'a'"):
         read_roster("student,name,email,lms_id\na,A,a@e,7\nb,B,b@e,7\n", "r.csv")
+
+
+def test_course_check_names_graders_who_are_not_staff_and_a_replace_that_leaves_no_tests(
+        tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    import copy
+
+    from grader.cli import main as cli
+
+    from ..support import EXAMPLES, RUBRIC, with_rubric
+
+    (tmp_path / "pk").mkdir()
+    for name in ("hw1", "hw2"):
+        shutil.copytree(EXAMPLES / "bigsum", tmp_path / "pk" / name)
+    rubric = copy.deepcopy(RUBRIC)
+    questions = rubric["questions"]
+    assert isinstance(questions, list)
+    # ta1 by account, daemon (a Debian system account) by its primary group; ta2 and a
+    # section's grader are neither
+    questions[0]["graders"] = ["ta1", "ta2", "daemon"]
+    questions[1]["sections"] = {"A": ["nosuch-grader"]}
+    p = with_rubric(course_yaml(tmp_path, staff={"accounts": ["ta1"], "groups": ["daemon"]}),
+                    rubric)
+    assert cli.main(["course", "check", "--course-file", str(p)]) == 1
+    out = capsys.readouterr().out
+    assert "grader 'ta2' cannot open the grading page" in out
+    assert "grader 'nosuch-grader' cannot open the grading page: no account of this host" \
+        in out
+    assert "'ta1'" not in out and "'daemon'" not in out
+    assert "tests count for nothing" not in out  # add: the 20 points stay the tests'
+
+    questions[0]["graders"], questions[1]["sections"] = ["ta1"], {}
+    rubric["combine"] = "replace"
+    p = with_rubric(course_yaml(tmp_path, staff={"accounts": ["ta1"]}), rubric)
+    assert cli.main(["course", "check", "--course-file", str(p)]) == 0  # 10 of 20 left
+    data = yaml.safe_load(p.read_text())
+    data["assignments"][0]["points"] = 10
+    p.write_text(yaml.safe_dump(data))
+    assert cli.main(["course", "check", "--course-file", str(p)]) == 1
+    assert "combine: replace and the rubric's 10 points take all 10 of the assignment's: " \
+           "its tests count for nothing" in capsys.readouterr().out
