@@ -120,6 +120,14 @@ class Unmapped:
     reason: str
 
 
+def staff_account(lms: Mapping[str, str], lms_id: str, email: str = "",
+                  sis_id: str = "") -> str | None:
+    """The staff account (``staff: lms`` of the course file) an LMS user is: the one whose
+    LMS identity is their LMS user id, email (any case) or SIS id; None when none is."""
+    said = {x.casefold() for x in (lms_id, email, sis_id) if x}
+    return next((a for a, who in sorted(lms.items()) if who.strip().casefold() in said), None)
+
+
 class Roster:
     """The roster looked up the three ways a download names a student."""
 

@@ -203,6 +203,19 @@ class StaffSpec(_Strict):
     #: staff who may also reveal names of an anonymously graded assignment (accounts;
     #: staff themselves): graders otherwise
     instructors: list[str] = Field(default_factory=list)
+    #: account -> who it is in the LMS (email, LMS user id or SIS id): a staff launch
+    #: from the LMS is that account (its grading queue, its name on the grades it
+    #: saves); one not named is its LMS user id and sees every student's queue
+    lms: dict[str, str] = Field(default_factory=dict)
+
+    @field_validator("lms")
+    @classmethod
+    def _one_each(cls, v: dict[str, str]) -> dict[str, str]:
+        seen = [x.strip().casefold() for x in v.values()]
+        if dup := sorted({x for x in seen if seen.count(x) > 1 or not x}):
+            raise ValueError("each account's LMS identity is its own and not empty: "
+                             + ", ".join(repr(x) for x in dup))
+        return v
 
 
 PastLimit = Literal["refuse", "defer"]

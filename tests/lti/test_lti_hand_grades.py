@@ -9,6 +9,7 @@ instructor reveals the names."""
 
 from __future__ import annotations
 
+import copy
 import json
 import os
 import re
@@ -68,10 +69,14 @@ def site(tmp_path: Path, db: str) -> Iterator[Site]:
     shutil.copytree(EXAMPLES / "bigsum", tmp_path / "bigsum")
     (tmp_path / "roster.csv").write_text("student,name,email,lms_id\n"
                                          "alice,Alice Learner,alice@example.edu,u-alice\n")
-    (tmp_path / "rubric.yaml").write_text(yaml.safe_dump(RUBRIC))
+    rubric = copy.deepcopy(RUBRIC)  # tom grades the style question of everyone
+    rubric["questions"][0]["graders"] = ["tom"]  # type: ignore[index]
+    (tmp_path / "rubric.yaml").write_text(yaml.safe_dump(rubric))
     due = (datetime.now(UTC) - timedelta(days=1)).strftime("%Y-%m-%d %H:%M")
     (tmp_path / "course.yaml").write_text(yaml.safe_dump({
-        "course": "lticourse", "roster": "roster.csv", "assignments": [
+        "course": "lticourse", "roster": "roster.csv",
+        "staff": {"lms": {"tom": "Tom@example.edu"}},  # tina is not named: her LMS id
+        "assignments": [
             {"name": "bigsum", "package": "bigsum", "deadline": due, "points": 10,
              "rubric": "rubric.yaml"}]}))
     (tmp_path / "lti.yaml").write_text(yaml.safe_dump({
@@ -165,6 +170,8 @@ def test_staff_grade_in_their_launch_and_only_the_instructor_reveals(site: Site,
     base = tom.url.rstrip("/")
     index = requests.get(f"{base}/a/bigsum/grade", timeout=30)
     assert index.status_code == 200 and "Graded anonymously" in index.text
+    # staff: lms names tom by his email: the style question's queue is his own
+    assert index.text.count("Your queue") == 1 and "Every student" in index.text
     [key] = set(re.findall(r"/a/bigsum/grade/style/(anon-[a-z2-7]{8})", index.text))
     table = requests.get(f"{base}/a/bigsum", timeout=30).text
     assert key in table and "alice" not in table and "Alice Learner" not in table
@@ -178,7 +185,7 @@ def test_staff_grade_in_their_launch_and_only_the_instructor_reveals(site: Site,
     assert "Saved." in again.text and re.search(r'id="item-names"[^>]* checked', again.text)
     with Store(db) as s:
         [grade] = s.hand_grades("lticourse", "bigsum")["bigsum"]
-    assert (grade.student, grade.grader, grade.items) == ("alice", "u-tom", ("names",))
+    assert (grade.student, grade.grader, grade.items) == ("alice", "tom", ("names",))
     refused = requests.post(f"{base}/a/bigsum/grade/reveal",  # tom's own form token
                             data={"csrf": _form(page.text)["csrf"]}, timeout=30,
                             allow_redirects=False)
@@ -187,6 +194,7 @@ def test_staff_grade_in_their_launch_and_only_the_instructor_reveals(site: Site,
     tina = launch(site.platform, "rl-1", "u-tina")
     tbase = tina.url.rstrip("/")
     tindex = requests.get(f"{tbase}/a/bigsum/grade", timeout=30).text
+    assert "Your queue" not in tindex  # not named in staff: lms: every student's
     revealed = requests.post(f"{tbase}/a/bigsum/grade/reveal", data=_form(tindex),
                              timeout=30)
     assert revealed.status_code == 200 and "alice (Alice Learner)" in revealed.text

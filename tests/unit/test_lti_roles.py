@@ -96,3 +96,16 @@ def test_an_lms_user_is_one_roster_student_or_nobody_with_the_reason(
         who: tuple[str, str, str], want: tuple[str | None, str]) -> None:
     sid, why = _roster().member(*who)
     assert sid == want[0] and want[1] in why and (why == "") == (sid is not None)
+
+
+def test_a_staff_launch_is_the_account_staff_lms_names_by_id_email_or_sis_id() -> None:
+    from grader.course.lms_mapping import staff_account
+    from grader.course.spec import StaffSpec
+
+    lms = StaffSpec(lms={"tom": "Tom@Example.edu", "tina": "u-tina", "ta3": "S-3"}).lms
+    assert staff_account(lms, "u-9", "tom@example.EDU") == "tom"  # email, any case
+    assert staff_account(lms, "u-tina", "other@example.edu") == "tina"  # LMS user id
+    assert staff_account(lms, "u-7", "", "S-3") == "ta3"  # SIS id
+    assert staff_account(lms, "u-7", "tina@example.edu", "") is None  # nobody named
+    with pytest.raises(ValidationError, match="its own and not empty: 'tom@example.edu'"):
+        StaffSpec(lms={"tom": "tom@example.edu", "ta2": "TOM@example.edu "})

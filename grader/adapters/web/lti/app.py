@@ -43,7 +43,7 @@ from grader.core.errors import GradelineError, RefusedError
 from grader.core.signing import open_token, token
 from grader.core.upload import MAX_UPLOAD_BYTES as MAX_BODY
 from grader.core.upload import Upload, form_length_refusal
-from grader.course.lms_mapping import Roster
+from grader.course.lms_mapping import Roster, staff_account
 from grader.course.load import Course
 from grader.course.shown import Receipt, StudentView
 
@@ -95,6 +95,14 @@ def match_student(course: Course, claims: Mapping[str, Any]) -> tuple[str | None
     return Roster(course.students).member(
         str(claims.get("sub", "")), str(claims.get("email") or ""),
         str((claims.get(C + "lis") or {}).get("person_sourcedid") or ""))
+
+
+def staff_of(course: Course, claims: Mapping[str, Any]) -> str:
+    """Who a staff launch is: the account ``staff: lms`` names for it (their grading
+    queue, their name on the grades they save), else their LMS user id."""
+    sub = str(claims.get("sub", ""))
+    return staff_account(course.staff.lms, sub, str(claims.get("email") or ""),
+                         str((claims.get(C + "lis") or {}).get("person_sourcedid") or "")) or sub
 
 
 class Tool:
@@ -183,7 +191,7 @@ class Tool:
             t = self._token(Who(str(course_file), data["sub"], True, key, lid))
             return HTMLResponse(pages.picker(course, f"{self.regs.base_url}/deeplink/{t}"),
                                 headers=NO_STORE)
-        user, why = (data["sub"], "") if staff else match_student(course, data)
+        user, why = (staff_of(course, data), "") if staff else match_student(course, data)
         if user is None:
             raise RefusedError(
                 f"{data.get('name') or data['sub']} ({data.get('email') or 'no email'}) is not "
