@@ -144,6 +144,12 @@ class Courses:
                 staff_html(g.staff_for(viewer), path)
         return rebase(html, base) if html is not None else None
 
+    def evaluations(self, course_file: str, assignment: str, user: str, instructor: bool
+                    ) -> str | None:
+        """The evaluations CSV of the grading page, as ``user`` may see it."""
+        g = self._get(course_file).grading
+        return None if g is None else g.evaluations(Viewer(user, instructor), assignment)
+
     def staff_post(self, course_file: str, path: str, fields: Mapping[str, list[str]],
                    base: str, user: str, instructor: bool) -> tuple[int, str, str]:
         """A grading form posted at ``path``: (status, its page under ``base``, where to

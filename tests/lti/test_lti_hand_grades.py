@@ -186,6 +186,15 @@ def test_staff_grade_in_their_launch_and_only_the_instructor_reveals(site: Site,
     with Store(db) as s:
         [grade] = s.hand_grades("lticourse", "bigsum")["bigsum"]
     assert (grade.student, grade.grader, grade.items) == ("alice", "tom", ("names",))
+    # the grading page's export, in the launch too: by pseudonym while names are hidden
+    assert f"{base}/a/bigsum/grade/evaluations.csv" in index.text
+    csv = requests.get(f"{base}/a/bigsum/grade/evaluations.csv", timeout=30)
+    assert csv.status_code == 200 and csv.headers["content-type"].startswith("text/csv")
+    assert "bigsum-evaluations.csv" in csv.headers["content-disposition"]
+    rows = csv.text.splitlines()
+    assert key in rows[1] and "alice" not in csv.text and "tom" in rows[1], csv.text
+    assert requests.get(f"{base}/a/nosuch/grade/evaluations.csv", timeout=30
+                        ).status_code == 404
     refused = requests.post(f"{base}/a/bigsum/grade/reveal",  # tom's own form token
                             data={"csrf": _form(page.text)["csrf"]}, timeout=30,
                             allow_redirects=False)

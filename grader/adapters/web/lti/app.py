@@ -14,6 +14,7 @@ reason. What a student sees and hands in goes through the same views as the desk
 from __future__ import annotations
 
 import logging
+import re
 import tempfile
 import threading
 import time
@@ -22,7 +23,7 @@ from dataclasses import dataclass
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
 from typing import Any, Protocol
-from urllib.parse import quote
+from urllib.parse import quote, unquote
 
 from pylti1p3.deep_link_resource import DeepLinkResource
 from pylti1p3.exception import LtiException, OIDCException, ToolConfException
@@ -55,6 +56,13 @@ NO_STORE = {"Cache-Control": "no-store", "Referrer-Policy": "no-referrer"}
 #: the pages in the shared design: its stylesheet and nothing else (not the deep link's
 #: reply, whose form the platform's own script posts on)
 PAGE = {**NO_STORE, "Content-Security-Policy": CSP}
+EVALUATIONS = re.compile(r"a/([^/]+)/grade/evaluations\.csv")
+
+
+def _csv(filename: str, text: str) -> Response:
+    """A download: the CSV as its file, never cached."""
+    return Response(text, media_type="text/csv; charset=utf-8", headers={
+        **NO_STORE, "Content-Disposition": f'attachment; filename="{quote(filename)}"'})
 log = logging.getLogger(__name__)
 
 
@@ -82,6 +90,11 @@ class CourseSide(Protocol):
     def staff_post(self, course_file: str, path: str, fields: Mapping[str, list[str]],
                    base: str, user: str, instructor: bool) -> tuple[int, str, str]: ...
     def max_points(self, course_file: str, assignment: str) -> float: ...
+    def evaluations(self, course_file: str, assignment: str, user: str, instructor: bool
+                    ) -> str | None:
+        """The assignment's evaluations CSV as ``user`` may see it (None: not graded
+        by hand)."""
+        ...
     def change(self, course_file: str, student: str, what: str, fields: Mapping[str, str]
                ) -> str:
         """A team's change (``what``: team) or a regrade request (ask), through the
@@ -253,6 +266,12 @@ class Tool:
         if who.staff:
             path = request.path_params.get("rest", "") or \
                 (f"a/{quote(who.assignment)}" if who.assignment else "")  # the launch's
+            if m := EVALUATIONS.fullmatch(path):  # the grading page's export
+                name = unquote(m[1])
+                text = await run_in_threadpool(self.courses.evaluations, who.course_file,
+                                               name, who.user, who.instructor)
+                return _refuse(f"no assignment graded by hand called {name}", 404) \
+                    if text is None else _csv(f"{name}-evaluations.csv", text)
             query = "?saved=1" if request.query_params.get("saved") else ""
             html = await run_in_threadpool(self.courses.staff_page, who.course_file,
                                            "/" + path + query, base, who.user,
