@@ -421,7 +421,13 @@ PAGES: dict[str, Callable[[], str]] = {
     "handin-results": lambda: handin(receipt=RECEIPT, results=True),
     "handin-error": lambda: handin(error="sieve.zip is larger than 16 MiB: hand in the "
                                    "source file only"),
-    "refused": refused, "handin-team": handin_team, "staff-regrades": regrade_queue,
+    "refused": refused, "handin-team": handin_team,
+    "handin-performance": lambda: student.handin_page(  # the on-demand measurement's button
+        PERF_VIEW, ["heat"], action="/hand-in", csrf_token="Zx81kQ-3n0vY2pT7", max_mib=16,
+        results=True, actions=student.Actions("/team", "/ask", "Zx81kQ-3n0vY2pT7", "/measure"),
+        done="Your submission 2025-03-21T09-40-11 of heat waits to be measured (2 of 3 "
+             "measurements used); its curve appears here when it is done."),
+    "staff-regrades": regrade_queue,
     "staff-regrade": regrade_request}
 
 

@@ -20,6 +20,7 @@ from grader.adapters.web.lti import services
 from grader.adapters.web.lti.registrations import Registrations
 from grader.adapters.web.lti.services import SyncReport, post_grades
 from grader.adapters.web.lti.state import LtiState
+from grader.adapters.web.student import measuring_said
 from grader.compose import read_side
 from grader.compose.context import Context
 from grader.core.errors import GradelineError, RefusedError
@@ -112,8 +113,8 @@ class Courses:
 
     def change(self, course_file: str, student: str, what: str, fields: Mapping[str, str]
                ) -> str:
-        """A team's change or a regrade request through the course's desk (the rules
-        are the desk's, whichever door); what it did, in words."""
+        """A team's change, a regrade request or a measurement on demand through the
+        course's desk (the rules are the desk's, whichever door); what it did, in words."""
         desk, a = self._get(course_file).desk, fields.get("assignment", "")
         if what == "team":
             team = desk.team(student, a, fields.get("action", ""), fields.get("value"))
@@ -123,6 +124,8 @@ class Courses:
             r = desk.ask(student, a, fields.get("group", ""), fields.get("reason", ""),
                          fields.get("submission") or None)
             return f"Your request {r.id} about {r.target} is with your course staff."
+        if what == "measure":
+            return measuring_said(desk.measure(student, a))
         raise RefusedError(f"no such change {what!r}")
 
     def max_points(self, course_file: str, assignment: str) -> float:

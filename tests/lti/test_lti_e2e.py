@@ -256,3 +256,49 @@ def test_students_form_a_team_in_the_lms(lms: Lms) -> None:
     assert wrong.status_code == 400 and "no team of bigsum has the code" in wrong.text
     joined = form(bob, "/team", action="join", value=code.group(1))
     assert joined.status_code == 200 and "alice, bob" in joined.text
+
+
+def test_a_student_asks_for_a_performance_measurement_in_the_lms(lms: Lms) -> None:
+    """The on-demand measurement's button on a student's page in the LMS: the desk's
+    tokens and reasons, whichever door."""
+    shutil.copytree(EXAMPLES / "primecount", lms.course.parent / "primecount")
+    course = yaml.safe_load(lms.course.read_text())
+    course["assignments"].append({
+        "name": "primecount", "package": "primecount",
+        "deadline": course["assignments"][0]["deadline"], "performance": {"on_demand": 1}})
+    lms.course.write_text(yaml.safe_dump(course))  # the tool reads it again
+    rl = "rl-perf"
+    admin(lms.platform, "resource_links", {"id": rl, "title": "primecount",
+                                           "client_id": CLIENT,
+                                           "custom": {"assignment": "primecount"}})
+
+    def csrf(page: requests.Response) -> str:
+        token = re.search(r'name="csrf" value="([^"]+)"', page.text)
+        assert token, page.text[:500]
+        return token.group(1)
+
+    alice = post(*id_token(lms.platform, rl, "u-alice"))
+    assert "Performance on demand: 0 of 1 used" in alice.text
+    src = EXAMPLES / "primecount/submissions/accepted/parallel.c"
+    handed = requests.post(alice.url.rstrip("/") + "/hand-in", timeout=60,
+                           data={"csrf": csrf(alice), "assignment": "primecount"},
+                           files={"file": ("parallel.c", src.read_bytes())})
+    assert handed.status_code == 200 and "Received" in handed.text, why(handed.text)
+    early = requests.post(alice.url.rstrip("/") + "/measure", timeout=60,
+                          data={"csrf": csrf(alice), "assignment": "primecount"})
+    assert early.status_code == 400 and "is not graded yet" in early.text
+
+    assert lms.gl("run", "--spool", lms.spool, "--course-file", lms.course, "--executor",
+                  "local").returncode == 0  # the hand-in phase: the visible tests
+    page = post(*id_token(lms.platform, rl, "u-alice"))
+    assert "Measure my latest submission" in page.text
+    asked = requests.post(page.url.rstrip("/") + "/measure", timeout=60,
+                          data={"csrf": csrf(page), "assignment": "primecount"})
+    assert asked.status_code == 200 and "waits to be measured (1 of 1 measurements used)" \
+        in asked.text, why(asked.text)
+    assert "Performance on demand: 1 of 1 used" in asked.text
+    assert "Measure my latest submission" not in asked.text  # no token left: no button
+    again = requests.post(page.url.rstrip("/") + "/measure", timeout=60,
+                          data={"csrf": csrf(page), "assignment": "primecount"})
+    assert again.status_code == 400 and "you have used 1 of the 1 performance " \
+        "measurements on demand" in again.text

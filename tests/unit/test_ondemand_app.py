@@ -156,3 +156,41 @@ def test_a_grading_form_is_passed_on_to_the_staff_socket_as_the_user(
     assert status.startswith("403") and "another site" in body and len(seen) == 2
     status, _, _ = _call(app, "POST", path, **_form(form, ctype, length=str(1 << 20)))
     assert status.startswith("413") and len(seen) == 2
+
+
+def test_a_measurement_on_demand_is_asked_through_the_desk_as_the_user(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """The page's button posts to /measure; the app asks the desk (as this user, over
+    its socket) and says what it took, or the desk's reasons."""
+    from grader.adapters.desk_client import DeskRefusal
+    from grader.course.shown import Measuring
+
+    from ..page_samples import PERF_VIEW
+
+    asked: list[tuple[Path, str]] = []
+
+    def measure(sock: Path, assignment: str) -> Measuring:
+        asked.append((sock, assignment))
+        if len(asked) > 1:
+            raise DeskRefusal("heat: you have used 3 of the 3 performance measurements")
+        return Measuring("prog1-2025", assignment, "berg02", "2025-03-21T09-40-11-c4d2",
+                         "2025-03-21T10:00:00+02:00", 3, 3)
+
+    monkeypatch.setattr("grader.adapters.web.ondemand.app.desk_client.mine",
+                        lambda s: PERF_VIEW)
+    monkeypatch.setattr("grader.adapters.web.ondemand.app.desk_client.measure", measure)
+    app = App("Grading", {"cs101": CourseDoors("cs101", tmp_path / "d.sock")}, key=b"k" * 32)
+    status, _, page = _call(app, "GET", "/pun/sys/gradeline/c/cs101/")
+    assert status.startswith("200") and "Measure my latest submission" in page  # 2 of 3
+    assert 'action="/pun/sys/gradeline/c/cs101/measure"' in page
+    csrf = page.split('name="csrf" value="', 1)[1].split('"', 1)[0]
+    form = f"csrf={csrf}&assignment=heat".encode()
+    ctype = "application/x-www-form-urlencoded"
+    path = "/pun/sys/gradeline/c/cs101/measure"
+    status, _, body = _call(app, "POST", path, **_form(form, ctype))
+    assert status.startswith("200") and asked == [(tmp_path / "d.sock", "heat")]
+    assert "Your submission 2025-03-21T09-40-11 of heat waits to be measured (3 of 3" in body
+    status, _, body = _call(app, "POST", path, **_form(form, ctype))
+    assert status.startswith("400") and "you have used 3 of the 3" in body
+    status, _, _ = _call(app, "POST", path, **_form(b"csrf=forged&assignment=heat", ctype))
+    assert status.startswith("403") and len(asked) == 2

@@ -150,11 +150,16 @@ STATES = {"waiting": "waiting to be measured", "measured": "measured",
           "refunded": "not measured, and the token is yours again"}
 
 
-def on_demand_section(d: OnDemand, tid: str) -> str:
+def on_demand_section(d: OnDemand, tid: str, form: str = "") -> str:
     """An assignment's performance measurements on demand: tokens used of those
-    offered, and each request, newest first, with its curve once measured."""
+    offered, the ``form`` that asks for one (where the page's door takes it), and each
+    request, newest first, with its curve once measured."""
     out = [f"<h3>Performance on demand: {d.used} of {d.tokens} used</h3>"]
-    if not d.measurements:
+    if form:
+        out.append('<p class="gl-hint">Measures the performance tests of your latest '
+                   "submission the visible tests accepted, before your deadline, on cores "
+                   f"of its own; it takes one of your {d.tokens}.</p>{form}")
+    elif not d.measurements:
         out.append('<p class="gl-hint">Ask for a measurement of your latest accepted '
                    "submission before your deadline: gradeline measure ASSIGNMENT.</p>")
     for k, m in enumerate(d.measurements):

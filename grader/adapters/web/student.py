@@ -27,6 +27,7 @@ from grader.adapters.web.perfchart import on_demand_section, performance_section
 from grader.course.shown import (
     AssignmentView,
     LimitsLeft,
+    Measuring,
     Receipt,
     StudentView,
     SubmissionView,
@@ -61,6 +62,14 @@ class Actions:
     team: str
     ask: str
     csrf: str
+    measure: str = ""  # a performance measurement on demand ("": not taken here)
+
+
+def measuring_said(m: Measuring) -> str:
+    """What a page says when the desk took a request for a measurement."""
+    return (f"Your submission {m.submission[:19]} of {m.assignment} waits to be measured "
+            f"({m.used} of {m.tokens} measurements used); its curve appears here when it is "
+            "done.")
 
 
 def team_note(t: TeamView | None, assignment: str, i: int, act: Actions | None) -> str:
@@ -154,7 +163,13 @@ def _results(view: StudentView, act: Actions | None = None) -> str:
                      f"deadline {esc(a.deadline[:16])}{rel}</p>{limits_note(a.limits)}"
                      + team_note(a.team, a.name, i, act))
         if a.on_demand is not None:
-            parts.append(on_demand_section(a.on_demand, f"m-{i}"))
+            ask = post_form(act.measure, "Measure my latest submission", csrf_token=act.csrf,
+                            hidden={"assignment": a.name},
+                            label=f"Measure the performance of my latest submission of "
+                                  f"{a.name}") \
+                if act is not None and act.measure and a.on_demand.used < a.on_demand.tokens \
+                else ""
+            parts.append(on_demand_section(a.on_demand, f"m-{i}", ask))
         if a.hand is not None:
             parts.append(hand_grade_html(a.hand, f"hand-{i}"))
         parts += [_submission(s, f"g-{i}-{j}") for j, s in enumerate(a.submissions)]

@@ -284,14 +284,16 @@ class Tool:
                             headers=PAGE)
 
     async def change(self, request: Request) -> Response:
-        """A student's team change or regrade request, from their page's form."""
+        """A student's team change, regrade request or measurement on demand, from their
+        page's form."""
         t = request.path_params["t"]
         try:
             who = self._who(t)
         except RefusedError as e:
             return _refuse(f"{e}: launch again from the LMS")
         if who.staff:
-            return _refuse("staff change teams and ask for regrades from a student's account")
+            return _refuse("staff change teams, ask for regrades and measurements from a "
+                           "student's account")
         form = await request.form()
         fields = {k: str(v) for k, v in form.items() if isinstance(v, str)}
         what = request.url.path.rstrip("/").rsplit("/", 1)[-1]
@@ -381,6 +383,7 @@ class Tool:
             Route("/s/{t}/hand-in", self.hand_in, methods=["POST"]),
             Route("/s/{t}/team", self.change, methods=["POST"]),
             Route("/s/{t}/ask", self.change, methods=["POST"]),
+            Route("/s/{t}/measure", self.change, methods=["POST"]),
             Route("/s/{t}/", self.home), Route("/s/{t}/{rest:path}", self.home),
             Route("/s/{t}/{rest:path}", self.staff_post, methods=["POST"])])
 

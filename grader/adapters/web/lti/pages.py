@@ -37,5 +37,6 @@ def student(view: StudentView, course: Course, base: str, assignment: str, *,
     return handin_page(view, [a.name for a in course.ordered()], action=f"{base}/hand-in",
                        csrf_token=token, max_mib=MAX_UPLOAD_BYTES >> 20, receipt=receipt,
                        error=error, selected=assignment, results=True,
-                       actions=Actions(f"{base}/team", f"{base}/ask", token), done=done,
+                       actions=Actions(f"{base}/team", f"{base}/ask", token,
+                                       f"{base}/measure"), done=done,
                        refused=refused)

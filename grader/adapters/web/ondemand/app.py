@@ -40,7 +40,7 @@ from grader.adapters import desk_client
 from grader.adapters.desk_client import DeskRefusal
 from grader.adapters.web.design import CSP, esc, layout, message_page, rebase
 from grader.adapters.web.ondemand.staff_socket import staff_get, staff_request
-from grader.adapters.web.student import Actions, handin_page
+from grader.adapters.web.student import Actions, handin_page, measuring_said
 from grader.core.errors import ConfigError, GradelineError, RefusedError
 from grader.core.upload import MAX_UPLOAD_BYTES, form_length_refusal
 from grader.course.shown import Receipt
@@ -133,7 +133,7 @@ class App:
                 return refused
             if parts[2] == "hand-in":
                 return self._hand_in(environ, course, here)
-            if parts[2] in ("team", "ask"):
+            if parts[2] in ("team", "ask", "measure"):
                 return self._change(environ, course, here, parts[2])
             if parts[2] == "staff":
                 return self._staff_post(environ, course, staff)
@@ -163,7 +163,8 @@ class App:
                            action=f"{here}/hand-in", csrf_token=token,
                            max_mib=MAX_UPLOAD_BYTES >> 20, receipt=receipt, error=error,
                            results=True, done=done, refused=refused,
-                           actions=Actions(f"{here}/team", f"{here}/ask", token))
+                           actions=Actions(f"{here}/team", f"{here}/ask", token,
+                                           f"{here}/measure"))
 
     def _form(self, environ: WSGIEnvironment, course: CourseDoors, here: str
               ) -> dict[str, str] | Reply:
@@ -181,7 +182,8 @@ class App:
 
     def _change(self, environ: WSGIEnvironment, course: CourseDoors, here: str, what: str
                 ) -> Reply:
-        """A team's change or a regrade request, through the desk (as this user)."""
+        """A team's change, a regrade request or a measurement on demand, through the
+        desk (as this user)."""
         fields = self._form(environ, course, here)
         if isinstance(fields, Reply):
             return fields
@@ -192,6 +194,8 @@ class App:
                                         fields.get("value"))
                 done = f"You are in team {team.name} of {a}." if team and team.name else \
                     f"You are in no team of {a}."
+            elif what == "measure":
+                done = measuring_said(desk_client.measure(course.desk, a))
             else:
                 r = desk_client.ask_regrade(course.desk, a, fields.get("group", ""),
                                             fields.get("reason", ""),
