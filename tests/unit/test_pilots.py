@@ -196,6 +196,63 @@ def test_a_finished_ticket_is_not_read_again(tmp_path, bigsum, monkeypatch):
     assert max(reads[0], reads[1]) < reads[2] / 2, reads
 
 
+def test_a_file_system_full_while_a_pilot_claims_costs_a_retry_not_a_judge_error(
+        tmp_path, bigsum, monkeypatch):
+    """The first claim's write fails (ENOSPC, as when the spool's file system is full):
+    the pilot tries its ticket again, and the job gets its real outcome. (A claim file
+    left empty by the failed write once refused the retry as another task's claim, and
+    the job ended as "its pilot ended without an outcome": a JE under the soak's
+    faults.)"""
+    import errno
+    import io
+    import os
+
+    real_open, full = io.open, [True]
+
+    class Full(io.StringIO):
+        def close(self) -> None:
+            raise OSError(errno.ENOSPC, "No space left on device")
+
+    def open_(file, mode="r", *args, **kwargs):
+        name = os.readlink(f"/proc/self/fd/{file}") if isinstance(file, int) else str(file)
+        if "/claims/" in name and "w" in mode and full[0]:
+            full[0] = False
+            f = real_open(file, mode, *args, **kwargs)  # made (as a full disk makes it),
+            f.close()  # but its bytes cannot be written
+            return Full()
+        return real_open(file, mode, *args, **kwargs)
+
+    monkeypatch.setattr(io, "open", open_)
+    ex = FakeExecutor(bigsum)
+    jobs = [GradingJob(bigsum.path, p) for p in sources(tmp_path, 3)]
+    pool = PilotPool(ThreadScheduler(grading(ex, set())), tmp_path / "pool",
+                     replace(SPEC, ticket_size=1))
+    outs = {o.key: o for o in PilotExecutor(pool, tmp_path / "b1").run(jobs)}
+    assert not full[0]  # the fault happened
+    assert set(outs) == {j.key for j in jobs}
+    assert not [o for o in outs.values() if isinstance(o.result, JudgeFault)], outs
+
+
+@pytest.mark.parametrize("links", [True, False])
+def test_a_submission_is_claimed_by_one_task_and_again_by_its_own_retry(
+        tmp_path, bigsum, monkeypatch, links):
+    """Claims with hard links, and (``links`` False: a file system without them) with an
+    exclusive create: one task of an array takes a job, its own retry takes it again."""
+    import errno
+    import os
+
+    if not links:
+        def no_link(*_a: object) -> None:
+            raise OSError(errno.EPERM, "Operation not permitted")
+        monkeypatch.setattr(os, "link", no_link)
+    array = tmp_path / "array-0"
+    array.mkdir()
+    job = GradingJob(bigsum.path, sources(tmp_path, 1)[0])
+    first, second = Shard(array, 0), Shard(array, 1)
+    assert first.claim(job) and not second.claim(job) and first.claim(job)
+    assert [p.name for p in (array / "claims").iterdir() if p.name.startswith(".")] == []
+
+
 def test_pilots_charge_the_courses_account_under_its_live_qos(tmp_path, bigsum):
     sched = ThreadScheduler(grading(FakeExecutor(bigsum), set()))
     spec = replace(SPEC, account="cs101", qos="live")

@@ -3,7 +3,7 @@
 
     <batch>/array-<n>/shard-<i>.json           the jobs of task i
     <batch>/array-<n>/shard-<i>.jsonl          outcomes graded by task i, one fsync'd line each
-    <batch>/array-<n>/claims/<hash>            which task took a submission (O_EXCL)
+    <batch>/array-<n>/claims/<hash>            which task took a submission (linked into place)
     <batch>/array-<n>/shard-<i>.metrics.jsonl  counter samples of the whole shard
     <batch>/array-<n>/job.sbatch, job.json     the batch script; the job id
     <batch>/array-<n>/logs/<i>.log             task output
@@ -13,6 +13,7 @@ The batch directory sits on a file system the compute nodes share.
 
 from __future__ import annotations
 
+import errno
 import hashlib
 import json
 import os
@@ -25,6 +26,9 @@ from typing import Any
 from grader.core.jobs import GradingJob, Outcome
 from grader.core.samples import ShardSample
 from grader.pipeline.journal import append_line, append_lines, read_lines
+
+#: link(2) refused because the file system has no hard links (some FUSE and SMB mounts)
+NO_LINKS = frozenset({errno.EPERM, errno.EOPNOTSUPP, errno.ENOTSUP, errno.EMLINK})
 
 
 def shard_count(array_dir: Path) -> int:
@@ -85,21 +89,35 @@ class Shard:
         return {o.key for o in self.read_outcomes()[0]}
 
     def claim(self, job: GradingJob) -> bool:
-        """Take ``job`` for this task: it succeeds once per submission and array (O_EXCL,
+        """Take ``job`` for this task: it succeeds once per submission and array (a link,
         also on NFS), and again for this task's own requeued instance."""
         claims = self.array_dir / "claims"
         claims.mkdir(exist_ok=True)
         path = claims / hashlib.sha256(job.key.encode()).hexdigest()[:32]
+        mine = str(self.index)
+        # A claim appears whole or not at all: written under a name of this process's
+        # own, then linked into place (link(2) fails where the name exists, on NFS too).
+        # Created empty and then written, a full file system (the write's ENOSPC) or a
+        # crash between the two left it empty: this task's own retry then read "" as
+        # another task's claim, and the job ended without an outcome (a judge error).
+        tmp = claims / f".{path.name}.{mine}.{os.getpid()}"
         try:
-            fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o644)
-        except FileExistsError:
+            tmp.write_text(mine, encoding="ascii")  # OSError (full): nothing is claimed
             try:
-                return path.read_text(encoding="ascii") == str(self.index)
-            except OSError:
-                return False
-        with os.fdopen(fd, "w", encoding="ascii") as f:
-            f.write(str(self.index))
-        return True
+                os.link(tmp, path)
+                return True
+            except FileExistsError:
+                pass
+            except OSError as e:
+                if e.errno not in NO_LINKS:
+                    raise
+                return _claim_exclusive(path, mine)
+        finally:
+            tmp.unlink(missing_ok=True)
+        try:
+            return path.read_text(encoding="ascii") == mine
+        except OSError:
+            return False
 
     def record_samples(self, samples: Sequence[ShardSample]) -> None:
         """The shard's counter and monitor samples, in one write and without fsync:
@@ -109,6 +127,25 @@ class Shard:
 
     def samples(self) -> list[ShardSample]:
         return [ShardSample.from_json(d) for d in read_lines(self.metrics)[0]]
+
+
+def _claim_exclusive(path: Path, mine: str) -> bool:
+    """A claim where the file system has no hard links: created (O_EXCL) and written,
+    removed again when the write fails, so that a retry can take it."""
+    try:
+        fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o644)
+    except FileExistsError:
+        try:
+            return path.read_text(encoding="ascii") == mine
+        except OSError:
+            return False
+    try:
+        with os.fdopen(fd, "w", encoding="ascii") as f:
+            f.write(mine)
+    except OSError:
+        path.unlink(missing_ok=True)
+        raise
+    return True
 
 
 class ArrayDir:
