@@ -107,5 +107,5 @@ def test_a_staff_launch_is_the_account_staff_lms_names_by_id_email_or_sis_id() -
     assert staff_account(lms, "u-tina", "other@example.edu") == "tina"  # LMS user id
     assert staff_account(lms, "u-7", "", "S-3") == "ta3"  # SIS id
     assert staff_account(lms, "u-7", "tina@example.edu", "") is None  # nobody named
-    with pytest.raises(ValidationError, match="its own and not empty: 'tom@example.edu'"):
+    with pytest.raises(ValidationError, match=r"its own and not empty: 'tom@example\.edu'"):
         StaffSpec(lms={"tom": "tom@example.edu", "ta2": "TOM@example.edu "})
