@@ -12,8 +12,9 @@ from dataclasses import dataclass, replace
 from grader.course.gradingview import FormProblem, Named, Viewer, counted, mine_of, queue
 from grader.course.handgrades import LineComment, QuestionGrade, points_of
 from grader.course.load import Course
+from grader.course.masking import masked_files
 from grader.course.policy import Grade
-from grader.course.rubric import QuestionSpec, Rubric
+from grader.course.rubric import QuestionSpec, Rubric, is_pseudonym
 from grader.course.shown import Shown
 from grader.course.staffview import FileText, ResultView, SubmissionDetail
 
@@ -142,7 +143,8 @@ def grading_page(course: Course, assignment: str, rubric: Rubric, q: QuestionSpe
         named(order[at + 1]).key if 0 <= at < len(order) - 1 else None,
         counting, detail.submitted_at if detail else None,
         g is not None and g.spool_id is not None and g.spool_id != counting,
-        detail.files if detail else (), auto,
+        (masked_files(detail.files, course.students, student, n.key)
+         if detail and is_pseudonym(n.label) else detail.files if detail else ()), auto,
         replace(g, student=n.key) if g else None,  # the page names them by its key only
         points_of(q, g) if g else None,
         tuple(c for qid, other in mine.items() if qid != q.id for c in other.comments),

@@ -7,13 +7,16 @@ report's notes name students in prose, so they are left out too."""
 
 from __future__ import annotations
 
-from collections.abc import Callable, Collection
+from collections.abc import Callable, Collection, Mapping
 from dataclasses import replace
 
+from grader.course.load import Student
+from grader.course.masking import masked_files
 from grader.course.regrades import Answer, Queue, QueueRow, RegradeDetail
 from grader.course.similarity_pairs import PairView, SimilarityReport
 from grader.course.staffview import (
     AssignmentRow,
+    FileText,
     HistoryView,
     RegradePreview,
     Snapshot,
@@ -29,8 +32,10 @@ Key = Callable[[str, str], str]
 class MaskedStaff:
     """``StaffPages`` with the students of ``hidden`` assignments by pseudonym."""
 
-    def __init__(self, staff: StaffPages, hidden: Collection[str], key: Key) -> None:
+    def __init__(self, staff: StaffPages, hidden: Collection[str], key: Key,
+                 roster: Mapping[str, Student] | None = None) -> None:
         self.staff, self.hidden, self.key = staff, frozenset(hidden), key
+        self.roster = roster or {}  # whose names are masked in the files shown
 
     def assignments(self) -> list[str]:
         return self.staff.assignments()
@@ -52,7 +57,8 @@ class MaskedStaff:
         s = self.staff.submission(spool_id)
         if s is None or s.assignment not in self.hidden:
             return s
-        return replace(s, student=self.key(s.assignment, s.student))
+        who = self.key(s.assignment, s.student)
+        return replace(s, student=who, files=self._files(s.files, s.student, who))
 
     def preview(self, name: str) -> RegradePreview | None:
         p = self.staff.preview(name)
@@ -92,7 +98,15 @@ class MaskedStaff:
 
     def regrade(self, request: int) -> RegradeDetail | None:
         d = self.staff.regrade(request)
-        return None if d is None else replace(d, row=self._row(d.row))
+        if d is None or d.row.assignment not in self.hidden:
+            return d
+        row = self._row(d.row)
+        return replace(d, row=row, files=self._files(d.files, d.row.student, row.student))
+
+    def _files(self, files: tuple[FileText, ...], student: str, pseudonym: str
+               ) -> tuple[FileText, ...]:
+        """A hidden student's files with their names masked (``course.masking``)."""
+        return masked_files(files, self.roster, student, pseudonym)
 
     def answer(self, request: int, outcome: str, reason: str, by: str,
                points: float | None = None) -> Answer:

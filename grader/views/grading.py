@@ -206,7 +206,8 @@ class Grading:
     def staff_for(self, viewer: Viewer) -> StaffPages | MaskedStaff:
         """The staff pages as the viewer may see them."""
         hidden = self.masked(viewer)
-        return MaskedStaff(self.staff, hidden, self.key) if hidden else self.staff
+        return MaskedStaff(self.staff, hidden, self.key, self.staff.course.students) \
+            if hidden else self.staff
 
     def snapshot_for(self, viewer: Viewer, snap: Snapshot) -> Snapshot:
         """The live snapshot as the viewer may see it."""

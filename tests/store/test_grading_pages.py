@@ -4,8 +4,8 @@ against a real PostgreSQL and spool: two TAs grade the same student's question f
 the same version, the second save is shown as a conflict with their entries kept and
 nothing of the first's lost; a form of another account or site is refused; an item's
 points changed in the rubric file recompute both students' totals on the next read;
-while anonymous no page, export or log line a TA reaches names a student, until an
-instructor reveals (recorded); and a student sees the items and the comment at its
+while anonymous no page, export or log line a TA reaches names a student (her own
+file's header masked too), until an instructor reveals (recorded); and a student sees the items and the comment at its
 line once released. (The same in a browser, with real accounts: tests/site.)"""
 
 from __future__ import annotations
@@ -41,7 +41,8 @@ from ..support import EXAMPLES, RUBRIC, asgi
 TA1, TA2 = Peer(1, 5001, 5001, "ta1"), Peer(2, 5002, 5002, "ta2")
 PROF = Peer(3, 5003, 5003, "prof")
 NAMES = ("alice", "Alice Adams", "bob", "Bob Brown", "alice@example.org")
-ALICE_CODE = "import sys\nxs = sys.stdin.read().split()\nprint(sum(map(int, xs[1:])))\n"
+ALICE_CODE = ("import sys  # bigsum by Alice Adams <alice@example.org>, with bob\n"
+              "xs = sys.stdin.read().split()\nprint(sum(map(int, xs[1:])))\n")
 
 
 def _record(spool_id: str, student: str, score: float) -> SubmissionRecord:
@@ -200,6 +201,8 @@ def test_anonymous_grading_names_nobody_a_ta_reaches_until_revealed(
         "csrf": world.grading.form_token(world.grading.viewer("prof", False))})
     assert (status, head["location"]) == (303, "../grade")
     assert "alice (Alice Adams)" in world.get("/a/bigsum/grade", TA2)[1]
+    page = world.get(f"/a/bigsum/grade/style/{world.key['alice']}", TA2)[1]
+    assert "Alice Adams &lt;alice@example.org&gt;, with bob" in page  # her file as handed in
     with Store(world.db) as s:
         assert s.names_revealed("cs101", "bigsum")[1] == "prof"  # type: ignore[index]
 
