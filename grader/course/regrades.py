@@ -254,13 +254,24 @@ def with_answer(r: Request, a: Answer) -> Request:
 class RegradeDetail(Shown):
     """One request as staff work it: the request, the target group of the submission's
     current result (``group``: its points now) with each of its tests' input, expected
-    answer and output side by side (hidden tests too), the submission's files."""
+    answer and output side by side (hidden tests too), the submission's files, and the
+    thread: the student's earlier requests about the same target with their answers
+    (a request after an answer is how a student answers back)."""
 
     row: QueueRow
     group: ShownGroup | None
     tests: tuple[ShownTest, ...]
     files: tuple[FileText, ...]
     commands: tuple[str, ...]  # how to answer it from a shell
+    earlier: tuple[RequestView, ...] = ()  # oldest first
+
+
+def thread(r: Request, requests: Sequence[Request]) -> tuple[RequestView, ...]:
+    """The student's requests about ``r``'s target of its assignment before ``r``
+    (any submission of theirs), oldest first."""
+    return tuple(shown(e) for e in sorted(requests, key=lambda e: (e.opened_at, e.id))
+                 if e.id != r.id and e.student == r.student and e.assignment == r.assignment
+                 and e.target == r.target and (e.opened_at, e.id) < (r.opened_at, r.id))
 
 
 def answer_commands(r: Request) -> tuple[str, ...]:

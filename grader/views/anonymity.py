@@ -101,7 +101,10 @@ class MaskedStaff:
         if d is None or d.row.assignment not in self.hidden:
             return d
         row = self._row(d.row)
-        return replace(d, row=row, files=self._files(d.files, d.row.student, row.student))
+        earlier = tuple(replace(e, opened_by=row.student if e.opened_by == d.row.student
+                                else e.opened_by) for e in d.earlier)
+        return replace(d, row=row, files=self._files(d.files, d.row.student, row.student),
+                       earlier=earlier)
 
     def _files(self, files: tuple[FileText, ...], student: str, pseudonym: str
                ) -> tuple[FileText, ...]:

@@ -26,8 +26,9 @@ from grader.course.regrades import (
     answer_commands,
     queue_rows,
     shown,
+    thread,
 )
-from grader.course.shown import ShownGroup, ShownTest
+from grader.course.shown import RequestView, ShownGroup, ShownTest
 from grader.course.staffview import Detail, FileText
 from grader.course.studentview import SHOWN_BYTES
 from grader.formats.problem import Problem
@@ -59,19 +60,25 @@ class RegradeQueue:
         return queue_rows(requests, self.clock(), assignment=assignment, target=target,
                           status=status, older_h=older_h)
 
-    def _request(self, request: int) -> tuple[Request, Detail | None] | None:
+    def _request(self, request: int, *, with_thread: bool = False
+                 ) -> tuple[Request, Detail | None, tuple[RequestView, ...]] | None:
+        """The request, its submission's detail and (``with_thread``) the thread
+        before it, in one session."""
         with self.store() as store:
             found = store.regrade_requests(self.course.name, request=request)
             if not found:
                 return None
-            return found[0], store.detail(self.course.name, found[0].spool_id)
+            r = found[0]
+            earlier = thread(r, store.regrade_requests(self.course.name)) \
+                if with_thread else ()
+            return r, store.detail(self.course.name, r.spool_id), earlier
 
     def detail(self, request: int) -> RegradeDetail | None:
         """One request with what answering it needs (None: no such request)."""
-        got = self._request(request)
+        got = self._request(request, with_thread=True)
         if got is None:
             return None
-        r, d = got
+        r, d, earlier = got
         rec = current(d) if d else None
         group = next((g for g in rec.groups if g.name == r.target.name), None) if rec else None
         tests = []
@@ -87,7 +94,7 @@ class RegradeQueue:
                        group.passed, group.total, "full") if group else None,
             tuple(tests), tuple(FileText(n, text) for n, text in
                                 (self.spool.payload_files(r.spool_id) if self.spool else [])),
-            answer_commands(r))
+            answer_commands(r), earlier)
 
     def answer(self, request: int, outcome: str, reason: str, by: str,
                points: float | None = None) -> Answer:
@@ -99,7 +106,7 @@ class RegradeQueue:
         got = self._request(request)
         if got is None:
             raise RefusedError(f"course {self.course.name} has no regrade request {request}")
-        r, d = got
+        r, d, _ = got
         rec = current(d) if d else None
         now_points = self._question_points(r) if r.target.kind == "rubric" else \
             next((g.score for g in rec.groups if g.name == r.target.name), None) \

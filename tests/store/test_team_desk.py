@@ -118,6 +118,13 @@ def test_a_team_formed_at_the_desk_hands_in_once_and_is_graded_for_both(world) -
     assert answered.requests == ()  # alice asked: her request is hers to see
     mine = desk.view("alice", "pair").assignments[0].requests
     assert [(r.status, r.after, r.answered_by) for r in mine] == [("adjusted", 30.0, "ta")]
+    # she answers back: a request after the answer, whose page shows the thread
+    back = desk.ask("alice", "pair", "secret/small", "30 of 30 is not the whole group")
+    thread = queue.detail(back.id)
+    assert thread is not None and [(e.id, e.status, e.answer) for e in thread.earlier] == [
+        (asked.id, "adjusted", "the checker was wrong")]
+    first = queue.detail(asked.id)
+    assert first is not None and first.earlier == ()  # nothing came before the first
 
 
 def test_a_teams_hand_grade_is_every_members_and_a_question_takes_a_request(world) -> None:

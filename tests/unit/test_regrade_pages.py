@@ -25,6 +25,12 @@ REQ = RequestView(7, "x1", "group", "secret", "my output is right", "2026-12-03T
                   "alice", "open", before=0.0, most=30.0)
 
 
+EARLIER = RequestView(3, "x0", "group", "secret", "the output is the same as yours",
+                      "2026-12-02T09:00", "alice", "declined",
+                      answer="your output has a trailing space", answered_at="2026-12-02T12:00",
+                      answered_by="ta2", before=10.0, after=10.0, most=30.0)
+
+
 class Staff:
     def __init__(self) -> None:
         self.asked: dict[str, object] = {}
@@ -41,8 +47,8 @@ class Staff:
                      older_h, {"open": 1})
 
     def regrade(self, request: int) -> RegradeDetail | None:
-        return RegradeDetail(QueueRow(REQ, "pair", "alice", 3.0), None, (), (), ("x",)) \
-            if request == 7 else None
+        return RegradeDetail(QueueRow(REQ, "pair", "alice", 3.0), None, (), (), ("x",),
+                             (EARLIER,)) if request == 7 else None
 
     def answer(self, request: int, outcome: str, reason: str, by: str,
                points: float | None = None) -> Answer:
@@ -87,6 +93,11 @@ def test_the_queue_and_a_request_answer_staff_on_the_socket_only() -> None:
     assert staff.asked == {"assignment": "", "target": "secret", "status": "",
                            "older_h": 2.0}
     assert call(app, "GET", "/regrades/8", TA)[0] == 404
+    status, body = call(app, "GET", "/regrades/7", TA)  # the thread it answers back to
+    assert status == 200 and "Earlier about secret" in body
+    assert "the output is the same as yours" in body and "Declined by ta2" in body
+    assert "your output has a trailing space" in body
+    assert body.index("Earlier about secret") < body.index("my output is right")
 
 
 def test_an_answer_needs_the_pages_token_and_is_the_kernels_account() -> None:

@@ -178,3 +178,12 @@ def test_a_request_may_name_a_question_of_the_released_hand_grade(tmp_path: Path
     with pytest.raises(RefusedError, match="graded: style"):
         rg.check_request(c, "pair", sub, Target("rubric", "design"), "why", a.regrades, [],
                          hand=hand)
+
+
+def test_a_requests_thread_is_the_students_earlier_requests_about_the_same_target() -> None:
+    now = request(5, opened_at=course_at(4, 12), spool_id="x2")  # a later submission
+    others = [request(1), request(2, student="carol", opened_by="carol"),
+              request(3, target=Target("group", "small")),
+              request(4, assignment="solo"), request(6, opened_at=course_at(4, 13)), now]
+    assert [e.id for e in rg.thread(now, others)] == [1]  # bob's, secret, of pair, before
+    assert rg.thread(request(1), others) == ()

@@ -98,6 +98,22 @@ def _answer_form(d: RegradeDetail, action: str, csrf: str) -> str:
                      label=f"Answer request {d.row.request.id}")
 
 
+def _thread(d: RegradeDetail) -> str:
+    """The student's earlier requests about the same target and their answers, oldest
+    first: what this request answers back to."""
+    if not d.earlier:
+        return ""
+    items = []
+    for e in d.earlier:
+        answered = (f"<p>{esc(e.status.capitalize())} by {esc(e.answered_by)} at "
+                    f"{esc((e.answered_at or '')[:16])}: {num(e.before)} → {num(e.after)} "
+                    f"points.</p>{pre(e.answer)}") if e.answered_at else muted("not answered")
+        items.append(f"<li><p>#{e.id}, {esc(e.opened_at[:16])}, submission "
+                     f"{esc(e.submission[:19])}:</p>{pre(e.reason)}{answered}</li>")
+    return (f'<div class="gl-card"><h2>Earlier about {esc(d.row.request.target)}</h2>'
+            f'<ol class="gl-thread">{"".join(items)}</ol></div>')
+
+
 def request_page(d: RegradeDetail, nav: str, *, form: tuple[str, str] | None = None,
                  done: str = "", refused: str = "") -> str:
     """One request: who asked what and why, the group's tests side by side, the files,
@@ -115,6 +131,7 @@ def request_page(d: RegradeDetail, nav: str, *, form: tuple[str, str] | None = N
         ("Status", esc(r.status))])
     parts = [notice("info", f"<p>{esc(done)}</p>") if done else "",
              notice("error", f"<p>Refused: {esc(refused)}</p>") if refused else "",
+             _thread(d),
              f'<div class="gl-card">{facts}<h2>The student\'s reason</h2>{pre(r.reason)}</div>']
     if r.status != "open":
         parts.append(notice("info", f"<p>Answered {esc(r.status)} by {esc(r.answered_by)} at "
