@@ -405,7 +405,14 @@ def regrade_request() -> str:
                     "input": "5\n1 2 3 4 5\n", "expected": "15\n", "output": "15 \n"}],
          "files": [{"name": "sum.py", "text": SOURCE}],
          "commands": ["gradeline regrades answer 7 adjusted --points 30 --reason '...'",
-                      "gradeline regrades answer 7 declined --reason '...'"]}
+                      "gradeline regrades answer 7 declined --reason '...'"],
+         "earlier": [{"id": 3, "submission": "2025-03-20T18-02-44-0b7e",
+                      "target_kind": "group", "target": "secret/small",
+                      "reason": "I print the sum as asked.",
+                      "opened_at": "2025-03-21T08:10:00+02:00", "opened_by": "berg02",
+                      "status": "declined", "answer": "Your output has a trailing space.",
+                      "answered_at": "2025-03-21T11:02:00+02:00", "answered_by": "ta1",
+                      "before": 0.0, "after": 0.0, "most": 30.0}]}
     return regrade_pages.request_page(RegradeDetail.from_json(d), NAV,
                                       form=("/regrades/7/answer", "a1b2c3d4"))
 
