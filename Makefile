@@ -64,6 +64,9 @@ $(VENV)/.installed: pyproject.toml | deps-demo
 	{ $(BIN)/pip install -q uv && $(BIN)/uv pip install -q --python $(BIN)/python \
 	    --compile-bytecode -e '.[dev]' 2>$(VENV)/uv.log; } \
 	  || { cat $(VENV)/uv.log 2>/dev/null; $(BIN)/pip install -q -e '.[dev]'; }
+	# uv leaves its lock file writable by every account (0666): nothing in a checkout
+	# that Slurm's prolog runs may be (slurm/root-check.sh refuses such a checkout)
+	rm -f $(VENV)/.lock $(VENV)/uv.log
 	# bytecode now, as a regular pip install does: every array task and pilot starts
 	# Python, and where PYTHONDONTWRITEBYTECODE is set it would compile each time
 	$(BIN)/python -m compileall -q -x '/examples/.+/' grader

@@ -36,7 +36,15 @@ from starlette.routing import Route
 
 from grader.adapters.web.design import CSP
 from grader.adapters.web.lti import pages
-from grader.adapters.web.lti.launch import Launch, Login, LtiRequest, Sessions, finish
+from grader.adapters.web.lti.launch import (
+    Launch,
+    Login,
+    LtiRequest,
+    Sessions,
+    finish,
+    match_student,
+    staff_of,
+)
 from grader.adapters.web.lti.registrations import Registrations
 from grader.adapters.web.lti.services import is_staff_role
 from grader.adapters.web.lti.state import LtiState
@@ -44,7 +52,6 @@ from grader.core.errors import GradelineError, RefusedError
 from grader.core.signing import open_token, token
 from grader.core.upload import MAX_UPLOAD_BYTES as MAX_BODY
 from grader.core.upload import Upload, form_length_refusal
-from grader.course.lms_mapping import Roster, staff_account
 from grader.course.load import Course
 from grader.course.shown import Receipt, StudentView
 
@@ -97,25 +104,10 @@ class CourseSide(Protocol):
         ...
     def change(self, course_file: str, student: str, what: str, fields: Mapping[str, str]
                ) -> str:
-        """A team's change (``what``: team) or a regrade request (ask), through the
-        course's desk; what it did, in words. :raises RefusedError: with the reason."""
+        """A team's change (``what``: team), a regrade request (ask) or a measurement
+        (measure), through the course's desk; what it did, in words.
+        :raises RefusedError: with the reason."""
         ...
-
-
-def match_student(course: Course, claims: Mapping[str, Any]) -> tuple[str | None, str]:
-    """(the roster's student a launch names, or None; why not): by LMS user id, then
-    email, then SIS id (``course.lms_mapping.Roster.member``)."""
-    return Roster(course.students).member(
-        str(claims.get("sub", "")), str(claims.get("email") or ""),
-        str((claims.get(C + "lis") or {}).get("person_sourcedid") or ""))
-
-
-def staff_of(course: Course, claims: Mapping[str, Any]) -> str:
-    """Who a staff launch is: the account ``staff: lms`` names for it (their grading
-    queue, their name on the grades they save), else their LMS user id."""
-    sub = str(claims.get("sub", ""))
-    return staff_account(course.staff.lms, sub, str(claims.get("email") or ""),
-                         str((claims.get(C + "lis") or {}).get("person_sourcedid") or "")) or sub
 
 
 class Tool:

@@ -29,6 +29,10 @@ from pylti1p3.session import SessionService
 from pylti1p3.tool_config.dict import ToolConfDict
 from starlette.responses import HTMLResponse, RedirectResponse, Response
 
+from grader.course.lms_mapping import Roster, staff_account
+from grader.course.load import Course
+
+LIS_CLAIM = "https://purl.imsglobal.org/spec/lti/claim/lis"
 SESSION_COOKIE = "gradeline-lti"
 SESSION_S = 600  # a login's state and nonce: the minutes between login and launch
 
@@ -188,3 +192,21 @@ class Launch(MessageLaunch[LtiRequest, ToolConfDict, SessionService, Cookies]):
         nonce = self._get_jwt_body().get("nonce")
         self._request.session.pop(self._session_service._get_key("nonce", nonce), None)
         return self
+
+
+def _ids(claims: Mapping[str, Any]) -> tuple[str, str, str]:
+    """(LMS user id, email, SIS id) of a launch's claims."""
+    return (str(claims.get("sub", "")), str(claims.get("email") or ""),
+            str((claims.get(LIS_CLAIM) or {}).get("person_sourcedid") or ""))
+
+
+def match_student(course: Course, claims: Mapping[str, Any]) -> tuple[str | None, str]:
+    """(the roster's student a launch names, or None; why not): by LMS user id, then
+    email, then SIS id (``course.lms_mapping.Roster.member``)."""
+    return Roster(course.students).member(*_ids(claims))
+
+
+def staff_of(course: Course, claims: Mapping[str, Any]) -> str:
+    """Who a staff launch is: the account ``staff: lms`` names for it (their grading
+    queue, their name on the grades they save), else their LMS user id."""
+    return staff_account(course.staff.lms, *_ids(claims)) or str(claims.get("sub", ""))
