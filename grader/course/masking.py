@@ -5,9 +5,10 @@ Learner (alice, alice@uni.example)``. Where names are hidden, the files a grader
 are shown with the student's roster identifiers -- their id, email (and its local part),
 SIS id and each part of their name -- replaced by their pseudonym, and every other
 roster student's id and email by ``[student]`` (a teammate's login would name the
-team). Words are compared whole and in any case, so ``Alice`` in ``AliceSolver`` stays
-(a code identifier is seldom a name); a two-letter name part (``Ng``, ``Li``) only as
-the roster writes it (``li`` in code stays), a single letter never.
+team). Words are compared whole and in any case, so ``Alice`` in ``AliceSolver`` stays;
+a two-letter name part (``Ng``, ``Li``) only as the roster writes it, a single letter
+never. In a file Pygments can lex, only its comments, strings and prose are masked,
+never its code: Max Power's ``max(xs)`` stays ``max(xs)``, his ``# by Max Power`` not.
 
 Pure: the roster and the text in, the masked text out; the store's files are never
 changed, and an instructor who reveals names sees them as handed in.
@@ -17,6 +18,11 @@ from __future__ import annotations
 
 import re
 from collections.abc import Callable, Iterable, Mapping
+
+from pygments.lexer import Lexer
+from pygments.lexers import get_lexer_for_filename
+from pygments.token import Keyword, Name, Number, Operator, Punctuation
+from pygments.util import ClassNotFound
 
 from grader.course.load import Student
 from grader.course.staffview import FileText
@@ -60,10 +66,35 @@ def masker(roster: Mapping[str, Student], student: str, pseudonym: str
     return lambda text: _TOKEN.sub(token, text)
 
 
+#: token types that are code, not words a student wrote about themselves
+_CODE = (Name, Keyword, Operator, Number, Punctuation)
+
+
+def _lexer(name: str) -> Lexer | None:
+    try:
+        found: Lexer = get_lexer_for_filename(name, None, stripnl=False, ensurenl=False,
+                                              tabsize=0)
+    except ClassNotFound:
+        return None
+    return found
+
+
+def mask_text(name: str, text: str, mask: Callable[[str], str]) -> str:
+    """``text`` of a file called ``name`` with ``mask`` applied to all but its code."""
+    lexer = _lexer(name)
+    if lexer is None:
+        return mask(text)
+    tokens = list(lexer.get_tokens(text))
+    if "".join(v for _, v in tokens) != text:  # a lexer that changed the text: all of it
+        return mask(text)
+    return "".join(v if any(kind in t.split() for kind in _CODE) else mask(v)
+                   for t, v in tokens)
+
+
 def masked_files(files: Iterable[FileText], roster: Mapping[str, Student], student: str,
                  pseudonym: str) -> tuple[FileText, ...]:
     """``files`` with ``student``'s names masked in their text (see the module). Not
     in their file names: a grader's comment is kept by the name it was made on, and the
     lines stay where they were (a name never spans one)."""
     mask = masker(roster, student, pseudonym)
-    return tuple(FileText(f.name, mask(f.text)) for f in files)
+    return tuple(FileText(f.name, mask_text(f.name, f.text, mask)) for f in files)

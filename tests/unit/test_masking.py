@@ -38,6 +38,21 @@ def test_the_students_names_become_their_pseudonym_and_a_classmates_id_is_hidden
         "Al, ax and anon-b met anon-b anon-b; ng = 2"
 
 
+def test_in_a_program_its_comments_and_strings_are_masked_never_its_code() -> None:
+    roster = {"max": Student("max", "Max Power", "mp@uni.example")}
+    code = ('"""hw1 by Max Power."""\n'
+            "def top(xs):  # max's own\n"
+            "    return max(xs)  # not min\n"
+            'print("Max says", top([1, 2]))\n')
+    [f] = masked_files([FileText("top.py", code)], roster, "max", "anon-m")
+    assert f.text == ('"""hw1 by anon-m anon-m."""\n'
+                      "def top(xs):  # anon-m's own\n"
+                      "    return max(xs)  # not min\n"
+                      'print("anon-m says", top([1, 2]))\n')
+    [t] = masked_files([FileText("NOTES", "max and Max Power\n")], roster, "max", "anon-m")
+    assert t.text == "anon-m and anon-m anon-m\n"  # no lexer: every word
+
+
 def test_files_keep_their_names_and_lines() -> None:
     files = (FileText("alice_hw1.py", HEADER), FileText("empty.py", ""))
     out = masked_files(files, ROSTER, "alice", "anon-x")
@@ -49,13 +64,13 @@ class _Pages:  # the reads MaskedStaff passes on (views.staff_pages.StaffPages)
     def submission(self, spool_id: str) -> SubmissionDetail | None:
         return SubmissionDetail(spool_id, "alice", "hw1", "2026-12-01T10:00:00+01:00",
                                 "graded", "", "python3", 0.0, Stamps(None, None, None, None),
-                                (FileText("sum.py", HEADER),), ())
+                                (FileText("sum.c", HEADER),), ())
 
     def regrade(self, request: int) -> RegradeDetail | None:
         r = RequestView(1, "s-1", "group", "small", "off by one",
                         "2026-12-03T10:00:00+01:00", "alice", "open")
         return RegradeDetail(QueueRow(r, "hw1", "alice", 2.0), None, (),
-                             (FileText("sum.py", HEADER),), ())
+                             (FileText("sum.c", HEADER),), ())
 
 
 def test_a_grader_of_an_anonymous_assignment_reads_the_files_masked() -> None:
