@@ -5,8 +5,9 @@ the same version, the second save is shown as a conflict with their entries kept
 nothing of the first's lost; a form of another account or site is refused; an item's
 points changed in the rubric file recompute both students' totals on the next read;
 while anonymous no page, export or log line a TA reaches names a student (her own
-file's header masked too), until an instructor reveals (recorded); and a student sees the items and the comment at its
-line once released. (The same in a browser, with real accounts: tests/site.)"""
+file's header masked too), until an instructor reveals (recorded); and a student sees
+the items and the comment at its line once released. (The same in a browser, with real
+accounts: tests/site.)"""
 
 from __future__ import annotations
 
