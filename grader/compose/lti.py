@@ -20,7 +20,7 @@ from grader.adapters.web.lti import services
 from grader.adapters.web.lti.registrations import Registrations
 from grader.adapters.web.lti.services import SyncReport, post_grades
 from grader.adapters.web.lti.state import LtiState
-from grader.adapters.web.student import measuring_said
+from grader.adapters.web.student import measuring_said, request_said, team_said
 from grader.compose import read_side
 from grader.compose.context import Context
 from grader.core.errors import GradelineError, RefusedError
@@ -118,12 +118,11 @@ class Courses:
         desk, a = self._get(course_file).desk, fields.get("assignment", "")
         if what == "team":
             team = desk.team(student, a, fields.get("action", ""), fields.get("value"))
-            return f"You are in team {team.name} of {a}." if team and team.name else \
-                f"You are in no team of {a}."
+            return team_said(team, a)
         if what == "ask":
             r = desk.ask(student, a, fields.get("group", ""), fields.get("reason", ""),
                          fields.get("submission") or None)
-            return f"Your request {r.id} about {r.target} is with your course staff."
+            return request_said(r)
         if what == "measure":
             return measuring_said(desk.measure(student, a))
         raise RefusedError(f"no such change {what!r}")

@@ -29,6 +29,7 @@ from grader.course.shown import (
     LimitsLeft,
     Measuring,
     Receipt,
+    RequestView,
     StudentView,
     SubmissionView,
     TeamView,
@@ -63,6 +64,17 @@ class Actions:
     ask: str
     csrf: str
     measure: str = ""  # a performance measurement on demand ("": not taken here)
+
+
+def team_said(team: TeamView | None, assignment: str) -> str:
+    """What a page says after a team's change."""
+    return f"You are in team {team.name} of {assignment}." if team and team.name else \
+        f"You are in no team of {assignment}."
+
+
+def request_said(r: RequestView) -> str:
+    """What a page says when the desk took a regrade request."""
+    return f"Your request {r.id} about {r.target} is with your course staff."
 
 
 def measuring_said(m: Measuring) -> str:

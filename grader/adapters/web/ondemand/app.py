@@ -40,7 +40,13 @@ from grader.adapters import desk_client
 from grader.adapters.desk_client import DeskRefusal
 from grader.adapters.web.design import CSP, esc, layout, message_page, rebase
 from grader.adapters.web.ondemand.staff_socket import staff_get, staff_request
-from grader.adapters.web.student import Actions, handin_page, measuring_said
+from grader.adapters.web.student import (
+    Actions,
+    handin_page,
+    measuring_said,
+    request_said,
+    team_said,
+)
 from grader.core.errors import ConfigError, GradelineError, RefusedError
 from grader.core.upload import MAX_UPLOAD_BYTES, form_length_refusal
 from grader.course.shown import Receipt
@@ -192,15 +198,14 @@ class App:
             if what == "team":
                 team = desk_client.team(course.desk, a, fields.get("action", ""),
                                         fields.get("value"))
-                done = f"You are in team {team.name} of {a}." if team and team.name else \
-                    f"You are in no team of {a}."
+                done = team_said(team, a)
             elif what == "measure":
                 done = measuring_said(desk_client.measure(course.desk, a))
             else:
                 r = desk_client.ask_regrade(course.desk, a, fields.get("group", ""),
                                             fields.get("reason", ""),
                                             fields.get("submission") or None)
-                done = f"Your request {r.id} about {r.target} is with your course staff."
+                done = request_said(r)
         except DeskRefusal as e:
             return Reply(400, self._student(course, here, refused=str(e)))
         return Reply(200, self._student(course, here, done=done))
