@@ -9,11 +9,11 @@ between them."""
 from __future__ import annotations
 
 from pygments.lexer import Lexer
-from pygments.lexers import TextLexer, get_lexer_for_filename
+from pygments.lexers import TextLexer
 from pygments.token import Comment, Keyword, Name, Number, String, _TokenType
-from pygments.util import ClassNotFound
 
 from grader.adapters.web.design import esc
+from grader.course.masking import lexer_for
 
 #: token types (and their subtypes) -> the class the stylesheet colours
 CLASSES: tuple[tuple[_TokenType, str], ...] = (
@@ -22,12 +22,7 @@ CLASSES: tuple[tuple[_TokenType, str], ...] = (
 
 
 def _lexer(name: str) -> Lexer:
-    try:
-        found: Lexer = get_lexer_for_filename(name, None, stripnl=False, ensurenl=False,
-                                              tabsize=0)
-    except ClassNotFound:
-        found = TextLexer(stripnl=False, ensurenl=False, tabsize=0)
-    return found
+    return lexer_for(name) or TextLexer(stripnl=False, ensurenl=False, tabsize=0)
 
 
 def _class(t: _TokenType) -> str:

@@ -114,10 +114,7 @@ class Shard:
                 return _claim_exclusive(path, mine)
         finally:
             tmp.unlink(missing_ok=True)
-        try:
-            return path.read_text(encoding="ascii") == mine
-        except OSError:
-            return False
+        return _claimed_by(path, mine)
 
     def record_samples(self, samples: Sequence[ShardSample]) -> None:
         """The shard's counter and monitor samples, in one write and without fsync:
@@ -129,16 +126,21 @@ class Shard:
         return [ShardSample.from_json(d) for d in read_lines(self.metrics)[0]]
 
 
+def _claimed_by(path: Path, mine: str) -> bool:
+    """Whether the claim at ``path`` is ``mine`` (this task's own, requeued)."""
+    try:
+        return path.read_text(encoding="ascii") == mine
+    except OSError:
+        return False
+
+
 def _claim_exclusive(path: Path, mine: str) -> bool:
     """A claim where the file system has no hard links: created (O_EXCL) and written,
     removed again when the write fails, so that a retry can take it."""
     try:
         fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o644)
     except FileExistsError:
-        try:
-            return path.read_text(encoding="ascii") == mine
-        except OSError:
-            return False
+        return _claimed_by(path, mine)
     try:
         with os.fdopen(fd, "w", encoding="ascii") as f:
             f.write(mine)
